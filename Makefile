@@ -1,0 +1,29 @@
+# Quick start: `make demo` (set up, run the main job on the built-in demo set) and
+# `make test` (set up, run the tests). Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.streamrag-installed
+
+.PHONY: demo test test-all setup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/streamrag demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# The default run leaves out tests marked slow; this runs them too.
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -m ''
+
+clean:
+	rm -rf $(VENV) streamrag-demo .pytest_cache .hypothesis

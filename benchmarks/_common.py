@@ -1,0 +1,24 @@
+"""Helpers shared by the benchmark scripts: where outputs go, how results are saved."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "crag"))
+
+
+def machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine()}
+
+
+def save(name: str, result: dict[str, Any]) -> Path:
+    """Write ``benchmarks/out/NAME.json`` (results plus a machine description)."""
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUT_DIR / f"{name}.json"
+    path.write_text(json.dumps({"machine": machine(), **result}, indent=2) + "\n")
+    return path

@@ -1,0 +1,89 @@
+"""Whole-analysis throughput in questions per second, on generated CRAG-shaped data.
+
+Arms, all over the same generated ``.jsonl.bz2`` (per-question scope, paper preset, k = 3):
+
+- cold, html.parser (the paper preset) and lexbor, 2 processes: read → HTML → chunks →
+  prefix rankings → metrics, filling an empty chunk cache;
+- warm: the same with chunks from the cache (retrieval and metrics only);
+- peer, warm: the same questions with each prefix re-scored from scratch by
+  ``rank_bm25.BM25Okapi`` (okapi idf on both sides so the rankings are comparable), the
+  way an analysis without the incremental identity would run. The benchmark checks that
+  t_sc and t_suf agree with streamrag's okapi analysis on every question.
+
+    .venv/bin/python benchmarks/bench_analysis.py [--questions 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import OUT_DIR, save
+from rank_bm25 import BM25Okapi
+
+from streamrag.analysis import metrics
+from streamrag.analysis.runner import AnalysisSettings, analyze_file
+from streamrag.cache import ChunkCache
+from streamrag.chunking import ChunkSettings
+from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.ingest import ingest
+from streamrag.grounding import gold_chunks
+from streamrag.retrieval import BM25Params, RegexTokenizer, rank_topk
+
+
+def _peer_row(query: str, chunks: list[str], answers: tuple[str, ...], k: int) -> tuple[int, int | None]:
+    tokenize = RegexTokenizer()
+    bm25 = BM25Okapi([tokenize(c) for c in chunks])
+    words = query.split()
+    topk = [rank_topk(bm25.get_scores(tokenize(" ".join(words[:t]))), k) for t in range(1, len(words) + 1)]
+    return metrics.t_sc([int(r[0]) for r in topk]), metrics.t_suf(topk, gold_chunks(chunks, answers))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--questions", type=int, default=300)
+    args = parser.parse_args()
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUT_DIR / f"analysis_{args.questions}q.jsonl.bz2"
+    if not path.exists():
+        write_crag_file(path, GeneratorSettings(n_questions=args.questions, seed=11))
+    n = args.questions
+    arms: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for parser_name in ("html.parser", "lexbor"):
+            cache = ChunkCache(Path(tmp) / parser_name)
+            settings = AnalysisSettings(chunks=ChunkSettings(parser=parser_name))
+            started = time.perf_counter()
+            rows = [a.row for a in analyze_file(path, settings, split=None, cache=cache, jobs=2)]
+            arms[f"cold, {parser_name}, 2 processes"] = time.perf_counter() - started
+            assert len(rows) == n
+            started = time.perf_counter()
+            list(analyze_file(path, settings, split=None, cache=cache, jobs=2))
+            arms[f"warm (chunks cached), {parser_name}"] = time.perf_counter() - started
+
+        cache = ChunkCache(Path(tmp) / "lexbor")
+        okapi = AnalysisSettings(chunks=ChunkSettings(parser="lexbor"), bm25=BM25Params(idf="okapi"))
+        started = time.perf_counter()
+        ours = [(a.row["t_sc"], a.row["t_suf"]) for a in analyze_file(path, okapi, split=None, cache=cache)]
+        arms["warm, okapi idf (streamrag)"] = time.perf_counter() - started
+        questions = list(ingest(path, settings=okapi.chunks, cache=cache))
+        started = time.perf_counter()
+        peer = [_peer_row(q.record.query, q.chunks, q.record.answers, 3) for q in questions]
+        arms["warm, okapi idf, rank_bm25 per prefix (peer)"] = time.perf_counter() - started
+    agree = sum(a == b for a, b in zip(ours, peer, strict=True))
+    rows = {name: {"seconds": round(s, 2), "questions_per_s": round(n / s, 1)} for name, s in arms.items()}
+    width = max(map(len, rows))
+    print(f"{n} generated questions ({path.stat().st_size / 1e6:.0f} MB .bz2)")
+    for name, r in rows.items():
+        print(f"{name:<{width}}  {r['seconds']:>7.2f} s  {r['questions_per_s']:>8.1f} q/s")
+    ratio = arms["warm, okapi idf, rank_bm25 per prefix (peer)"] / arms["warm, okapi idf (streamrag)"]
+    print(f"streamrag vs rank_bm25 per prefix, whole analysis from cached chunks: {ratio:.1f}x; t_sc/t_suf agree on {agree}/{n}")
+    print(f"saved {save('analysis', {'questions': n, 'arms': rows, 'ratio_vs_rank_bm25': round(ratio, 2), 'agree': agree})}")
+    return 0 if agree == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Package discovery that pyproject.toml cannot express: the top-level ``calibration/``
+and ``sim/`` folders ship inside the wheel as the data packages ``streamrag._calibration``
+and ``streamrag._sim``, so built-in profiles and scenarios load from an installed wheel."""
+
+from setuptools import find_packages, setup
+
+DATA_PACKAGES = {
+    "streamrag._calibration": "calibration",
+    "streamrag._calibration.profiles": "calibration/profiles",
+    "streamrag._sim": "sim",
+}
+
+setup(
+    packages=[*find_packages(include=["streamrag*"]), *DATA_PACKAGES],
+    package_dir=DATA_PACKAGES,
+)

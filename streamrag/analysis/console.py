@@ -1,0 +1,64 @@
+"""Short human-readable reports of a summary, for the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None, fmt: str = ".3f") -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def _kw(res: dict[str, Any] | None) -> str:
+    if res is None:
+        return "undefined"
+    return f"H={_num(res['H'], '.2f')} df={res['df']} p={_num(res['p'], '.3g')} eps2={_num(res['epsilon2'], '.3f')}"
+
+
+def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
+    """RQ1, RQ2 at the configured point and RQ4 by question type, a line each."""
+    rq1, point = summary["rq1"], summary["rq2"]["point"]
+    by_type = summary["rq4"]["question_type"]
+    rg, fb = point["retrieved_gold"], point["fallback"]
+    return [
+        f"{source}: {summary['n_questions']} questions ({summary['n_skipped']} skipped)",
+        f"  groundable {rq1['n_groundable']} ({_pct(rq1['share_groundable'])}), "
+        f"retrieved-gold {rq1['n_retrieved_gold']} ({_pct(rq1['share_retrieved_gold'])})",
+        f"  phi_sc mean {_num(rq1['phi_sc']['mean'])} median {_num(rq1['phi_sc']['median'])}; "
+        f"phi_suf mean {_num(rq1['phi_suf']['mean'])} median {_num(rq1['phi_suf']['median'])}",
+        f"  streamable at L={point['L_ms']:g} ms, delta={point['delta_wps']:g} w/s, theta={point['theta']:g}: "
+        f"{_pct(point['streamable_fraction'])} ({point['n_streamable']}/{point['n']}); "
+        f"retrieved-gold {_pct(rg['streamable_fraction'])}, fallback {_pct(fb['streamable_fraction'])}",
+        f"  Kruskal-Wallis phi_suf by question type: all groups {_kw(by_type['kruskal_wallis_all'])}; "
+        f"groups with n>={summary['parameters']['min_group_n']} {_kw(by_type['kruskal_wallis_min_n'])}",
+    ]
+
+
+def robustness_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per top-k × grounding arm, and the anchor comparison."""
+    lines = ["  robustness (k, grounding): retrieved-gold, phi_suf mean / median, streamable"]
+    for arm in summary.get("robustness", []):
+        lines.append(
+            f"    k={arm['k']} {arm['grounding']:<7} {_pct(arm['retrieved_gold_share']):>6}  "
+            f"{_num(arm['phi_suf_mean'])} / {_num(arm['phi_suf_median'])}  {_pct(arm['streamable_fraction'])}"
+        )
+    anchor = summary.get("anchor", {})
+    for name in ("t_anchor", "t_pivot"):
+        entry = anchor.get(name)
+        if entry and entry.get("spearman_rho") is not None:
+            lines.append(
+                f"  {name} vs t_suf: Spearman rho {_num(entry['spearman_rho'])} (n={entry['n']}), "
+                f"MAE {_num(entry['mae_t_suf'], '.2f')} words vs {_num(entry['mae_t_suf_type_baseline'], '.2f')} by question type"
+            )
+    return lines
+
+
+def format_study(summary: dict[str, Any], out_dir: Path) -> str:
+    """What ``streamrag analyze`` prints when done."""
+    source = str(summary["parameters"].get("analysis", {}).get("data", "data"))
+    return "\n".join([*summary_lines(summary, source), *robustness_lines(summary), f"wrote {out_dir}/"])

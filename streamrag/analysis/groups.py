@@ -1,0 +1,166 @@
+"""RQ4: does the sufficiency point depend on the kind of question?
+
+φ_suf of retrieved-gold questions compared across groups (question type, domain,
+static/dynamic) with library tests only — scipy.stats for Kruskal–Wallis, bootstrap and
+Spearman, scikit-posthocs for Dunn's test. Undefined results are ``None``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from streamrag.analysis._values import active, bool_column, label_column, num_column, to_float
+
+__all__ = ["anchor_spearman", "dunn_holm", "group_rng", "group_stats", "kruskal_wallis", "median_ci95"]
+
+
+def median_ci95(values: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> list[float] | None:
+    """Bootstrap 95 % CI ``[low, high]`` of the median (percentile method); None when n < 2."""
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return None
+    res = scipy.stats.bootstrap(
+        (x,),
+        np.median,
+        n_resamples=n_resamples,
+        confidence_level=0.95,
+        method="percentile",
+        vectorized=True,  # np.median(resamples, axis=-1): one call for all resamples
+        rng=rng,
+    )
+    low, high = to_float(res.confidence_interval.low), to_float(res.confidence_interval.high)
+    return None if low is None or high is None else [low, high]
+
+
+def group_rng(seed: int, by: str, name: str) -> np.random.Generator:
+    """One random stream per (grouping, group), keyed by name: adding, removing or
+    reordering groups never changes another group's draws."""
+    key = zlib.crc32(f"{by}\x00{name}".encode())
+    return np.random.default_rng(np.random.SeedSequence([seed, key]))
+
+
+def dunn_holm(groups: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Dunn's post-hoc test with Holm-adjusted p-values over all pairs of ``groups``.
+
+    ``{"pairs": [{"a", "b", "p_adj"}, …] sorted by p_adj (then a, b), "min_pair": the
+    first pair or None}``; within a pair ``a < b``.
+    """
+    import scikit_posthocs  # slow import (statsmodels): only when a test runs
+
+    names = sorted(groups)
+    frame = pd.DataFrame(
+        {
+            "value": np.concatenate([groups[g] for g in names]),
+            "group": np.repeat(names, [len(groups[g]) for g in names]),
+        }
+    )
+    matrix = scikit_posthocs.posthoc_dunn(frame, val_col="value", group_col="group", p_adjust="holm")
+    pairs = [{"a": a, "b": b, "p_adj": to_float(matrix.loc[a, b])} for a, b in combinations(names, 2)]
+    pairs.sort(key=lambda r: (r["p_adj"] is None, r["p_adj"] if r["p_adj"] is not None else 0.0, r["a"], r["b"]))
+    min_pair = pairs[0] if pairs and pairs[0]["p_adj"] is not None else None
+    return {"pairs": pairs, "min_pair": min_pair}
+
+
+def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
+    """Kruskal–Wallis H test over the non-empty ``groups`` (tie-corrected, scipy).
+
+    ``{"groups", "n_groups", "n", "H", "df" = groups − 1, "p", "epsilon2" = H/(n − 1),
+    "dunn_holm"}``. None when fewer than two groups are non-empty or every value is the
+    same (H is 0/0 then).
+    """
+    kept = {g: np.asarray(v, dtype=float) for g, v in groups.items() if len(v) > 0}
+    if len(kept) < 2:
+        return None
+    values = np.concatenate(list(kept.values()))
+    if np.ptp(values) == 0:
+        return None
+    names = sorted(kept)
+    H, p = scipy.stats.kruskal(*(kept[g] for g in names))
+    n = int(values.size)
+    return {
+        "groups": names,
+        "n_groups": len(names),
+        "n": n,
+        "H": to_float(H),
+        "df": len(names) - 1,
+        "p": to_float(p),
+        "epsilon2": to_float(H / (n - 1)),
+        "dunn_holm": dunn_holm(kept),
+    }
+
+
+def group_stats(df: pd.DataFrame, by: str, *, n_resamples: int, seed: int, min_group_n: int) -> dict[str, Any]:
+    """φ_suf of retrieved-gold questions grouped by column ``by``.
+
+    ``groups``: per group (sorted by name) n, mean, median and the bootstrap 95 % CI of
+    the median (``median_ci95``, None for n < 2). ``kruskal_wallis_all``: the test over
+    every group; ``kruskal_wallis_min_n``: over groups with n ≥ ``min_group_n``; each
+    with its Dunn–Holm pairs, or None (see :func:`kruskal_wallis`). Questions with an
+    empty label are counted in ``n_unlabeled`` and left out.
+    """
+    q = active(df)
+    rg = bool_column(q, "retrieved_gold")
+    phi = num_column(q, "phi_suf")[rg]
+    labels = label_column(q, by)[rg]
+    labeled = np.array([lab is not None for lab in labels], dtype=bool)
+    names = sorted({lab for lab in labels if lab is not None})
+    values = {g: phi[labels == g] for g in names}
+    groups: dict[str, Any] = {}
+    for g in names:
+        x = values[g]
+        groups[g] = {
+            "n": int(x.size),
+            "mean": to_float(x.mean()),
+            "median": to_float(np.median(x)),
+            "median_ci95": median_ci95(x, n_resamples=n_resamples, rng=group_rng(seed, by, g)),
+        }
+    large = {g: x for g, x in values.items() if x.size >= min_group_n}
+    kw_large = kruskal_wallis(large)
+    if kw_large is not None:
+        kw_large = {"min_group_n": int(min_group_n), **kw_large}
+    return {
+        "n": int(labeled.sum()),
+        "n_unlabeled": int((~labeled).sum()),
+        "groups": groups,
+        "kruskal_wallis_all": kruskal_wallis(values),
+        "kruskal_wallis_min_n": kw_large,
+    }
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    n = int(x.size)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:  # a constant variable: rank correlation undefined
+        return {"n": n, "rho": None, "p": None}
+    res = scipy.stats.spearmanr(x, y)
+    return {"n": n, "rho": to_float(res.statistic), "p": to_float(res.pvalue)}
+
+
+def anchor_spearman(df: pd.DataFrame) -> dict[str, Any]:
+    """Spearman ρ of the first anchor word's position with the sufficiency point.
+
+    Over retrieved-gold questions with ``t_anchor`` present: ``t_anchor`` vs ``t_suf``
+    and ``phi_anchor = t_anchor/n_words`` vs ``phi_suf``, each ``{"n", "rho", "p"}``
+    (rho and p None when a variable is constant); None when the column is absent or
+    fewer than 3 pairs exist.
+    """
+    keys = ("spearman_t_anchor_t_suf", "spearman_phi_anchor_phi_suf")
+    if "t_anchor" not in df.columns:
+        return dict.fromkeys(keys)
+    q = active(df)
+    t_anchor = num_column(q, "t_anchor")
+    ok = bool_column(q, "retrieved_gold") & ~np.isnan(t_anchor)
+    if ok.sum() < 3:
+        return dict.fromkeys(keys)
+    t_a = t_anchor[ok]
+    n_words = num_column(q, "n_words")[ok]
+    return {
+        keys[0]: _spearman(t_a, num_column(q, "t_suf")[ok]),
+        keys[1]: _spearman(t_a / n_words, num_column(q, "phi_suf")[ok]),
+    }

@@ -1,0 +1,161 @@
+"""Figures of the stabilization study, written as PNG.
+
+Each function builds a :class:`matplotlib.figure.Figure` attached to an Agg canvas
+inside the function — no pyplot, so importing this module or plotting never changes the
+caller's backend or leaves figures open in pyplot's registry (the figure is freed when
+the function returns). Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from streamrag.atomic import atomic_path
+from streamrag.analysis._values import active, bool_column, label_column, num_column
+from streamrag.errors import ConfigError
+
+__all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+_DPI = 120
+
+
+def _figure(width_in: float, height_in: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(fig)  # the Agg backend for this figure only
+    return fig
+
+
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=_DPI)
+    fig.clear()
+    return target
+
+
+def _no_data(ax: Any) -> None:
+    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
+
+
+def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """φ_sc (all questions) beside φ_suf (retrieved-gold questions): 20-bin histograms
+    over [0, 1] as the share of each panel's questions, medians marked."""
+    q = active(df)
+    phi_sc = num_column(q, "phi_sc")
+    phi_suf = num_column(q, "phi_suf")[bool_column(q, "retrieved_gold")]
+    edges = np.linspace(0.0, 1.0, 21)
+    fig = _figure(9.0, 3.8)
+    axes = fig.subplots(1, 2, sharey=True)
+    panels = (
+        (phi_sc, "φ_sc = t_sc / n (self-consistency), all questions", "tab:blue"),
+        (phi_suf, "φ_suf = t_suf / n (sufficiency), retrieved-gold", "tab:orange"),
+    )
+    for ax, (x, title, color) in zip(axes, panels, strict=True):
+        x = x[~np.isnan(x)]
+        ax.set_title(f"{title}\n(n = {x.size})", fontsize=10)
+        ax.set_xlabel("φ (fraction of the question heard)")
+        ax.set_xlim(0, 1)
+        if x.size == 0:
+            _no_data(ax)
+            ax.set_ylim(0, 100)
+            continue
+        ax.hist(x, bins=edges, weights=np.full(x.size, 100.0 / x.size), color=color, edgecolor="white")
+        median = float(np.median(x))
+        ax.axvline(median, color="black", linestyle="--", linewidth=1)
+        ax.text(median, 0.97, f" median {median:.2f}", transform=ax.get_xaxis_transform(), va="top", fontsize=9)
+    axes[0].set_ylabel("share of questions (%)")
+    fig.suptitle("Where prefix retrieval stabilizes", fontsize=12)
+    return _save(fig, path)
+
+
+def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: str = "question_type") -> Path:
+    """Box plot of φ_suf of retrieved-gold questions by question type (or ``by``),
+    sorted by median (earliest on top), with each group's n in its label."""
+    q = active(df)
+    rg = bool_column(q, "retrieved_gold")
+    phi = num_column(q, "phi_suf")[rg]
+    labels = label_column(q, by)[rg]
+    names = sorted({lab for lab in labels if lab is not None})
+    groups = {g: phi[labels == g] for g in names}
+    order = sorted(names, key=lambda g: (float(np.median(groups[g])), g), reverse=True)  # top = earliest
+    fig = _figure(8.0, 1.2 + 0.45 * max(len(order), 2))
+    ax = fig.subplots()
+    if order:
+        style = {"widths": 0.6, "medianprops": {"color": "tab:orange", "linewidth": 2}}
+        try:
+            ax.boxplot([groups[g] for g in order], orientation="horizontal", **style)
+        except TypeError:  # matplotlib < 3.10 has no `orientation`
+            ax.boxplot([groups[g] for g in order], vert=False, **style)
+        ax.set_yticks(range(1, len(order) + 1), [f"{g} (n={groups[g].size})" for g in order])
+    else:
+        _no_data(ax)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("φ_suf = t_suf / n (fraction of the question heard when gold enters the top-k)")
+    ax.set_title(
+        f"Sufficiency point φ_suf by {by.replace('_', ' ')}\n(retrieved-gold questions; earliest median on top)",
+        fontsize=11,
+    )
+    ax.grid(axis="x", color="0.9")
+    return _save(fig, path)
+
+
+def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> pd.DataFrame:
+    """Grid cells (L_ms, delta_wps, theta, streamable_fraction) for one θ."""
+    if isinstance(grid, pd.DataFrame) and "n_words" in grid.columns:  # a stabilization table
+        from streamrag.analysis.stats import GRID_DELTA_WPS, GRID_L_MS, rq2_grid
+
+        cells = pd.DataFrame(
+            rq2_grid(grid, L_values=GRID_L_MS, delta_values=GRID_DELTA_WPS, theta_values=(theta,))
+        )
+    else:
+        cells = pd.DataFrame(list(grid) if not isinstance(grid, pd.DataFrame) else grid)
+    if cells.empty:
+        return cells
+    picked = cells[np.isclose(cells["theta"].astype(float), theta)]
+    if picked.empty:
+        have = ", ".join(f"{t:g}" for t in sorted(cells["theta"].unique()))
+        raise ConfigError(f"theta {theta:g} is not in the grid (grid has theta {have})")
+    return picked
+
+
+def plot_streamable_vs_L(
+    rq2_grid_or_df: pd.DataFrame | Sequence[dict[str, Any]], path: str | os.PathLike[str], theta: float = 0.8
+) -> Path:
+    """Streamable fraction (%) versus tool latency L, one line per cadence δ, at ``theta``.
+
+    Takes the RQ2 grid (``summary["rq2"]["grid"]``, a list of cells or their frame) or a
+    stabilization table, from which the L × δ grid at ``theta`` is computed.
+    """
+    cells = _grid_frame(rq2_grid_or_df, theta)
+    fig = _figure(6.5, 4.2)
+    ax = fig.subplots()
+    if cells.empty:
+        _no_data(ax)
+    else:
+        # Lines often coincide at small L: distinct markers and dashes keep each visible.
+        styles = [("o", "-", 8), ("s", "--", 6), ("^", ":", 5), ("D", "-.", 4)]
+        for i, (delta, line) in enumerate(cells.groupby("delta_wps", sort=True)):
+            line = line.sort_values("L_ms")
+            y = pd.to_numeric(line["streamable_fraction"]).to_numpy(dtype=float, na_value=np.nan) * 100.0
+            marker, dash, size = styles[i % len(styles)]
+            ax.plot(line["L_ms"], y, marker=marker, linestyle=dash, markersize=size, label=f"δ = {delta:g} words/s")
+        ax.set_xticks(sorted(cells["L_ms"].unique()))
+        ax.legend(title="cadence")
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("tool latency L (ms)")
+    ax.set_ylabel("streamable questions (%)")
+    ax.set_title(f"Share of questions that can hide θ = {theta:g} of the tool latency (H ≥ θ·L)", fontsize=11)
+    ax.grid(color="0.9")
+    return _save(fig, path)

@@ -1,0 +1,368 @@
+"""Statistics of the study's research questions from a stabilization table.
+
+Pure functions: a table (as :func:`streamrag.analysis.table.read_table` returns it) in,
+JSON-ready dicts out — plain ``int``/``float``/``str``/``None``, never numpy scalars,
+never NaN. A statistic that is undefined (no data, a constant sample, too few groups) is
+``None``, never 0. Rows with a non-empty ``skip_reason`` are excluded everywhere and
+only counted.
+
+Sections (keys of :func:`summarize`):
+
+- ``rq1``: where stabilization happens — φ_sc over all questions, φ_suf over
+  retrieved-gold questions, share ``t_suf = 1``, volatility V, groundable and
+  retrieved-gold counts.
+- ``rq2``: how much latency it can hide — streamable fraction (``H ≥ θ·L``) at the
+  configured point and over the L × δ × θ grid, split into retrieved-gold (t* = t_suf)
+  and fallback (t* = t_sc) questions, mean H, H_G and H'.
+- ``rq4``: does it depend on the question — φ_suf by question type, domain and
+  static/dynamic (see :mod:`streamrag.analysis.groups`), Spearman of the lexical anchor.
+- ``gold_density``: robustness to answers that occur everywhere ("specifically
+  grounded" questions, gold density ≤ cap).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from streamrag.analysis import metrics
+from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
+from streamrag.analysis.groups import anchor_spearman, group_stats
+from streamrag.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
+    "active", "describe", "gold_density", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
+    "summarize",
+]  # fmt: skip
+
+GRID_L_MS: tuple[float, ...] = (100.0, 300.0, 600.0, 1000.0)
+GRID_DELTA_WPS: tuple[float, ...] = (2.0, 3.0, 4.0)
+GRID_THETA: tuple[float, ...] = (0.5, 0.8, 1.0)
+N_BINS = 20
+"""Histogram bins over [0, 1]: ``[k/20, (k+1)/20)``, the last one closed."""
+MIN_GROUP_N = 10
+"""Groups smaller than this are left out of the second Kruskal–Wallis test."""
+GROUPINGS: tuple[str, ...] = ("question_type", "domain", "static_or_dynamic")
+
+DEFAULT_PARAMS: dict[str, Any] = {
+    "L_ms": 600.0,
+    "delta_wps": 3.0,
+    "theta": 0.8,
+    "G_ms": 590.0,
+    "density_cap": 0.05,
+    "n_resamples": 2000,
+    "seed": 0,
+}
+"""The ``paper`` preset's configured point and robustness settings."""
+
+# How the numbers are computed, recorded in summary.json next to the parameters.
+METHODS: dict[str, str] = {
+    "quartiles": "numpy.percentile, linear interpolation (numpy default)",
+    "skewness": "scipy.stats.skew(bias=True): the moment coefficient g1 = m3 / m2**1.5",
+    "histogram": f"{N_BINS} bins over [0, 1], [k/{N_BINS}, (k+1)/{N_BINS}), last bin closed",
+    "median_ci95": "scipy.stats.bootstrap, percentile method, 95%, one seeded stream per group",
+    "kruskal_wallis": "scipy.stats.kruskal (tie-corrected); epsilon2 = H / (n - 1)",
+    "dunn_holm": "scikit_posthocs.posthoc_dunn(p_adjust='holm') over the groups of the same test",
+    "spearman": "scipy.stats.spearmanr",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def describe(values: Iterable[float]) -> dict[str, Any]:
+    """n, mean, median, q1, q3, skewness and a 20-bin histogram over [0, 1] of φ values.
+
+    Quartiles use numpy's default (linear) method. Skewness is the biased moment
+    coefficient ``g1 = m3 / m2^1.5`` (``scipy.stats.skew(bias=True)``, scipy's default
+    and the usual choice for describing a sample this size; the bias correction changes
+    it by a factor ``sqrt(n(n−1))/(n−2)``, under 0.6 % at n = 292); None when n < 2 or
+    all values are equal. An empty sample has every statistic None and zero counts.
+    """
+    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
+    edges = [k / N_BINS for k in range(N_BINS + 1)]  # exact k/20, so φ = k/20 falls in bin k
+    counts, _ = np.histogram(x, bins=np.array(edges))
+    out: dict[str, Any] = {
+        "n": int(x.size),
+        "mean": None,
+        "median": None,
+        "q1": None,
+        "q3": None,
+        "skewness": None,
+        "histogram": {"edges": edges, "counts": [int(c) for c in counts]},
+    }
+    if x.size:
+        q1, median, q3 = np.percentile(x, [25, 50, 75])
+        out.update(mean=to_float(x.mean()), median=to_float(median), q1=to_float(q1), q3=to_float(q3))
+        if x.size >= 2 and np.ptp(x) > 0:
+            out["skewness"] = to_float(scipy.stats.skew(x, bias=True))
+    return out
+
+
+# --------------------------------------------------------------------------- RQ1
+
+
+def rq1(df: pd.DataFrame) -> dict[str, Any]:
+    """RQ1, where stabilization happens.
+
+    ``phi_sc`` over all questions; ``phi_suf`` over retrieved-gold questions; the number
+    and share of retrieved-gold questions with ``t_suf = 1`` (gold in the top-k from the
+    first word); volatility V (mean, share V > 0, over questions where V is given);
+    groundable and retrieved-gold counts with shares of all questions.
+    """
+    q = active(df)
+    n = len(q)
+    rg = bool_column(q, "retrieved_gold")
+    n_rg = int(rg.sum())
+    n_groundable = int(bool_column(q, "groundable").sum())
+    t_suf = num_column(q, "t_suf")[rg]
+    n_t1 = int((t_suf == 1).sum())
+    vol = num_column(q, "volatility")
+    vol = vol[~np.isnan(vol)]
+    n_vpos = int((vol > 0).sum())
+    return {
+        "n_questions": n,
+        "n_groundable": n_groundable,
+        "share_groundable": share(n_groundable, n),
+        "n_retrieved_gold": n_rg,
+        "share_retrieved_gold": share(n_rg, n),
+        "phi_sc": describe(num_column(q, "phi_sc")),
+        "phi_suf": describe(num_column(q, "phi_suf")[rg]),
+        "n_t_suf_1": n_t1,
+        "share_t_suf_1": share(n_t1, n_rg),
+        "volatility": {
+            "n": int(vol.size),
+            "mean": to_float(vol.mean()) if vol.size else None,
+            "n_positive": n_vpos,
+            "share_positive": share(n_vpos, int(vol.size)),
+        },
+    }
+
+
+# --------------------------------------------------------------------------- RQ2
+
+
+def _t_star(q: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n_words, t*, retrieved-gold mask): t* = t_suf for retrieved-gold, else t_sc."""
+    rg = bool_column(q, "retrieved_gold")
+    t_star = np.where(rg, num_column(q, "t_suf"), num_column(q, "t_sc"))
+    return num_column(q, "n_words"), t_star, rg
+
+
+def _slice(streamable: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+    n = int(mask.sum())
+    k = int(streamable[mask].sum())
+    return {"n": n, "n_streamable": k, "streamable_fraction": share(k, n)}
+
+
+def _cell(
+    n_words: np.ndarray, t_star: np.ndarray, rg: np.ndarray, *, L_ms: float, delta_wps: float, theta: float, G_ms: float
+) -> dict[str, Any]:
+    H = metrics.H_array(n_words, t_star, L_ms, delta_wps)
+    # H_G = min(G + L, residual) and H' = min(L, r) + min(G, r) are H with other caps.
+    H_G = metrics.H_array(n_words, t_star, G_ms + L_ms, delta_wps)
+    H_prime = H + metrics.H_array(n_words, t_star, G_ms, delta_wps)
+    ok = metrics.streamable(H, L_ms, theta)  # elementwise H >= θ·L, exact (boundary included)
+    n = int(n_words.size)
+    k = int(ok.sum())
+    return {
+        "L_ms": float(L_ms),
+        "delta_wps": float(delta_wps),
+        "theta": float(theta),
+        "n": n,
+        "n_streamable": k,
+        "streamable_fraction": share(k, n),
+        "mean_H_ms": to_float(H.mean()) if n else None,
+        "mean_H_G_ms": to_float(H_G.mean()) if n else None,
+        "mean_H_prime_ms": to_float(H_prime.mean()) if n else None,
+        "retrieved_gold": _slice(ok, rg),
+        "fallback": _slice(ok, ~rg),
+    }
+
+
+def streamable_cell(df: pd.DataFrame, *, L_ms: float, delta_wps: float, theta: float, G_ms: float) -> dict[str, Any]:
+    """Streamable fraction at one (L, δ, θ): ``n_streamable / n`` over all questions.
+
+    A question is streamable when ``H = min(L, max(0, (n − t*)/δ)·1000) ≥ θ·L`` with
+    t* = t_suf for retrieved-gold questions, else t_sc (the fallback). The cell also
+    gives the same count and fraction within the retrieved-gold and fallback slices and
+    the mean of H, ``H_G = min(G + L, residual)`` and ``H' = min(L, r) + min(G, r)`` (ms).
+    """
+    n_words, t_star, rg = _t_star(active(df))
+    return _cell(n_words, t_star, rg, L_ms=L_ms, delta_wps=delta_wps, theta=theta, G_ms=G_ms)
+
+
+def rq2_grid(
+    df: pd.DataFrame,
+    *,
+    G_ms: float = DEFAULT_PARAMS["G_ms"],
+    L_values: Sequence[float] = GRID_L_MS,
+    delta_values: Sequence[float] = GRID_DELTA_WPS,
+    theta_values: Sequence[float] = GRID_THETA,
+) -> list[dict[str, Any]]:
+    """:func:`streamable_cell` over L × δ × θ (L outermost, θ innermost): 36 cells by default."""
+    n_words, t_star, rg = _t_star(active(df))
+    return [
+        _cell(n_words, t_star, rg, L_ms=L, delta_wps=d, theta=th, G_ms=G_ms)
+        for L in L_values
+        for d in delta_values
+        for th in theta_values
+    ]
+
+
+def rq2(
+    df: pd.DataFrame,
+    *,
+    L_ms: float = DEFAULT_PARAMS["L_ms"],
+    delta_wps: float = DEFAULT_PARAMS["delta_wps"],
+    theta: float = DEFAULT_PARAMS["theta"],
+    G_ms: float = DEFAULT_PARAMS["G_ms"],
+) -> dict[str, Any]:
+    """RQ2: ``{"point": cell at (L, δ, θ), "grid": [36 cells]}`` (see :func:`streamable_cell`)."""
+    return {
+        "point": streamable_cell(df, L_ms=L_ms, delta_wps=delta_wps, theta=theta, G_ms=G_ms),
+        "grid": rq2_grid(df, G_ms=G_ms),
+    }
+
+
+# --------------------------------------------------------------------------- RQ4
+
+
+def rq4(
+    df: pd.DataFrame,
+    *,
+    n_resamples: int = DEFAULT_PARAMS["n_resamples"],
+    seed: int = DEFAULT_PARAMS["seed"],
+    min_group_n: int = MIN_GROUP_N,
+) -> dict[str, Any]:
+    """RQ4: φ_suf of retrieved-gold questions by question type, domain and static/dynamic
+    (:func:`streamrag.analysis.groups.group_stats`), and the Spearman correlations of the
+    first anchor word's position with t_suf and φ_suf
+    (:func:`streamrag.analysis.groups.anchor_spearman`)."""
+    q = active(df)
+    out: dict[str, Any] = {
+        by: group_stats(q, by, n_resamples=n_resamples, seed=seed, min_group_n=min_group_n) for by in GROUPINGS
+    }
+    out.update(anchor_spearman(q))
+    return out
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def _slice_phi_suf(phi: np.ndarray, t_suf: np.ndarray) -> dict[str, Any]:
+    n = int(phi.size)
+    n_t1 = int((t_suf == 1).sum())
+    return {
+        "n": n,
+        "mean_phi_suf": to_float(phi.mean()) if n else None,
+        "median_phi_suf": to_float(np.median(phi)) if n else None,
+        "n_t_suf_1": n_t1,
+        "share_t_suf_1": share(n_t1, n),
+    }
+
+
+def gold_density(df: pd.DataFrame, *, density_cap: float = DEFAULT_PARAMS["density_cap"]) -> dict[str, Any]:
+    """Robustness to dense gold: retrieved-gold questions with ``gold_density ≤ cap``
+    ("specifically grounded") versus all retrieved-gold questions — n, mean and median
+    φ_suf, share ``t_suf = 1``. Questions without a density are counted in
+    ``n_density_undefined`` and are not specifically grounded."""
+    q = active(df)
+    rg = bool_column(q, "retrieved_gold")
+    phi = num_column(q, "phi_suf")[rg]
+    t_suf = num_column(q, "t_suf")[rg]
+    dens = num_column(q, "gold_density")[rg]
+    specific = dens <= density_cap  # NaN compares False
+    return {
+        "density_cap": float(density_cap),
+        "retrieved_gold": _slice_phi_suf(phi, t_suf),
+        "specifically_grounded": _slice_phi_suf(phi[specific], t_suf[specific]),
+        "n_density_undefined": int(np.isnan(dens).sum()),
+    }
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"parameter {name}: {value!r} is not a number") from None
+    if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        raise ConfigError(f"parameter {name}: {value!r} must be a finite number {'≥' if allow_zero else '>'} 0")
+    return x
+
+
+def _count(name: str, value: Any, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ConfigError(f"parameter {name}: {value!r} must be an integer ≥ {minimum}")
+    return int(value)
+
+
+def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:data:`DEFAULT_PARAMS` overridden by ``params``, validated (``ConfigError``).
+
+    An optional ``"table"`` entry (the input's path, for provenance) is passed through.
+    """
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(DEFAULT_PARAMS) - {"table"})
+    if unknown:
+        raise ConfigError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_PARAMS)}")
+    p = {**DEFAULT_PARAMS, **params}
+    out: dict[str, Any] = {}
+    if "table" in p:
+        out["table"] = str(p["table"])
+    out["L_ms"] = _positive("L_ms", p["L_ms"])
+    out["delta_wps"] = _positive("delta_wps", p["delta_wps"])
+    out["theta"] = _positive("theta", p["theta"], allow_zero=True)
+    out["G_ms"] = _positive("G_ms", p["G_ms"], allow_zero=True)
+    out["density_cap"] = _positive("density_cap", p["density_cap"], allow_zero=True)
+    if out["density_cap"] > 1:
+        raise ConfigError(f"parameter density_cap: {p['density_cap']!r} must be in [0, 1]")
+    out["n_resamples"] = _count("n_resamples", p["n_resamples"], minimum=1)
+    out["seed"] = _count("seed", p["seed"], minimum=0)
+    return out
+
+
+def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The whole ``summary.json``: parameters, counts, RQ1, RQ2, RQ4 and gold density.
+
+    ``params`` overrides :data:`DEFAULT_PARAMS` (keys ``L_ms, delta_wps, theta, G_ms,
+    density_cap, n_resamples, seed`` and optionally ``table``); invalid values raise
+    :class:`~streamrag.errors.ConfigError`. ``n_questions`` counts the questions in the
+    statistics, ``n_skipped`` the rows with a ``skip_reason`` (``skip_reasons`` by reason).
+    """
+    p = resolve_params(params)
+    mask = skipped_mask(df)
+    q = df[~mask]
+    reasons: dict[str, int] = {}
+    for reason in sorted(str(r).strip() for r in df.loc[mask, "skip_reason"]) if mask.any() else []:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    with warnings.catch_warnings():
+        # Degenerate inputs are detected and reported as None; library warnings about
+        # them would only be noise on the console.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {
+            "parameters": {
+                **p,
+                "grid": {"L_ms": list(GRID_L_MS), "delta_wps": list(GRID_DELTA_WPS), "theta": list(GRID_THETA)},
+                "histogram_bins": N_BINS,
+                "min_group_n": MIN_GROUP_N,
+                "methods": dict(METHODS),
+            },
+            "n_questions": len(q),
+            "n_skipped": int(mask.sum()),
+            "skip_reasons": reasons,
+            "rq1": rq1(q),
+            "rq2": rq2(q, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"]),
+            "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),
+            "gold_density": gold_density(q, density_cap=p["density_cap"]),
+        }

@@ -1,0 +1,129 @@
+"""``streamrag analyze``: analyze a CRAG file and write the §7 outputs.
+
+Writes ``stabilization.csv`` (one row per selected record, skipped ones with a reason),
+``summary.json`` (RQ1, RQ2, RQ4, gold density, robustness arms, anchor comparison, the
+parameters) and the PNG figures, every file atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import structlog
+
+from streamrag import __version__
+from streamrag.analysis.report import write_figures, write_summary
+from streamrag.analysis.robustness import anchor_comparison, robustness_arms
+from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis, analyze_file
+from streamrag.analysis.stats import resolve_params, summarize
+from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
+from streamrag.cache import ChunkCache
+from streamrag.data.crag import OnError
+from streamrag.errors import EmptySelectionError
+
+log = structlog.get_logger(__name__)
+
+EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "skip_reason")
+INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "n_gold", "t_anchor", "t_pivot")
+
+
+@dataclass(frozen=True, slots=True)
+class StudyResult:
+    table: pd.DataFrame
+    summary: dict[str, Any]
+    analyses: list[QuestionAnalysis]
+    files: list[Path]
+
+
+def _split_counts(path: Path) -> Counter[Any]:
+    from streamrag.data.lines import iter_lines
+
+    counts: Counter[Any] = Counter()
+    for _, raw in iter_lines(path):
+        try:
+            counts[json.loads(raw).get("split")] += 1
+        except (ValueError, AttributeError):
+            continue
+    return counts
+
+
+def _empty_selection(path: Path, split: int | None, ids: Collection[str] | None) -> EmptySelectionError:
+    if ids is not None:
+        return EmptySelectionError(f"{path}: none of the {len(ids)} requested interaction ids is in the file")
+    if split is not None:
+        counts = _split_counts(path)
+        present = ", ".join(f"split {s}: {n}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
+        return EmptySelectionError(
+            f"{path}: no record has split {split} ({present or 'no records'}); "
+            "choose another with --split 0, --split 1 or --split all"
+        )
+    return EmptySelectionError(f"{path}: the file holds no record")
+
+
+def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
+    """The stabilization table: §7 columns, then the extras, one row per analysis.
+
+    Integer columns are nullable integers so an undefined value stays empty, never 0.0.
+    """
+    df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *EXTRA_COLUMNS])
+    for column in INT_COLUMNS:
+        df[column] = df[column].astype("Int64")
+    for column in ("groundable", "retrieved_gold"):
+        df[column] = df[column].astype("boolean")
+    return df
+
+
+def run_study(
+    path: str | Path,
+    out_dir: str | Path,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    split: int | None = 0,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    cache: ChunkCache | None = None,
+    jobs: int = 1,
+    on_error: OnError = "raise",
+    parallel_decompression: bool = False,
+    stats_params: dict[str, Any] | None = None,
+    figures: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> StudyResult:
+    """Analyze ``path`` and write the outputs to ``out_dir``."""
+    path, out = Path(path), Path(out_dir)
+    analyses = list(
+        analyze_file(
+            path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs, on_error=on_error,
+            parallel_decompression=parallel_decompression, progress=progress,
+        )  # fmt: skip
+    )
+    if not analyses:
+        raise _empty_selection(path, split, ids)
+    out.mkdir(parents=True, exist_ok=True)
+    df = table_frame(analyses)
+    params = resolve_params(stats_params)
+    summary = summarize(df, params=params)
+    summary["parameters"]["analysis"] = {
+        "data": str(path),
+        "split": "all" if split is None else split,
+        "limit": limit,
+        "streamrag_version": __version__,
+        **json.loads(settings.model_dump_json()),
+    }
+    active = [a for a in analyses if a.rankings is not None]
+    summary["robustness"] = robustness_arms(active, params)
+    summary["anchor"] = anchor_comparison(df[df["skip_reason"] == ""])
+    files = [write_table(df, out / "stabilization.csv"), write_summary(summary, out / "summary.json")]
+    if figures:
+        files += write_figures(df[df["skip_reason"] == ""], summary, out)
+    log.info(
+        "analysis written", out=str(out), questions=len(analyses), skipped=summary["n_skipped"],
+        cache_hits=None if cache is None else cache.hits, cache_built=None if cache is None else cache.misses + cache.rebuilt,
+    )  # fmt: skip
+    return StudyResult(df, summary, analyses, files)

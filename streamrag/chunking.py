@@ -1,0 +1,86 @@
+"""Pages → passages: word windows over each page's text (design §3).
+
+Paper preset: pages in order; windows of 120 words with 20 words of overlap (stride 100,
+window starts 0, 100, 200, … while the start is inside the page); at most 400 chunks per
+question, stopping when reached. Chunk ids are 0-based in that order. A page whose HTML
+has no text contributes its ``page_snippet`` instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from streamrag.data.crag import SearchResult
+from streamrag.text import HtmlParserName, collapse_whitespace, html_to_text
+
+# Bump when the text or chunk output for the same settings changes, so caches rebuild.
+CHUNKER_VERSION = 1
+
+
+class ChunkSettings(BaseModel):
+    """How pages become chunks. The defaults are the paper preset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    parser: HtmlParserName = "html.parser"
+    window_words: int = Field(120, ge=1)
+    overlap_words: int = Field(20, ge=0)
+    max_chunks: int = Field(400, ge=1)
+
+    @model_validator(mode="after")
+    def _overlap_below_window(self) -> ChunkSettings:
+        if self.overlap_words >= self.window_words:
+            raise ValueError(
+                f"overlap_words ({self.overlap_words}) must be smaller than window_words ({self.window_words})"
+            )
+        return self
+
+    @property
+    def stride_words(self) -> int:
+        return self.window_words - self.overlap_words
+
+
+PAPER_CHUNKS = ChunkSettings()
+
+
+def page_text(page: SearchResult, parser: HtmlParserName = "html.parser") -> str:
+    """The page's visible text, or its snippet when the HTML holds no text."""
+    text = html_to_text(page.page_result, parser)
+    return text if text else collapse_whitespace(page.page_snippet)
+
+
+def window_words(words: Sequence[str], settings: ChunkSettings, limit: int) -> list[str]:
+    """At most ``limit`` windows of ``settings.window_words`` words, stride ``stride_words``."""
+    out: list[str] = []
+    size, stride = settings.window_words, settings.stride_words
+    for start in range(0, len(words), stride):
+        if len(out) >= limit:
+            break
+        out.append(" ".join(words[start : start + size]))
+    return out
+
+
+def chunk_pages(pages: Sequence[SearchResult], settings: ChunkSettings = PAPER_CHUNKS) -> list[str]:
+    """Chunks of a question's pages in order, at most ``settings.max_chunks``."""
+    chunks: list[str] = []
+    for page in pages:
+        remaining = settings.max_chunks - len(chunks)
+        if remaining <= 0:
+            break  # later pages are not even parsed
+        chunks.extend(window_words(page_text(page, settings.parser).split(), settings, remaining))
+    return chunks
+
+
+def chunk_key(pages: Sequence[SearchResult], settings: ChunkSettings) -> str:
+    """Content key of a question's chunks: the pages' text fields and the settings."""
+    digest = hashlib.sha256()
+    digest.update(f"chunker-v{CHUNKER_VERSION}|{settings.model_dump_json()}|{len(pages)}".encode())
+    for page in pages:
+        for field in (page.page_result, page.page_snippet):
+            data = field.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
+    return digest.hexdigest()

@@ -1,0 +1,71 @@
+"""Options shared by several subcommands (standard library only: imported for --help)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+
+def split_value(text: str) -> int | None:
+    """``0``, ``1`` or ``all`` (→ None)."""
+    if text == "all":
+        return None
+    if text in ("0", "1"):
+        return int(text)
+    raise argparse.ArgumentTypeError(f"invalid split {text!r}: use 0 (validation), 1 or all")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be ≥ 1")
+    return value
+
+
+def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0") -> None:
+    """Record selection, chunking, cache and parallelism options."""
+    group = parser.add_argument_group("data")
+    group.add_argument("--split", type=split_value, default=split_value(default_split), metavar="0|1|all",
+                       help=f"records of this split (0 = validation; default {default_split})")
+    group.add_argument("--limit", type=positive_int, metavar="N", help="stop after N records")
+    group.add_argument("--ids", type=Path, metavar="FILE", help="file of interaction ids to keep, one per line")
+    group.add_argument("--skip-bad", action="store_true",
+                       help="turn a malformed record into a row with the reason instead of stopping")
+    group.add_argument("--parser", choices=("html.parser", "lexbor"), default="html.parser",
+                       help="HTML parser (html.parser = the paper preset; lexbor is faster, text differs slightly)")
+    group.add_argument("--cache", type=Path, metavar="DIR", help="chunk cache folder (default $STREAMRAG_CACHE or ~/.cache/streamrag)")
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the chunk cache")
+    group.add_argument("--parallel-bz2", action="store_true",
+                       help="decode bzip2 blocks on all cores (indexed_bzip2); fastest when chunks are cached")
+    group.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1), metavar="N",
+                       help="processes for HTML parsing (default: %(default)s)")
+
+
+def read_ids(path: Path | None) -> list[str] | None:
+    """Interaction ids from a file, one per line; blank lines and '#' comments ignored."""
+    if path is None:
+        return None
+    from streamrag.errors import InputError
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the id file ({exc.strerror})") from None
+    ids = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not ids:
+        raise InputError(f"{path}: the id file lists no interaction id")
+    return ids
+
+
+def open_cache(args: Any) -> Any:
+    """The chunk cache chosen by ``--cache`` / ``--no-cache``, or None."""
+    if args.no_cache:
+        return None
+    from streamrag.cache import ChunkCache, default_cache_dir
+
+    return ChunkCache(args.cache or default_cache_dir())

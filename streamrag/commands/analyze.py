@@ -1,0 +1,46 @@
+"""``streamrag analyze``: stabilization of every question of a CRAG file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from streamrag.commands._common import add_data_options, open_cache, positive_int, read_ids
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="prefix retrieval on every question: t_sc, t_suf, phi, H, RQ1/RQ2/RQ4 statistics",
+        description="Run retrieval on every word prefix of every question and write "
+        "stabilization.csv, summary.json and figures (paper preset, split 0 by default).",
+    )
+    p.add_argument("data", type=Path, metavar="DATA", help="CRAG file (.jsonl or .jsonl.bz2)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
+    p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
+    p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    add_data_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.study import run_study
+    from streamrag.chunking import ChunkSettings
+    from streamrag.analysis.console import format_study
+    from streamrag.progress import file_progress
+    from streamrag.retrieval.bm25 import BM25Params
+
+    settings = AnalysisSettings(
+        chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding
+    )
+    with file_progress(args.data, "analyzing") as progress:
+        result = run_study(
+            args.data, args.out, settings, split=args.split, limit=args.limit, ids=read_ids(args.ids),
+            cache=open_cache(args), jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
+            parallel_decompression=args.parallel_bz2, figures=not args.no_figures, progress=progress,
+        )  # fmt: skip
+    print(format_study(result.summary, args.out))
+    return 0

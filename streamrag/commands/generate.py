@@ -1,0 +1,101 @@
+"""``streamrag generate``: CRAG-shaped records, or a synthetic stabilization table.
+
+    streamrag generate OUT.jsonl[.bz2] --questions N [--page-words W] [--seed S]
+    streamrag generate OUT.csv --questions N --table [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+_RECORD_SUFFIXES = (".jsonl", ".jsonl.bz2")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "generate",
+        help="generate CRAG-shaped data (or a stabilization table) of any size",
+        description=(
+            "Write N generated CRAG tasks 1&2 records (made-up text in realistic HTML, CRAG's "
+            "proportions of domains, types and query lengths) as .jsonl or .jsonl.bz2, "
+            "or with --table a synthetic stabilization table (CSV) calibrated to the anchor study."
+        ),
+    )
+    parser.add_argument("out", type=Path, metavar="OUT", help="output file: .jsonl, .jsonl.bz2, or .csv with --table")
+    parser.add_argument("--questions", type=int, required=True, metavar="N", help="number of questions")
+    parser.add_argument(
+        "--page-words", type=int, default=3000, metavar="W", help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    parser.add_argument("--table", action="store_true", help="write a synthetic stabilization table (CSV) instead of records")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamrag.errors import ConfigError
+
+    out: Path = args.out
+    if args.questions < 1:
+        raise ConfigError(f"--questions must be ≥ 1, got {args.questions}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed must be ≥ 0, got {args.seed}")
+    if not out.parent.is_dir():
+        raise ConfigError(f"cannot write {out}: folder {out.parent} does not exist")
+    if args.table:
+        if out.name.endswith(_RECORD_SUFFIXES):
+            raise ConfigError(f"--table writes a CSV table; name the output *.csv, not {out.name}")
+        return _write_table(out, args.questions, args.seed)
+    if not out.name.endswith(_RECORD_SUFFIXES):
+        raise ConfigError(f"output must end in .jsonl or .jsonl.bz2 (or use --table for a .csv), got {out.name}")
+    return _write_records(out, args)
+
+
+def _write_table(out: Path, n_questions: int, seed: int) -> int:
+    from streamrag.atomic import atomic_path
+    from streamrag.data.synthetic_table import generate_stabilization_table
+
+    table = generate_stabilization_table(n_questions, seed=seed)
+    table["t_suf"] = table["t_suf"].astype("Int64")  # "3", not "3.0"; undefined stays empty
+    with atomic_path(out) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"wrote {out}: {len(table)} rows", file=sys.stderr)
+    return 0
+
+
+def _write_records(out: Path, args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from streamrag.data.generate import GeneratorSettings, write_crag_file
+    from streamrag.errors import ConfigError
+
+    try:
+        settings = GeneratorSettings(n_questions=args.questions, page_words=args.page_words, seed=args.seed)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid generator settings: {problems}") from None
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("generating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    ) as progress:
+        task = progress.add_task("generate", total=settings.n_questions)
+        stats = write_crag_file(out, settings, on_record=lambda n: progress.advance(task, n))
+    elapsed_s = time.perf_counter() - started
+    mb = stats.n_json_bytes / 1e6
+    print(
+        f"wrote {out}: {stats.n_records} records, {mb:.1f} MB of JSON"
+        + (f", {stats.n_file_bytes / 1e6:.1f} MB bzip2" if stats.compressed else "")
+        + f" in {elapsed_s:.1f} s ({mb / max(elapsed_s, 1e-9):.1f} MB/s of JSON)",
+        file=sys.stderr,
+    )
+    return 0

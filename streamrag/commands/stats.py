@@ -1,0 +1,69 @@
+"""``streamrag stats TABLE --out DIR``: recompute summary.json and figures from a table.
+
+The table is a stabilization table (design §7) — written by ``streamrag analyze`` or
+published by another study. Standard-library imports only at top level.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "stats",
+        help="statistics (RQ1, RQ2, RQ4) and figures from a stabilization table",
+        description=(
+            "Read a stabilization table (one row per question, columns of design §7), write "
+            "summary.json (RQ1 phi statistics, RQ2 streamable fractions over the L x delta x "
+            "theta grid, RQ4 group tests, gold-density robustness) and three PNG figures."
+        ),
+    )
+    p.add_argument("table", metavar="TABLE", help="stabilization table (CSV)")
+    p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if absent)")
+    p.add_argument("--L-ms", dest="L_ms", type=float, default=600.0, metavar="MS",
+                   help="tool latency L of the configured point, ms (default: 600)")
+    p.add_argument("--delta-wps", dest="delta_wps", type=float, default=3.0, metavar="WPS",
+                   help="input cadence delta, words per second (default: 3)")
+    p.add_argument("--theta", type=float, default=0.8,
+                   help="coverage: streamable when H >= theta * L (default: 0.8)")
+    p.add_argument("--G-ms", dest="G_ms", type=float, default=590.0, metavar="MS",
+                   help="query-generation latency G for H_G and H', ms (default: 590)")
+    p.add_argument("--density-cap", dest="density_cap", type=float, default=0.05, metavar="CAP",
+                   help="gold density at most CAP = 'specifically grounded' (default: 0.05)")
+    p.add_argument("--bootstrap", dest="n_resamples", type=int, default=2000, metavar="N",
+                   help="bootstrap resamples for the median CIs (default: 2000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+    p.set_defaults(run=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamrag.analysis.console import summary_lines
+    from streamrag.analysis.report import write_figures, write_summary
+    from streamrag.analysis.stats import summarize
+    from streamrag.analysis.table import read_table
+    from streamrag.errors import InputError
+
+    df = read_table(args.table)
+    params = {
+        "table": args.table,
+        "L_ms": args.L_ms,
+        "delta_wps": args.delta_wps,
+        "theta": args.theta,
+        "G_ms": args.G_ms,
+        "density_cap": args.density_cap,
+        "n_resamples": args.n_resamples,
+        "seed": args.seed,
+    }
+    summary = summarize(df, params=params)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_summary(summary, out / "summary.json")
+        figures = write_figures(df, summary, out)
+    except OSError as exc:
+        raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
+    print("\n".join([*summary_lines(summary, args.table), f"wrote {out / 'summary.json'} and {len(figures)} figures"]))
+    return 0

@@ -1,0 +1,116 @@
+"""Records → chunks, through the cache, optionally on several processes.
+
+The calling process decompresses, parses and validates lines (the reader) and looks up
+the cache; HTML → text → chunks for cache misses runs in a process pool when
+``jobs > 1``. Results come back in input order. Each question's pages are dropped
+once chunked, so memory stays bounded by the in-flight window.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamrag.cache import ChunkCache
+from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
+from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A record without its pages, and the chunks the pages gave."""
+
+    record: CragRecord
+    chunks: list[str]
+    line_no: int = 0
+
+    @property
+    def interaction_id(self) -> str:
+        return self.record.interaction_id
+
+
+def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> list[str]:
+    return chunk_pages(pages, settings)
+
+
+def ingest(
+    path: str | Path,
+    *,
+    settings: ChunkSettings = PAPER_CHUNKS,
+    cache: ChunkCache | None = None,
+    jobs: int = 1,
+    split: int | None = None,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    on_error: OnError = "raise",
+    parallel_decompression: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[Question | SkippedRecord]:
+    """Stream chunked questions (and skipped lines, with ``on_error="skip"``) in file order."""
+    records = read_records(
+        path,
+        split=split,
+        limit=limit,
+        ids=ids,
+        on_error=on_error,
+        parallel_decompression=parallel_decompression,
+        progress=progress,
+    )
+    if jobs <= 1:
+        for item in records:
+            if isinstance(item, SkippedRecord):
+                yield item
+                continue
+            key = chunk_key(item.search_results, settings)
+            chunks = cache.get(key) if cache is not None else None
+            if chunks is None:
+                chunks = chunk_pages(item.search_results, settings)
+                if cache is not None:
+                    cache.put(key, chunks)
+            yield Question(_without_pages(item), chunks)
+        return
+    yield from _ingest_parallel(records, settings, cache, jobs)
+
+
+def _without_pages(record: CragRecord) -> CragRecord:
+    return record.model_copy(update={"search_results": ()})
+
+
+def _ingest_parallel(
+    records: Iterator[CragRecord | SkippedRecord],
+    settings: ChunkSettings,
+    cache: ChunkCache | None,
+    jobs: int,
+) -> Iterator[Question | SkippedRecord]:
+    import multiprocessing
+
+    window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
+    # Each entry: (skipped line, None, None, None) or (record, key, cached chunks, async result).
+    pending: deque[tuple[Any, str | None, list[str] | None, Any]] = deque()
+    with multiprocessing.get_context().Pool(jobs) as pool:
+
+        def drain(keep: int) -> Iterator[Question | SkippedRecord]:
+            while len(pending) > keep:
+                item, key, chunks, future = pending.popleft()
+                if isinstance(item, SkippedRecord):
+                    yield item
+                    continue
+                if chunks is None:
+                    chunks = future.get()
+                    if cache is not None:
+                        cache.put(key, chunks)
+                yield Question(item, chunks)
+
+        for item in records:
+            if isinstance(item, SkippedRecord):
+                pending.append((item, None, None, None))
+            else:
+                key = chunk_key(item.search_results, settings)
+                cached = cache.get(key) if cache is not None else None
+                future = None if cached is not None else pool.apply_async(_chunk_job, (item.search_results, settings))
+                pending.append((_without_pages(item), key, cached, future))
+            yield from drain(window)
+        yield from drain(0)

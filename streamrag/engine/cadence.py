@@ -1,0 +1,89 @@
+"""Input cadence: when each word of a question arrives (design §5).
+
+A ``CadenceModel`` turns ``n`` words into arrival offsets in µs from the question's
+arrival ``a``:
+
+- ``uniform`` — word i at ``i/δ`` seconds (word 1 at 1/δ, end of input ``E = n/δ``);
+  every instant is rounded to the µs on its own, so there is no accumulated drift;
+- ``jittered`` — gaps drawn from a Gamma distribution with mean ``1/δ`` and coefficient
+  of variation ``cv`` (shape ``1/cv²``; ``cv = 0`` is uniform).
+
+Both accept pauses: before each word after the first, with probability ``pause_prob``,
+``pause_ms`` is added (a speaker's hesitation). ``end_of_turn_ms`` is the delay between
+the last word and the moment the system knows the turn ended (end-of-turn detection);
+the reflector and the baseline arm start then. Perceived latency is still measured from
+the last word.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Cadence(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
+    pause_prob: float = Field(default=0.0, ge=0, le=1)
+    pause_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    end_of_turn_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+
+    @property
+    def end_of_turn_us(self) -> int:
+        return round(self.end_of_turn_ms * 1000)
+
+    def _pauses_us(self, n: int, rng: np.random.Generator | None) -> np.ndarray | None:
+        if self.pause_prob == 0.0 or self.pause_ms == 0.0 or n < 2:
+            return None
+        assert rng is not None
+        hits = rng.random(n - 1) < self.pause_prob
+        extra = np.zeros(n, dtype=np.int64)
+        extra[1:] = np.cumsum(hits) * round(self.pause_ms * 1000)
+        return extra
+
+
+class UniformCadence(_Cadence):
+    """Word i at ``i/δ`` s (plus pauses)."""
+
+    kind: Literal["uniform"] = "uniform"
+
+    @property
+    def needs_rng(self) -> bool:
+        return self.pause_prob > 0.0 and self.pause_ms > 0.0
+
+    def word_times_us(self, n_words: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Arrival offsets (µs) of words 1..n, int64, non-decreasing."""
+        times = np.rint(np.arange(1, n_words + 1, dtype=np.float64) * (1e6 / self.delta_wps)).astype(np.int64)
+        pauses = self._pauses_us(n_words, rng)
+        return times if pauses is None else times + pauses
+
+
+class JitteredCadence(_Cadence):
+    """Gamma-distributed gaps: mean ``1/δ``, coefficient of variation ``cv``."""
+
+    kind: Literal["jittered"] = "jittered"
+    cv: float = Field(default=0.3, ge=0, allow_inf_nan=False)
+
+    @property
+    def needs_rng(self) -> bool:
+        return True
+
+    def word_times_us(self, n_words: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        if rng is None:
+            raise ValueError("a jittered cadence needs a random generator")
+        mean_s = 1.0 / self.delta_wps
+        if self.cv == 0.0:
+            gaps = np.full(n_words, mean_s)
+        else:
+            shape = 1.0 / (self.cv * self.cv)
+            gaps = rng.gamma(shape, mean_s / shape, n_words)
+        times = np.rint(np.cumsum(gaps) * 1e6).astype(np.int64)
+        pauses = self._pauses_us(n_words, rng)
+        return times if pauses is None else times + pauses
+
+
+CadenceModel = Annotated[UniformCadence | JitteredCadence, Field(discriminator="kind")]
+"""When words arrive, chosen by ``kind``."""

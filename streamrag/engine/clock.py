@@ -1,0 +1,159 @@
+"""The ``Clock``: the one narrow way pipeline components read and wait for time.
+
+Components never call ``time`` or ``anyio.sleep`` themselves: a :class:`Clock` is passed
+in. Two implementations:
+
+- :class:`VirtualClock` — simulation. Time is an integer count of microseconds that
+  jumps to the next scheduled wake-up whenever nothing is runnable (see
+  :mod:`streamrag.engine.loop`). Same-instant wake-ups are ordered by the explicit rule
+  ``(t_us, priority, seq)``; ``priority`` is a :class:`Priority`.
+- :class:`RealClock` — live mode: the same components on the wall clock (``priority``
+  cannot order real instants and is ignored).
+
+This module and :mod:`streamrag.engine.loop` are the only places in the package that
+read time (:func:`wall_clock_iso` exists for the run manifest's ``created`` field, the
+one output allowed to differ between two runs).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from streamrag.engine.loop import VirtualEventLoop
+
+US_PER_S = 1_000_000
+
+
+class Priority(IntEnum):
+    """Order of wake-ups scheduled for the same microsecond (lower runs first).
+
+    The rule is: *what finishes at an instant is visible to what decides at that
+    instant*. A tool result landing at the same microsecond as a word is seen by the
+    trigger deciding on that word (and frees its thread slot); a result landing exactly
+    at end of turn is seen by the reflector.
+    """
+
+    COMPLETION = 0
+    """A stage ends: query generation, tool call, reflector check, response generation."""
+    INPUT = 1
+    """A word arrives."""
+    TICK = 2
+    """A time-based trigger opportunity (``interval(seconds=…)``, ``replace``)."""
+    TURN_END = 3
+    """End of turn: the reflector and the baseline arm start."""
+    DEFAULT = 4
+    """Anything else."""
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Time source and sleeper passed to every pipeline component.
+
+    Instants are integer microseconds (``*_us``) to keep timestamps exact; the
+    ``now``/``sleep``/``sleep_until`` variants take and return float seconds.
+    """
+
+    def now_us(self) -> int:
+        """Current instant in µs."""
+        ...
+
+    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
+        """Wait until instant ``at_us`` (returns at once, after a yield, if it passed)."""
+        ...
+
+    async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
+        """Wait ``duration_us`` µs."""
+        ...
+
+    def now(self) -> float:
+        """Current instant in seconds."""
+        ...
+
+    async def sleep(self, seconds: float, priority: int = Priority.DEFAULT) -> None:
+        """Wait ``seconds``."""
+        ...
+
+    async def sleep_until(self, at_s: float, priority: int = Priority.DEFAULT) -> None:
+        """Wait until instant ``at_s`` seconds."""
+        ...
+
+
+def seconds_to_us(seconds: float) -> int:
+    """Round seconds to the nearest whole microsecond."""
+    return round(seconds * US_PER_S)
+
+
+class _SecondsMixin:
+    """The float-seconds conveniences, built on the µs primitives."""
+
+    def now_us(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
+        await self.sleep_until_us(self.now_us() + max(0, int(duration_us)), priority)
+
+    def now(self) -> float:
+        return self.now_us() / US_PER_S
+
+    async def sleep(self, seconds: float, priority: int = Priority.DEFAULT) -> None:
+        await self.sleep_us(seconds_to_us(seconds), priority)
+
+    async def sleep_until(self, at_s: float, priority: int = Priority.DEFAULT) -> None:
+        await self.sleep_until_us(seconds_to_us(at_s), priority)
+
+
+class VirtualClock(_SecondsMixin):
+    """Virtual time of a :class:`~streamrag.engine.loop.VirtualEventLoop`.
+
+    ``sleep_until_us`` registers a wake-up ``(at_us, priority, seq)`` with the loop's
+    kernel; the loop resolves exactly one wake-up each time nothing is runnable, so
+    same-instant events run in that order and never by scheduler accident.
+    """
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: VirtualEventLoop) -> None:
+        self._loop = loop
+
+    def now_us(self) -> int:
+        return self._loop.now_us
+
+    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
+        await self._loop.wake_at(at_us, priority)
+
+    async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
+        loop = self._loop
+        await loop.wake_at(loop.now_us + max(0, int(duration_us)), priority)
+
+
+class RealClock(_SecondsMixin):
+    """Wall-clock time for live mode (monotonic; µs since the clock was made).
+
+    ``priority`` is ignored: real same-instant events have no defined order, so live
+    tests space their events apart.
+    """
+
+    __slots__ = ("_origin_ns",)
+
+    def __init__(self) -> None:
+        self._origin_ns = time.monotonic_ns()
+
+    def now_us(self) -> int:
+        return (time.monotonic_ns() - self._origin_ns) // 1000
+
+    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
+        import anyio
+
+        await anyio.sleep(max(0, at_us - self.now_us()) / US_PER_S)
+
+
+def wall_clock_iso() -> str:
+    """UTC wall-clock time as ISO 8601 (seconds) — for run manifests only."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()

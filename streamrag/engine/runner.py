@@ -1,0 +1,271 @@
+"""Runner: plan each question, replay it in virtual time, derive results, write outputs.
+
+Questions are independent (no shared capacity), so a run is a map over questions:
+chunks of consecutive questions go to worker processes, each chunk replays its
+questions one after another on one :class:`~streamrag.engine.loop.VirtualEventLoop`,
+and outputs are re-assembled in input order. A question's events are stamped relative
+to its own arrival and its random draws come from its own streams
+(:mod:`streamrag.engine.rng`), so 1 and N workers give byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from streamrag.engine.clock import Clock
+from streamrag.engine.loop import run_virtual
+from streamrag.engine.results import ResultRow, derive_result, results_csv, summarize
+from streamrag.engine.rng import stream
+from streamrag.engine.scenario import ResolvedScenario
+from streamrag.engine.trace import Recorder, dump_events
+from streamrag.errors import ConfigError
+from streamrag.pipeline import reflectors, triggers
+from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.streaming import QuestionPlan, simulate_question
+
+
+def plan_question(q: SimQuestion, rs: ResolvedScenario) -> QuestionPlan:
+    """Draw a question's word arrivals and per-prefix latencies (µs)."""
+    sc = rs.scenario
+    n = q.n_words
+    if n < 1:
+        raise ConfigError(f"question {q.interaction_id!r}: n_words must be ≥ 1, got {n}")
+    cadence = sc.input
+    word_us = cadence.word_times_us(n, stream(sc.seed, q.interaction_id, "cadence") if cadence.needs_rng else None)
+
+    def draw(stage: str, size: int) -> list[int]:
+        model = getattr(rs.stages, stage)
+        rng = stream(sc.seed, q.interaction_id, f"latency.{stage}") if model.needs_rng else None
+        return model.sample_us(rng, size).tolist()
+
+    return QuestionPlan(
+        question=q,
+        word_us=tuple(word_us.tolist()),
+        end_of_turn_us=cadence.end_of_turn_us,
+        g_us=tuple(draw("G", n)),
+        l_us=tuple(draw("L", n)),
+        f_us=draw("F", 1)[0],
+    )
+
+
+async def replay_question(
+    clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False
+) -> list[dict[str, Any]]:
+    """Replay one question on ``clock`` (arriving now); return its trace events."""
+    sc = rs.scenario
+    plan = plan_question(q, rs)
+    rec = Recorder(q.interaction_id, clock, clock.now_us(), validate=validate)
+    await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), sc.pipeline.thread_cap, rec)
+    return rec.events
+
+
+class QuestionOutput(NamedTuple):
+    """What one replayed question contributes to a run."""
+
+    row: ResultRow
+    trace: bytes
+    n_events: int
+    span_us: int
+    """Replayed duration: first word → streaming answer ready."""
+
+
+def _output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedScenario) -> QuestionOutput:
+    row = derive_result(
+        events,
+        n_words=q.n_words,
+        t_star=q.t_star,
+        L_ms=rs.L_ms,
+        G_ms=rs.G_ms,
+        delta_wps=rs.delta_wps,
+        question_type=q.question_type,
+    )
+    first_word = next(e["t_us"] for e in events if e["kind"] == "word")
+    answer = next(e["t_us"] for e in events if e["kind"] == "answer_ready" and e["arm"] == "streaming")
+    return QuestionOutput(row, dump_events(events), len(events), answer - first_word)
+
+
+def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
+    """Replay questions one after another on one virtual loop (a worker's unit of work)."""
+
+    async def main(clock: Clock) -> list[QuestionOutput]:
+        return [_output(q, await replay_question(clock, q, rs), rs) for q in questions]
+
+    return run_virtual(main)
+
+
+def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
+    """Fail early (ConfigError) when a policy needs prefix rankings the input lacks."""
+    if not any(q.trace_driven for q in questions):
+        return
+    sc = rs.scenario
+    for section, kind, needs in (
+        ("trigger", sc.trigger.kind, triggers.NEEDS_RANKINGS),
+        ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
+    ):
+        if kind in needs:
+            raise ConfigError(
+                f"{section}.kind: {kind!r} needs prefix rankings, but the input is a stabilization table "
+                "(trace-driven mode knows only t*); simulate from DATA instead, or pick another kind"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationRun:
+    """A run's outputs, in input order."""
+
+    outputs: list[QuestionOutput]
+
+    @property
+    def rows(self) -> list[ResultRow]:
+        return [o.row for o in self.outputs]
+
+    @property
+    def n_events(self) -> int:
+        return sum(o.n_events for o in self.outputs)
+
+    @property
+    def virtual_us(self) -> int:
+        return sum(o.span_us for o in self.outputs)
+
+    def trace_bytes(self) -> bytes:
+        return b"".join(o.trace for o in self.outputs)
+
+
+def _mp_context():  # type: ignore[no-untyped-def]
+    """``fork`` on Linux when this process runs no other thread (workers start in ms,
+    sharing the imported modules); ``spawn`` otherwise (safe with threads, other OSes).
+    Results do not depend on the choice."""
+    import multiprocessing
+    import threading
+
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _chunks(n: int, jobs: int) -> list[range]:
+    size = max(1, min(256, math.ceil(n / (jobs * 8))))
+    return [range(i, min(n, i + size)) for i in range(0, n, size)]
+
+
+def simulate(
+    questions: Sequence[SimQuestion],
+    rs: ResolvedScenario,
+    *,
+    jobs: int = 1,
+    on_progress: Callable[[int], None] | None = None,
+) -> SimulationRun:
+    """Replay every question; ``jobs > 1`` uses that many worker processes.
+
+    ``on_progress(k)`` is called as k more questions finish.
+    """
+    check_compatible(questions, rs)
+    questions = list(questions)
+    if jobs <= 1 or len(questions) < 2:
+        outputs: list[QuestionOutput] = []
+        for chunk in _chunks(len(questions), 1):
+            outputs += run_chunk(questions[chunk.start : chunk.stop], rs)
+            if on_progress:
+                on_progress(len(chunk))
+        return SimulationRun(outputs)
+    chunks = _chunks(len(questions), jobs)
+    parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
+        futures = {
+            pool.submit(run_chunk, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)
+        }
+        for fut in as_completed(futures):
+            i = futures[fut]
+            parts[i] = fut.result()  # a worker's DeadlockError is re-raised here
+            if on_progress:
+                on_progress(len(chunks[i]))
+    return SimulationRun([o for part in parts for o in part])  # type: ignore[union-attr]
+
+
+# --- outputs -------------------------------------------------------------------------
+
+
+def parameters(rs: ResolvedScenario) -> dict[str, Any]:
+    """The resolved scenario as plain JSON data."""
+    return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}
+
+
+def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
+    data = summarize(run.rows, parameters(rs), counts)
+    return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest_json(
+    rs: ResolvedScenario,
+    *,
+    input_path: str | None,
+    input_mode: str,
+    command: list[str],
+    jobs: int,
+    n_questions: int,
+) -> bytes:
+    """``manifest.json``: resolved scenario, seed, version, input hash, command, created time.
+
+    ``created`` is the only field that differs between two identical runs.
+    """
+    import numpy
+    import pydantic
+
+    from streamrag import __version__
+    from streamrag.engine.clock import wall_clock_iso
+
+    data = {
+        "streamrag_version": __version__,
+        "seed": rs.scenario.seed,
+        "scenario": parameters(rs),
+        "input": {
+            "mode": input_mode,
+            "path": None if input_path is None else str(input_path),
+            "sha256": None if input_path is None or not Path(input_path).is_file() else file_sha256(input_path),
+        },
+        "n_questions": n_questions,
+        "jobs": jobs,
+        "command": command,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "pydantic": pydantic.__version__,
+        "created": wall_clock_iso(),
+    }
+    return (json.dumps(data, indent=2) + "\n").encode("utf-8")
+
+
+def write_run(
+    out_dir: str | os.PathLike[str],
+    run: SimulationRun,
+    rs: ResolvedScenario,
+    *,
+    manifest: bytes,
+    counts: dict[str, int] | None = None,
+) -> Path:
+    """Write ``results.csv``, ``summary.json``, ``trace.jsonl``, ``manifest.json`` atomically."""
+    from streamrag.atomic import write_bytes_atomic
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(out / "trace.jsonl", run.trace_bytes())
+    write_bytes_atomic(out / "results.csv", results_csv(run.rows))
+    write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
+    write_bytes_atomic(out / "manifest.json", manifest)
+    return out

@@ -1,0 +1,208 @@
+"""Trace events: the source of truth of a simulation.
+
+Every question leaves a list of frozen pydantic events, one JSON object per line in
+``trace.jsonl``: ``{"qid": …, "t_us": …, "kind": …, …}``. ``t_us`` is the integer
+number of microseconds since the question's arrival. Per-question results
+(:func:`streamrag.engine.results.derive_result`) are computed from these events alone.
+
+Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline``):
+
+================  =====================================================================
+``word``          word ``word`` (1-based) arrived
+``input_end``     the last word arrived: E, the origin of perceived latency
+``fire``          a call on prefix ``prefix_t`` was fired (``by`` trigger, reflector or
+                  baseline); ``call`` numbers the arm's calls from 1
+``skip``          a trigger opportunity was dropped (``reason`` ``cap``: threads full)
+``thread_start``  the call's thread starts query generation (G)
+``gen_done``      query generation ended; the tool call (L) starts
+``tool_done``     the tool result is in (``top``: its top-k in full mode)
+``cancel``        the call was killed (``replaced`` by ``replace``, or by the reflector
+                  once it chose another result)
+``reflect``       end of turn: the reflector starts (calls ``finished``, ``in_flight``)
+``check``         the reflector judged a result (``sufficient``, ``score``, ``coverage``)
+``decision``      ``speculative`` (a speculative result is used) or ``fallback`` (none
+                  was sufficient: the full query's result is used — a mis-fire)
+``respond``       response generation (F) starts from call ``call``'s result
+``answer_ready``  the answer's first token is ready
+================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic_core import to_json
+
+from streamrag.engine.clock import Clock
+
+Arm = Literal["streaming", "baseline"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    qid: str
+    t_us: int
+
+
+class WordEvent(_Event):
+    kind: Literal["word"] = "word"
+    word: int
+
+
+class InputEndEvent(_Event):
+    kind: Literal["input_end"] = "input_end"
+    n_words: int
+
+
+class FireEvent(_Event):
+    kind: Literal["fire"] = "fire"
+    arm: Arm
+    call: int
+    prefix_t: int
+    by: Literal["trigger", "reflector", "baseline"]
+
+
+class SkipEvent(_Event):
+    kind: Literal["skip"] = "skip"
+    prefix_t: int
+    reason: Literal["cap"]
+
+
+class ThreadStartEvent(_Event):
+    kind: Literal["thread_start"] = "thread_start"
+    arm: Arm
+    call: int
+
+
+class GenDoneEvent(_Event):
+    kind: Literal["gen_done"] = "gen_done"
+    arm: Arm
+    call: int
+
+
+class ToolDoneEvent(_Event):
+    kind: Literal["tool_done"] = "tool_done"
+    arm: Arm
+    call: int
+    prefix_t: int
+    top: tuple[int, ...] | None = None
+
+
+class CancelEvent(_Event):
+    kind: Literal["cancel"] = "cancel"
+    arm: Arm
+    call: int
+    reason: Literal["replaced", "reflector"]
+
+
+class ReflectEvent(_Event):
+    kind: Literal["reflect"] = "reflect"
+    finished: tuple[int, ...]
+    in_flight: tuple[int, ...]
+
+
+class CheckEvent(_Event):
+    kind: Literal["check"] = "check"
+    call: int
+    prefix_t: int
+    sufficient: bool
+    score: float | None = None
+    coverage: float | None = None
+
+
+class DecisionEvent(_Event):
+    kind: Literal["decision"] = "decision"
+    outcome: Literal["speculative", "fallback"]
+    call: int | None
+    """The call whose result will be used; ``None`` for a fallback that must fire first."""
+    prefix_t: int
+
+
+class RespondEvent(_Event):
+    kind: Literal["respond"] = "respond"
+    arm: Arm
+    call: int
+    prefix_t: int
+
+
+class AnswerReadyEvent(_Event):
+    kind: Literal["answer_ready"] = "answer_ready"
+    arm: Arm
+
+
+TraceEvent = Annotated[
+    WordEvent
+    | InputEndEvent
+    | FireEvent
+    | SkipEvent
+    | ThreadStartEvent
+    | GenDoneEvent
+    | ToolDoneEvent
+    | CancelEvent
+    | ReflectEvent
+    | CheckEvent
+    | DecisionEvent
+    | RespondEvent
+    | AnswerReadyEvent,
+    Field(discriminator="kind"),
+]
+"""One trace event, discriminated by ``kind``."""
+
+TRACE_EVENT = TypeAdapter(TraceEvent)
+
+
+class Recorder:
+    """Collects one question's events, stamped with the clock (µs since arrival).
+
+    The hot loop keeps each event as a plain dict whose keys follow its model's field
+    order (``qid, t_us, kind, …``) and serializes it with pydantic-core, so a line is
+    byte for byte the model's own JSON (tested) without building a model per event.
+    ``validate=True`` checks every event against its model as it is emitted.
+    """
+
+    __slots__ = ("qid", "clock", "origin_us", "events", "validate")
+
+    def __init__(self, qid: str, clock: Clock, origin_us: int, *, validate: bool = False) -> None:
+        self.qid = qid
+        self.clock = clock
+        self.origin_us = origin_us
+        self.events: list[dict[str, Any]] = []
+        self.validate = validate
+
+    def now_us(self) -> int:
+        """µs since the question's arrival."""
+        return self.clock.now_us() - self.origin_us
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        event = {"qid": self.qid, "t_us": self.clock.now_us() - self.origin_us, "kind": kind, **fields}
+        if self.validate:
+            model = TRACE_EVENT.validate_python(event)
+            if list(model.model_dump()) != list(event):
+                raise ValueError(f"event fields out of model order: {list(event)}")
+        self.events.append(event)
+
+
+def dump_events(events: Iterable[dict[str, Any]]) -> bytes:
+    """JSON lines (UTF-8, ``\\n`` after each event), as the models serialize them."""
+    return b"".join(to_json(e) + b"\n" for e in events)
+
+
+def parse_event(line: str | bytes) -> _Event:
+    """One ``trace.jsonl`` line back to its frozen event model."""
+    return TRACE_EVENT.validate_json(line)
+
+
+def read_trace(path: str | os.PathLike[str], qid: str | None = None) -> list[_Event]:
+    """Events of ``trace.jsonl`` (only question ``qid``'s when given), as models."""
+    out: list[_Event] = []
+    with open(path, "rb") as fh:
+        for line in fh:
+            if qid is not None and json.loads(line).get("qid") != qid:
+                continue
+            out.append(parse_event(line))
+    return out

@@ -1,0 +1,282 @@
+"""Views of one question's trace: terminal timeline, PNG Gantt chart, Perfetto JSON.
+
+All three are built from the same spans and instants, derived from the events:
+
+- spans: per call, ``G`` (thread_start → gen_done, or → cancel) and ``L`` (gen_done →
+  tool_done, or → cancel); per arm, ``F`` (respond → answer_ready);
+- instants: words, fires, skips, cancels, the reflector's start, checks and decision,
+  answers.
+
+Lanes: ``input``, ``reflector``, ``call N`` (streaming arm), ``baseline``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamrag.engine.trace import read_trace
+from streamrag.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    lane: str
+    name: str  # G, L, F
+    start_us: int
+    end_us: int
+    cancelled: bool = False
+    seq: int = 0  # index of the event that opened the span (ties at one instant)
+
+
+@dataclass(frozen=True, slots=True)
+class Instant:
+    lane: str
+    name: str
+    t_us: int
+    detail: str = ""
+    seq: int = 0  # index of the event (ties at one instant)
+
+
+def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, Any]]:
+    """The events of question ``qid`` in ``RUN_DIR/trace.jsonl`` (as dicts)."""
+    path = Path(run_dir) / "trace.jsonl"
+    if not path.is_file():
+        raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
+    events = [e.model_dump() for e in read_trace(path, qid)]
+    if not events:
+        raise InputError(f"{path}: no question {qid!r} in this run")
+    return events
+
+
+def _lane(e: dict[str, Any]) -> str:
+    return "baseline" if e.get("arm") == "baseline" else f"call {e['call']}"
+
+
+def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[Instant]]:
+    """The spans and instants of one question's events (see the module docstring)."""
+    spans: list[Span] = []
+    instants: list[Instant] = []
+    open_g: dict[str, tuple[int, int]] = {}
+    open_l: dict[str, tuple[int, int]] = {}
+    open_f: dict[str, tuple[int, int]] = {}
+
+    for seq, e in enumerate(events):
+        k, t = e["kind"], e["t_us"]
+
+        def mark(lane: str, name: str, detail: str) -> None:
+            instants.append(Instant(lane, name, t, detail, seq))  # noqa: B023 - used at once
+
+        def close(lane: str, name: str, opened: tuple[int, int], cancelled: bool = False) -> None:
+            spans.append(Span(lane, name, opened[0], t, cancelled, opened[1]))  # noqa: B023
+
+        if k == "word":
+            mark("input", "word", f"word {e['word']}")
+        elif k == "input_end":
+            mark("input", "input_end", f"E: last of {e['n_words']} words")
+        elif k == "fire":
+            mark(_lane(e), "fire", f"prefix {e['prefix_t']} (by {e['by']})")
+        elif k == "skip":
+            mark("input", "skip", f"prefix {e['prefix_t']} skipped: {e['reason']}")
+        elif k == "thread_start":
+            open_g[_lane(e)] = (t, seq)
+        elif k == "gen_done":
+            lane = _lane(e)
+            close(lane, "G", open_g.pop(lane))
+            open_l[lane] = (t, seq)
+        elif k == "tool_done":
+            lane = _lane(e)
+            close(lane, "L", open_l.pop(lane))
+            top = "" if e.get("top") is None else f" top {list(e['top'])}"
+            mark(lane, "tool_done", f"result of prefix {e['prefix_t']}{top}")
+        elif k == "cancel":
+            lane = _lane(e)
+            if lane in open_g:
+                close(lane, "G", open_g.pop(lane), cancelled=True)
+            elif lane in open_l:
+                close(lane, "L", open_l.pop(lane), cancelled=True)
+            mark(lane, "cancel", e["reason"])
+        elif k == "reflect":
+            mark("reflector", "reflect", f"finished {list(e['finished'])}, in flight {list(e['in_flight'])}")
+        elif k == "check":
+            extra = "" if e.get("score") is None else f" (score {e['score']:.3g}, coverage {e['coverage']:.2f})"
+            verdict = "sufficient" if e["sufficient"] else "insufficient"
+            mark("reflector", "check", f"call {e['call']} prefix {e['prefix_t']}: {verdict}{extra}")
+        elif k == "decision":
+            what = "new call on the full query" if e["call"] is None else f"call {e['call']}"
+            mark("reflector", "decision", f"{e['outcome']}: {what} (prefix {e['prefix_t']})")
+        elif k == "respond":
+            open_f["baseline" if e["arm"] == "baseline" else "response"] = (t, seq)
+        elif k == "answer_ready":
+            lane = "baseline" if e["arm"] == "baseline" else "response"
+            close(lane, "F", open_f.pop(lane))
+            mark(lane, "answer_ready", f"{e['arm']} answer ready")
+    return spans, instants
+
+
+def _lanes(spans: list[Span], instants: list[Instant]) -> list[str]:
+    seen = {s.lane for s in spans} | {i.lane for i in instants}
+    calls = sorted((lane for lane in seen if lane.startswith("call ")), key=lambda s: int(s.split()[1]))
+    order = ["input", *calls, "reflector", "response", "baseline"]
+    return [lane for lane in order if lane in seen]
+
+
+def headline(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Baseline, streaming and saved ms of one question, from its events."""
+    e_us = next(e["t_us"] for e in events if e["kind"] == "input_end")
+    ans = {e["arm"]: e["t_us"] for e in events if e["kind"] == "answer_ready"}
+    baseline = (ans["baseline"] - e_us) / 1000
+    streaming = (ans["streaming"] - e_us) / 1000
+    return {"E_ms": e_us / 1000, "baseline_ms": baseline, "streaming_ms": streaming, "saved_ms": baseline - streaming}
+
+
+# --- terminal ------------------------------------------------------------------------
+
+_SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green"}
+_SPAN_CHAR = {"G": "g", "L": "L", "F": "F"}
+_MARKS = {"word": "|", "fire": ">", "cancel": "x", "decision": "*", "skip": "-", "input_end": "E"}
+_LEGEND = "g = query generation  L = tool call  F = response  > fire  x cancel  * decision  E end of input"
+
+
+def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width: int = 64) -> None:
+    """Print a Gantt strip per lane and the event table of one question (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or Console()
+    spans, instants = spans_and_instants(events)
+    head = headline(events)
+    qid = events[0]["qid"]
+    console.print(
+        Text.assemble(
+            (f"{qid}", "bold"),
+            f"  E = {head['E_ms']:.1f} ms   baseline {head['baseline_ms']:.1f} ms   "
+            f"streaming {head['streaming_ms']:.1f} ms   ",
+            ("saved ", "bold"),
+            (f"{head['saved_ms']:.1f} ms", "bold red" if head["saved_ms"] < 0 else "bold green"),
+        )
+    )
+    end_us = max([s.end_us for s in spans] + [i.t_us for i in instants]) or 1
+    scale = (width - 1) / end_us
+    gantt = Table(show_header=False, box=None, pad_edge=False)
+    gantt.add_column("lane", style="bold", no_wrap=True)
+    gantt.add_column("timeline", no_wrap=True)
+    for lane in _lanes(spans, instants):
+        cells = [(" ", "")] * width
+        for s in spans:
+            if s.lane == lane:
+                for x in range(round(s.start_us * scale), max(round(s.start_us * scale) + 1, round(s.end_us * scale))):
+                    style = _SPAN_STYLE[s.name] + (" strike" if s.cancelled else "")
+                    cells[min(x, width - 1)] = (_SPAN_CHAR[s.name], style)
+        for i in instants:
+            if i.lane == lane:
+                mark = _MARKS.get(i.name)
+                if mark:
+                    cells[min(round(i.t_us * scale), width - 1)] = (mark, "bold yellow" if mark != "|" else "dim")
+        gantt.add_row(lane, Text.assemble(*cells))
+    gantt.add_row("", Text(f"0{'':{width - 12}}{end_us / 1000:>10.0f}ms", style="dim"))
+    console.print(gantt)
+    console.print(Text(_LEGEND, style="dim"))
+
+    table = Table(title=None, show_lines=False)
+    table.add_column("t (ms)", justify="right")
+    table.add_column("lane")
+    table.add_column("event")
+    table.add_column("detail")
+    rows = [(i.t_us, i.seq, i.lane, i.name, i.detail) for i in instants]
+    for s in spans:
+        took = f"{(s.end_us - s.start_us) / 1000:.1f} ms" + (" (cancelled)" if s.cancelled else "")
+        rows.append((s.start_us, s.seq, s.lane, f"{s.name} start", took))
+    for t, _, lane, name, detail in sorted(rows, key=lambda r: (r[0], r[1])):
+        style = "red" if name in ("cancel", "skip") else ("bold" if name in ("decision", "answer_ready") else "")
+        table.add_row(f"{t / 1000:.3f}", lane, name, detail, style=style)
+    console.print(table)
+
+
+# --- PNG -----------------------------------------------------------------------------
+
+
+def write_png(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """A Gantt-like PNG of one question (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from streamrag.atomic import atomic_path
+
+    spans, instants = spans_and_instants(events)
+    lanes = _lanes(spans, instants)
+    y = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
+    colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c"}
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(lanes) + 1.6), dpi=110)
+    for s in spans:
+        ax.broken_barh(
+            [(s.start_us / 1000, (s.end_us - s.start_us) / 1000)], (y[s.lane] - 0.35, 0.7),
+            facecolors=colors[s.name], alpha=0.45 if s.cancelled else 0.9,
+            hatch="//" if s.cancelled else None, edgecolor="black", linewidth=0.4,
+        )  # fmt: skip
+        ax.text((s.start_us + s.end_us) / 2000, y[s.lane], s.name, ha="center", va="center", fontsize=7)
+    markers = {"word": ("|", "grey"), "fire": (">", "black"), "cancel": ("x", "red"), "decision": ("*", "orange"),
+               "skip": ("_", "red"), "check": (".", "black"), "answer_ready": ("D", "green")}  # fmt: skip
+    for i in instants:
+        if i.name in markers:
+            m, c = markers[i.name]
+            ax.plot(i.t_us / 1000, y[i.lane], marker=m, color=c, markersize=8 if m != "|" else 12, linestyle="none")
+    e_ms = headline(events)["E_ms"]
+    ax.axvline(e_ms, color="black", linestyle="--", linewidth=0.8)
+    ax.text(e_ms, -0.8, " E (end of input)", fontsize=8, va="center")
+    head = headline(events)
+    ax.set_yticks(range(len(lanes)), [lane for lane in reversed(lanes)])
+    ax.set_xlabel("virtual time since arrival (ms)")
+    ax.set_title(
+        f"{events[0]['qid']}: baseline {head['baseline_ms']:.0f} ms, streaming {head['streaming_ms']:.0f} ms, "
+        f"saved {head['saved_ms']:.0f} ms",
+        fontsize=10,
+    )
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+    return target
+
+
+# --- Perfetto / Chrome trace-event JSON ----------------------------------------------
+
+
+def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Chrome/Perfetto trace-event JSON: ``X`` spans and ``i`` instants, ``ts`` in µs."""
+    spans, instants = spans_and_instants(events)
+    lanes = _lanes(spans, instants)
+    tid = {lane: i + 1 for i, lane in enumerate(lanes)}
+    qid = events[0]["qid"]
+    out: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": qid}}]
+    out += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"name": lane}} for lane in lanes]
+    out += [
+        {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"sort_index": tid[lane]}}
+        for lane in lanes
+    ]
+    for s in spans:
+        out.append({
+            "name": {"G": "query generation", "L": "tool call", "F": "response"}[s.name],
+            "cat": "llm" if s.name in ("G", "F") else "tool",
+            "ph": "X", "ts": s.start_us, "dur": s.end_us - s.start_us, "pid": 1, "tid": tid[s.lane],
+            "args": {"cancelled": s.cancelled},
+        })  # fmt: skip
+    for i in instants:
+        out.append({"name": i.name, "cat": "event", "ph": "i", "s": "t", "ts": i.t_us, "pid": 1, "tid": tid[i.lane],
+                    "args": {"detail": i.detail}})  # fmt: skip
+    return {"traceEvents": out, "displayTimeUnit": "ms"}
+
+
+def write_perfetto(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
+    from streamrag.atomic import write_text_atomic
+
+    write_text_atomic(path, json.dumps(perfetto(events), indent=1) + "\n")
+    return Path(path)

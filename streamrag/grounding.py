@@ -1,0 +1,82 @@
+"""Which chunks hold a gold answer (design §3, "Grounding").
+
+``exact``: normalize = lowercase, every character outside ``[a-z0-9 ]`` → space, collapse
+spaces. Candidates are the answer and the alt answers; candidates that normalize to one
+of :data:`DROPPED_ANSWERS` are ignored. A multi-token candidate matches as a substring of
+the normalized chunk; a single-token candidate must match a whole word. yes/no answers
+are kept on purpose (the anchor study's convention; gold density exposes the bias).
+
+``relaxed``: everything ``exact`` matches, and in addition a multi-token candidate with
+≥ 2 content tokens (after removing :data:`RELAXED_STOPWORDS`) matches a chunk holding
+all its content tokens anywhere, in any order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+GroundingMode = Literal["exact", "relaxed"]
+
+DROPPED_ANSWERS = frozenset({"", "i don't know", "i dont know", "invalid question", "unknown"})
+RELAXED_STOPWORDS = frozenset(
+    "the a an of in on at to and or for is are was were be by with as that this".split()
+)
+_NOT_ALNUM_SPACE = re.compile(r"[^a-z0-9 ]")
+
+
+def normalize(text: str) -> str:
+    """Lowercase; every char outside ``[a-z0-9 ]`` → space; collapse spaces."""
+    return " ".join(_NOT_ALNUM_SPACE.sub(" ", text.lower()).split())
+
+
+def answer_candidates(answers: Iterable[str]) -> list[str]:
+    """Normalized, de-duplicated candidates in order, minus the dropped ones.
+
+    The drop list is checked on the lowercased raw answer too, since normalizing turns
+    "i don't know" into "i don t know".
+    """
+    out: list[str] = []
+    for answer in answers:
+        lowered = " ".join(answer.lower().split())
+        candidate = normalize(answer)
+        if lowered in DROPPED_ANSWERS or candidate in DROPPED_ANSWERS:
+            continue
+        if candidate not in out:
+            out.append(candidate)
+    return out
+
+
+def _content_tokens(candidate: str) -> list[str]:
+    return [t for t in candidate.split() if t not in RELAXED_STOPWORDS]
+
+
+def chunk_is_gold(normalized_chunk: str, candidates: Sequence[str], mode: GroundingMode = "exact") -> bool:
+    """Whether a normalized chunk contains one of the (normalized) candidates."""
+    padded = f" {normalized_chunk} "
+    words: set[str] | None = None
+    for candidate in candidates:
+        tokens = candidate.split()
+        if len(tokens) > 1:
+            content = _content_tokens(candidate) if mode == "relaxed" else []
+            if candidate in normalized_chunk:
+                return True
+            if len(content) >= 2:
+                if words is None:
+                    words = set(normalized_chunk.split())
+                if all(t in words for t in content):
+                    return True
+        elif f" {candidate} " in padded:
+            return True
+    return False
+
+
+def gold_chunks(chunks: Sequence[str], answers: Iterable[str], mode: GroundingMode = "exact") -> frozenset[int]:
+    """Ids of the chunks that hold a gold answer."""
+    if mode not in ("exact", "relaxed"):
+        raise ValueError(f"unknown grounding mode {mode!r}; use 'exact' or 'relaxed'")
+    candidates = answer_candidates(answers)
+    if not candidates:
+        return frozenset()
+    return frozenset(i for i, chunk in enumerate(chunks) if chunk_is_gold(normalize(chunk), candidates, mode))

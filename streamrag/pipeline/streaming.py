@@ -1,0 +1,269 @@
+"""One question through the pipeline: input → Trigger → tool threads → Reflector → F.
+
+Async components on anyio that only *wait* here; every decision is delegated to plain
+functions (:mod:`~streamrag.pipeline.triggers`, :mod:`~streamrag.pipeline.reflectors`).
+They take a :class:`~streamrag.engine.clock.Clock`, so the same code runs in virtual
+time (simulation) and on the wall clock (live mode).
+
+Two arms run side by side in one task group:
+
+- **streaming** — words arrive at ``plan.word_us``; the trigger fires speculative calls
+  (each a tool thread: G then L); at end of turn the reflector picks a result, cancels
+  the calls still in flight, and response generation F runs from it;
+- **baseline** — at end of turn, one call on the full query (G + L), then F.
+
+Common random numbers: a call on prefix t always takes ``plan.g_us[t-1]`` and
+``plan.l_us[t-1]`` whichever arm fires it, and both arms share ``plan.f_us``; so trigger
+``none`` saves exactly 0 and a mis-fire costs exactly the reflector's waiting.
+
+Sleeps carry a :class:`~streamrag.engine.clock.Priority` so that same-instant events
+follow the engine's rule: completions, then words, then ticks, then end of turn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskGroup
+
+from streamrag.engine.clock import Clock, Priority
+from streamrag.engine.trace import Recorder
+from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.reflectors import Reflector
+from streamrag.pipeline.triggers import Trigger
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPlan:
+    """Everything drawn in advance for one question (µs offsets from its arrival)."""
+
+    question: SimQuestion
+    word_us: tuple[int, ...]
+    """Arrival of words 1..n."""
+    end_of_turn_us: int
+    """Delay from the last word to end of turn (when reflector and baseline start)."""
+    g_us: tuple[int, ...]
+    """Query-generation latency of a call on prefix t at index t-1."""
+    l_us: tuple[int, ...]
+    """Tool latency of a call on prefix t at index t-1."""
+    f_us: int
+    """Response-generation latency (both arms)."""
+
+    @property
+    def input_end_us(self) -> int:
+        return self.word_us[-1]
+
+    @property
+    def turn_end_us(self) -> int:
+        return self.word_us[-1] + self.end_of_turn_us
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call (a thread): fired on ``prefix_t``."""
+
+    idx: int
+    prefix_t: int
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: bool = False
+
+
+async def run_tool_call(
+    clock: Clock, rec: Recorder, arm: str, call: Call, g_us: int, l_us: int, top: tuple[int, ...] | None
+) -> None:
+    """A tool thread: query generation (G), then the tool call (L); ``top`` is its result."""
+    rec.emit("thread_start", arm=arm, call=call.idx)
+    await clock.sleep_us(g_us, Priority.COMPLETION)
+    rec.emit("gen_done", arm=arm, call=call.idx)
+    await clock.sleep_us(l_us, Priority.COMPLETION)
+    call.done = True
+    rec.emit("tool_done", arm=arm, call=call.idx, prefix_t=call.prefix_t, top=top)
+
+
+async def run_baseline(clock: Clock, rec: Recorder, plan: QuestionPlan) -> None:
+    """The non-streaming arm: at end of turn, G + L on the full query, then F."""
+    n = plan.question.n_words
+    await clock.sleep_until_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END)
+    call = Call(1, n)
+    rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
+    await run_tool_call(clock, rec, "baseline", call, plan.g_us[n - 1], plan.l_us[n - 1], _top(plan.question, n))
+    rec.emit("respond", arm="baseline", call=1, prefix_t=n)
+    await clock.sleep_us(plan.f_us, Priority.COMPLETION)
+    rec.emit("answer_ready", arm="baseline")
+
+
+def _top(q: SimQuestion, t: int) -> tuple[int, ...] | None:
+    return None if q.topk is None else tuple(int(c) for c in q.topk[t - 1])
+
+
+def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
+    """Input instants ``(at_us, priority, word_t)``; ``word_t = 0`` marks a tick.
+
+    Ticks fall at k·tick_us (k ≥ 1) up to the last word; a tick at the same µs as a
+    word comes after it (priority rule), so it sees that word.
+    """
+    events = [(at, int(Priority.INPUT), t) for t, at in enumerate(plan.word_us, start=1)]
+    if tick_us:
+        last = plan.word_us[-1]
+        events += [(k * tick_us, int(Priority.TICK), 0) for k in range(1, last // tick_us + 1)]
+        events.sort()
+    return events
+
+
+class StreamingArm:
+    """The streaming arm of one question."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        rec: Recorder,
+        plan: QuestionPlan,
+        trigger: Trigger,
+        reflector: Reflector,
+        max_threads: int | None,
+        tg: TaskGroup,
+    ) -> None:
+        self.clock = clock
+        self.rec = rec
+        self.plan = plan
+        self.trigger = trigger
+        self.reflector = reflector
+        self.max_threads = max_threads
+        self.tg = tg
+        self.calls: list[Call] = []
+        self.in_flight: dict[int, Call] = {}
+        self.fired_prefixes: set[int] = set()
+        self.finished: list[Call] = []  # completion order
+        self._send, self._completions = anyio.create_memory_object_stream[Call](math.inf)
+
+    # -- input and trigger ------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self._send.close()
+            self._completions.close()
+
+    async def _run(self) -> None:
+        clock, rec, plan, trigger = self.clock, self.rec, self.plan, self.trigger
+        origin = rec.origin_us
+        n = plan.question.n_words
+        heard = 0
+        for at_us, priority, word_t in _schedule(plan, trigger.tick_us):
+            await clock.sleep_until_us(origin + at_us, priority)
+            if word_t:
+                heard = word_t
+                rec.emit("word", word=word_t)
+                if word_t == n:
+                    rec.emit("input_end", n_words=n)
+                if trigger.on_word(word_t):
+                    self._opportunity(word_t)
+            elif trigger.on_tick(heard):
+                self._opportunity(heard)
+        await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
+        chosen = await self._reflect()
+        rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)
+        await clock.sleep_us(plan.f_us, Priority.COMPLETION)
+        rec.emit("answer_ready", arm="streaming")
+
+    def _opportunity(self, t: int) -> None:
+        if t < 1 or t in self.fired_prefixes:
+            return
+        if self.trigger.kills_in_flight:
+            for call in list(self.in_flight.values()):
+                self._cancel(call, "replaced")
+        elif self.max_threads is not None and len(self.in_flight) >= self.max_threads:
+            self.rec.emit("skip", prefix_t=t, reason="cap")
+            return
+        self._fire(t, "trigger")
+
+    def _fire(self, t: int, by: str) -> Call:
+        call = Call(len(self.calls) + 1, t)
+        self.calls.append(call)
+        self.in_flight[call.idx] = call
+        self.fired_prefixes.add(t)
+        self.rec.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by=by)
+        self.tg.start_soon(self._thread, call, name=f"{self.rec.qid}:call{call.idx}")
+        return call
+
+    async def _thread(self, call: Call) -> None:
+        plan = self.plan
+        if call.scope.cancel_called:  # killed before it got to run
+            return
+        with call.scope:
+            await run_tool_call(
+                self.clock, self.rec, "streaming", call,
+                plan.g_us[call.prefix_t - 1], plan.l_us[call.prefix_t - 1], _top(plan.question, call.prefix_t),
+            )  # fmt: skip
+            del self.in_flight[call.idx]
+            self.finished.append(call)
+            self._send.send_nowait(call)
+
+    def _cancel(self, call: Call, reason: str) -> None:
+        call.scope.cancel()
+        del self.in_flight[call.idx]
+        self.rec.emit("cancel", arm="streaming", call=call.idx, reason=reason)
+
+    # -- reflector --------------------------------------------------------------------
+
+    def _check(self, call: Call) -> bool:
+        verdict = self.reflector.judge(call.prefix_t)
+        self.rec.emit("check", call=call.idx, prefix_t=call.prefix_t, sufficient=verdict.sufficient,
+            score=verdict.score, coverage=verdict.coverage,
+        )  # fmt: skip
+        return verdict.sufficient
+
+    def _decide(self, call: Call, outcome: str) -> Call:
+        self.rec.emit("decision", outcome=outcome, call=call.idx, prefix_t=call.prefix_t)
+        for other in list(self.in_flight.values()):
+            self._cancel(other, "reflector")
+        return call
+
+    async def _reflect(self) -> Call:
+        rec, reflector = self.rec, self.reflector
+        rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
+        if reflector.check_us:
+            await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
+        # Completions so far are queued in the stream: consume them (judged below).
+        judged = len(self.finished)
+        for _ in range(judged):
+            self._completions.receive_nowait()
+        by_idx = {c.idx: c for c in self.finished}
+        for idx, _t in reflector.order([(c.idx, c.prefix_t) for c in self.finished[:judged]]):
+            if self._check(by_idx[idx]):
+                return self._decide(by_idx[idx], "speculative")
+        while self.in_flight:
+            call = await self._completions.receive()
+            if self._check(call):
+                return self._decide(call, "speculative")
+        # Mis-fire: no speculative result is sufficient; answer from the full query.
+        n = self.plan.question.n_words
+        full = next((c for c in self.finished if c.prefix_t == n), None)
+        if full is not None:
+            return self._decide(full, "fallback")
+        rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
+        call = self._fire(n, "reflector")
+        while (done := await self._completions.receive()) is not call:  # pragma: no cover - only call in flight
+            pass
+        return done
+
+
+async def simulate_question(
+    clock: Clock,
+    plan: QuestionPlan,
+    trigger: Trigger,
+    reflector: Reflector,
+    max_threads: int | None,
+    rec: Recorder,
+) -> None:
+    """Run both arms of one question; its events land in ``rec``.
+
+    The question arrives at ``rec.origin_us`` on ``clock``.
+    """
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_baseline, clock, rec, plan, name=f"{rec.qid}:baseline")
+        arm = StreamingArm(clock, rec, plan, trigger, reflector, max_threads, tg)
+        await arm.run()

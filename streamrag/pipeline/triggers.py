@@ -1,0 +1,249 @@
+"""Triggers: when to fire a speculative tool call (design §5).
+
+A trigger is a plain object that *decides*; it never waits. The streaming arm calls
+``on_word(t)`` when word t arrives and, for time-based triggers, ``on_tick(t)`` every
+``tick_us`` (t = words heard so far). A ``True`` answer is a fire *opportunity* for
+prefix t; the arm then applies the rules every trigger shares:
+
+- each distinct prefix fires at most once (an opportunity on a fired prefix is dropped);
+- with the thread cap full, the opportunity is skipped (and lost: word-interval
+  triggers count from the last opportunity, fired or not);
+- a trigger with ``kills_in_flight`` (``replace``) kills the in-flight call instead.
+
+Policies (config ``kind``):
+
+==============  ==============================================================
+``interval``    ``words = m``: every m-th word (m, 2m, …); ``seconds = s``: at
+                s, 2s, … on the prefix heard so far (Stream RAG fixed interval)
+``replace``     every ``seconds``, fire only if the prefix's top-k (as a set)
+                differs from the last fired one, killing the in-flight call
+                (Stream RAG model-triggered; one thread)
+``stable``      when top-1 has been unchanged for ``words`` words, i.e.
+                top1(t) = top1(t−1) = … = top1(t−m); once per stable run
+``every_word``  every word
+``oracle``      exactly at t*
+``none``        never (the baseline)
+==============  ==============================================================
+
+``replace`` and ``stable`` read prefix rankings, so they need full mode.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from streamrag.errors import ConfigError
+from streamrag.pipeline.question import SimQuestion
+
+
+class Trigger(Protocol):
+    """Decides fire opportunities for one question (fresh state per question)."""
+
+    tick_us: int | None
+    """Period of time-based opportunities, ``None`` for word-driven triggers."""
+    kills_in_flight: bool
+    """Fire by killing the in-flight call (``replace``) instead of respecting the cap."""
+
+    def on_word(self, t: int) -> bool: ...
+
+    def on_tick(self, t: int) -> bool: ...
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- implementations (plain, per question) -------------------------------------------
+
+
+class _WordTrigger:
+    tick_us: int | None = None
+    kills_in_flight = False
+
+    def on_word(self, t: int) -> bool:  # pragma: no cover - overridden
+        return False
+
+    def on_tick(self, t: int) -> bool:
+        return False
+
+
+class NoneTrigger(_WordTrigger):
+    """Never fires."""
+
+
+class EveryWordTrigger(_WordTrigger):
+    """Fires on every word."""
+
+    def on_word(self, t: int) -> bool:
+        return True
+
+
+class OracleTrigger(_WordTrigger):
+    """Fires exactly at t*."""
+
+    __slots__ = ("t_star",)
+
+    def __init__(self, t_star: int) -> None:
+        self.t_star = t_star
+
+    def on_word(self, t: int) -> bool:
+        return t == self.t_star
+
+
+class WordIntervalTrigger(_WordTrigger):
+    """An opportunity every ``words`` words since the last opportunity."""
+
+    __slots__ = ("words", "last_t")
+
+    def __init__(self, words: int) -> None:
+        self.words = words
+        self.last_t = 0
+
+    def on_word(self, t: int) -> bool:
+        if t - self.last_t >= self.words:
+            self.last_t = t
+            return True
+        return False
+
+
+class SecondsIntervalTrigger(_WordTrigger):
+    """An opportunity every ``tick_us`` on the prefix heard so far."""
+
+    def __init__(self, tick_us: int) -> None:
+        self.tick_us = tick_us
+
+    def on_word(self, t: int) -> bool:
+        return False
+
+    def on_tick(self, t: int) -> bool:
+        return t >= 1
+
+
+class ReplaceTrigger(_WordTrigger):
+    """Stream RAG model-triggered: fire when the prefix's top-k changed; kill the old call."""
+
+    kills_in_flight = True
+
+    def __init__(self, tick_us: int, topk_sets: list[frozenset[int]]) -> None:
+        self.tick_us = tick_us
+        self._sets = topk_sets
+        self._last: frozenset[int] | None = None
+
+    def on_word(self, t: int) -> bool:
+        return False
+
+    def on_tick(self, t: int) -> bool:
+        if t < 1:
+            return False
+        current = self._sets[t - 1]
+        if current == self._last:
+            return False
+        self._last = current
+        return True
+
+
+class StableTrigger(_WordTrigger):
+    """Fires once per run of ``words + 1`` consecutive prefixes with the same top-1."""
+
+    def __init__(self, words: int, top1: list[int]) -> None:
+        self.words = words
+        self._top1 = top1
+        self._run = 0
+        self._prev: int | None = None
+
+    def on_word(self, t: int) -> bool:
+        top1 = self._top1[t - 1]
+        self._run = self._run + 1 if top1 == self._prev else 1
+        self._prev = top1
+        return self._run == self.words + 1
+
+
+# --- configs (pydantic, discriminated by kind) ---------------------------------------
+
+
+def _needs_rankings(kind: str, q: SimQuestion) -> None:
+    if q.topk is None:
+        raise ConfigError(
+            f"trigger.kind: {kind!r} needs prefix rankings, but question {q.interaction_id!r} is "
+            "trace-driven (a table only gives t*); use interval, every_word, oracle or none"
+        )
+
+
+class IntervalTriggerConfig(_Config):
+    """Every ``words`` words, or every ``seconds`` seconds (exactly one of the two)."""
+
+    kind: Literal["interval"] = "interval"
+    words: int | None = Field(default=None, ge=1)
+    seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> IntervalTriggerConfig:
+        if (self.words is None) == (self.seconds is None):
+            raise ValueError("set exactly one of 'words' and 'seconds'")
+        return self
+
+    def build(self, q: SimQuestion) -> Trigger:
+        if self.words is not None:
+            return WordIntervalTrigger(self.words)
+        return SecondsIntervalTrigger(round(self.seconds * 1e6))  # type: ignore[operator]
+
+
+class ReplaceTriggerConfig(_Config):
+    """Stream RAG model-triggered mode (one thread, kill on change)."""
+
+    kind: Literal["replace"] = "replace"
+    seconds: float = Field(default=0.5, gt=0, allow_inf_nan=False)
+
+    def build(self, q: SimQuestion) -> Trigger:
+        _needs_rankings(self.kind, q)
+        sets = [frozenset(int(c) for c in row) for row in q.topk]  # type: ignore[union-attr]
+        return ReplaceTrigger(round(self.seconds * 1e6), sets)
+
+
+class StableTriggerConfig(_Config):
+    """Top-1 unchanged for ``words`` words."""
+
+    kind: Literal["stable"] = "stable"
+    words: int = Field(default=2, ge=1)
+
+    def build(self, q: SimQuestion) -> Trigger:
+        _needs_rankings(self.kind, q)
+        return StableTrigger(self.words, [int(r[0]) for r in q.topk])  # type: ignore[union-attr]
+
+
+class EveryWordTriggerConfig(_Config):
+    kind: Literal["every_word"] = "every_word"
+
+    def build(self, q: SimQuestion) -> Trigger:
+        return EveryWordTrigger()
+
+
+class OracleTriggerConfig(_Config):
+    kind: Literal["oracle"] = "oracle"
+
+    def build(self, q: SimQuestion) -> Trigger:
+        return OracleTrigger(q.t_star)
+
+
+class NoneTriggerConfig(_Config):
+    kind: Literal["none"] = "none"
+
+    def build(self, q: SimQuestion) -> Trigger:
+        return NoneTrigger()
+
+
+TriggerConfig = Annotated[
+    IntervalTriggerConfig
+    | ReplaceTriggerConfig
+    | StableTriggerConfig
+    | EveryWordTriggerConfig
+    | OracleTriggerConfig
+    | NoneTriggerConfig,
+    Field(discriminator="kind"),
+]
+"""A trigger policy, chosen by ``kind``."""
+
+NEEDS_RANKINGS = frozenset({"replace", "stable"})
+"""Trigger kinds that cannot run trace-driven."""

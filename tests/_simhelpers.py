@@ -1,0 +1,117 @@
+"""Helpers shared by the engine/pipeline/simulate tests (not a test module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from streamrag.engine.loop import run_virtual
+from streamrag.engine.runner import replay_question
+from streamrag.engine.scenario import ResolvedScenario, scenario_from_dict
+from streamrag.pipeline.question import SimQuestion
+
+
+def table_q(qid: str = "q", n: int = 6, t_sc: int | None = None, t_suf: int | None = None, qtype: str = "") -> SimQuestion:
+    """A trace-driven question (what a stabilization table gives)."""
+    return SimQuestion(qid, n, n if t_sc is None else t_sc, t_suf, None, None, None, None, qtype)
+
+
+def full_q(
+    qid: str,
+    topk: list[list[int]],
+    *,
+    gold: set[int] = frozenset(),
+    scores: dict[int, float] | None = None,
+    coverage: dict[int, float] | None = None,
+    n_chunks: int = 10,
+) -> SimQuestion:
+    """A full-mode question from explicit prefix top-k rows."""
+    from streamrag.analysis.metrics import t_sc, t_suf
+
+    arr = np.array(topk, dtype=np.int64)
+    fs = np.zeros(n_chunks)
+    fc = np.zeros(n_chunks)
+    for c, v in (scores or {}).items():
+        fs[c] = v
+    for c, v in (coverage or {}).items():
+        fc[c] = v
+    return SimQuestion(qid, len(topk), t_sc(list(arr[:, 0])), t_suf(arr, frozenset(gold)), arr, frozenset(gold), fs, fc)
+
+
+def const_scenario(
+    *,
+    delta: float = 2.0,
+    G: float = 100,
+    L: float = 300,
+    F: float = 500,
+    trigger: dict[str, Any] | None = None,
+    reflector: dict[str, Any] | None = None,
+    max_threads: int | None = 4,
+    extra: list[str] | None = None,
+    seed: int = 0,
+) -> ResolvedScenario:
+    raw: dict[str, Any] = {
+        "name": "test",
+        "seed": seed,
+        "input": {"kind": "uniform", "delta_wps": delta},
+        "trigger": trigger or {"kind": "interval", "words": 3},
+        "pipeline": {"max_threads": max_threads},
+        "reflector": reflector or {"kind": "heuristic"},
+        "latency": {"profile": "paper-rq3", "G_ms": G, "L_ms": L, "F_ms": F},
+    }
+    if max_threads is None:
+        raw["pipeline"] = {}
+    return scenario_from_dict(raw, extra)
+
+
+def replay(q: SimQuestion, rs: ResolvedScenario) -> list[dict[str, Any]]:
+    """One question's events (validated against the pydantic models as emitted)."""
+    return run_virtual(lambda clock: replay_question(clock, q, rs, validate=True))
+
+
+def compact(events: list[dict[str, Any]]) -> list[tuple]:
+    """(t_us, kind, the other fields but qid) per event: easy to write by hand."""
+    out = []
+    for e in events:
+        rest = {k: v for k, v in e.items() if k not in ("qid", "t_us", "kind")}
+        out.append((e["t_us"], e["kind"], *rest.values()))
+    return out
+
+
+def small_table(n: int, seed: int = 1):
+    """A valid §7 stabilization table of ``n`` questions (ids ``t-0000`` …), as a DataFrame.
+
+    About a third are retrieved-gold (t_suf defined); built here so the CLI tests do not
+    depend on the data generator.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        n_words = int(rng.integers(3, 20))
+        t_sc = int(rng.integers(1, n_words + 1))
+        rg = bool(rng.random() < 0.35)
+        t_suf = int(rng.integers(1, n_words + 1)) if rg else None
+        rows.append(
+            {
+                "interaction_id": f"t-{i:04d}",
+                "domain": "movie",
+                "question_type": ["simple", "comparison", "set"][i % 3],
+                "static_or_dynamic": "static",
+                "n_words": n_words,
+                "n_passages": 50,
+                "groundable": rg or bool(rng.random() < 0.2),
+                "retrieved_gold": rg,
+                "t_sc": t_sc,
+                "phi_sc": t_sc / n_words,
+                "t_suf": t_suf,
+                "phi_suf": None if t_suf is None else t_suf / n_words,
+                "volatility": 0,
+                "gold_density": 0.1 if rg else 0.0,
+            }
+        )
+    df = pd.DataFrame(rows)
+    df["t_suf"] = df["t_suf"].astype("Int64")
+    return df

@@ -1,0 +1,31 @@
+"""Shared fixtures. Real CRAG data is read from ../shared/data/crag/ and never copied."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", ROOT.parent / "shared" / "data" / "crag"))
+
+
+@pytest.fixture(scope="session")
+def crag_dir() -> Path:
+    """The folder of real CRAG data; tests that need it skip where it is absent."""
+    if not (CRAG_DIR / "dev_data.jsonl.bz2").exists():
+        pytest.skip(f"real CRAG data not found at {CRAG_DIR} (set STREAMRAG_CRAG_DIR to its folder)")
+    return CRAG_DIR
+
+
+@pytest.fixture(scope="session")
+def crag_sample(crag_dir: Path) -> Path:
+    """CRAG's own 10-record example file with real HTML pages."""
+    return crag_dir / "dev_data.jsonl.bz2"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_chunk_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Commands that use the default chunk cache write into a temporary folder, not ~/.cache."""
+    os.environ["STREAMRAG_CACHE"] = str(tmp_path_factory.mktemp("chunk-cache"))

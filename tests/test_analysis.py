@@ -1,0 +1,134 @@
+"""The analyzer end to end: known values on the real sample, outputs, arms, anchors."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from streamrag.analysis.anchor import t_anchor, t_pivot
+from streamrag.analysis.runner import analyze_file, analyze_question, sim_questions
+from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
+from streamrag.cli import main
+from streamrag.data.crag import CragRecord
+from streamrag.data.demo import demo_path
+from streamrag.data.ingest import Question
+from streamrag.retrieval.bm25 import BM25Index
+from streamrag.retrieval.tokenize import word_tokens
+
+
+@pytest.fixture(scope="module")
+def sample_rows(crag_sample: Path) -> dict[str, dict]:
+    return {a.row["interaction_id"]: a.row for a in analyze_file(crag_sample, split=None)}
+
+
+def test_known_questions_of_the_real_sample(sample_rows: dict[str, dict]) -> None:
+    a = sample_rows["55b219e5-ba31-4318-a73d-551f0fb9c546"]
+    assert (a["n_words"], a["n_passages"], a["t_sc"], a["t_suf"], a["volatility"]) == (11, 110, 6, 1, 0)
+    assert a["groundable"] and a["retrieved_gold"]
+    b = sample_rows["db078969-dcfd-4bd3-8d07-ee8ceceebafd"]
+    assert (b["n_words"], b["n_passages"], b["t_sc"], b["t_suf"]) == (10, 80, 4, None)
+    assert b["groundable"] is False and b["retrieved_gold"] is False and b["phi_suf"] is None
+
+
+def test_rows_respect_the_definitions(sample_rows: dict[str, dict]) -> None:
+    for row in sample_rows.values():
+        assert 1 <= row["t_sc"] <= row["n_words"]
+        assert row["phi_sc"] == row["t_sc"] / row["n_words"]
+        assert row["retrieved_gold"] == (row["t_suf"] is not None)
+        assert row["groundable"] == (row["n_gold"] > 0)
+        assert not row["retrieved_gold"] or row["groundable"]
+
+
+def _question(query: str, chunks: list[str], answer: str = "zeta") -> Question:
+    record = CragRecord(interaction_id="x", query=query, answer=answer, split=0)
+    return Question(record, chunks)
+
+
+def test_hand_made_question() -> None:
+    chunks = ["alpha beta", "beta gamma", "gamma delta zeta", "delta alpha"]
+    result = analyze_question(_question("beta gamma delta", chunks))
+    r = result.row
+    # prefixes: "beta" → top1 0 (tie 0/1 by id), "beta gamma" → 1, "beta gamma delta" → ties resolved by BM25
+    assert r["n_words"] == 3 and r["n_passages"] == 4 and r["n_gold"] == 1
+    assert result.rankings is not None
+    assert r["t_sc"] == next(t for t in range(1, 4) if all(x == result.rankings.top1[-1] for x in result.rankings.top1[t - 1 :]))
+    assert r["retrieved_gold"] == (r["t_suf"] is not None)
+    assert set(result.arm_t_suf) == {(k, g) for k in (1, 3, 5) for g in ("exact", "relaxed")}
+
+
+def test_question_without_chunks_is_a_row_with_a_reason() -> None:
+    r = analyze_question(_question("what is it", [])).row
+    assert r["skip_reason"] == "no chunks" and r["t_sc"] is None and r["interaction_id"] == "x"
+
+
+def test_anchor_positions() -> None:
+    chunks = [f"common filler {i}" for i in range(40)] + ["common rareword filler"]
+    index = BM25Index.build(chunks)
+    words = word_tokens("common filler rareword", index.tokenizer)
+    assert t_anchor(index, words) == 3  # "rareword": df 1 ≤ max(1, ⌊0.05·41⌋) = 2
+    assert t_anchor(index, word_tokens("common unknownword", index.tokenizer)) is None
+    assert t_pivot(index, words, final_top1=40) == 3  # the rare word scores most on chunk 40
+    assert t_pivot(index, word_tokens("nothing", index.tokenizer), final_top1=0) is None
+
+
+def test_arms_are_monotone_on_the_demo_set() -> None:
+    analyses = [a for a in analyze_file(demo_path(), split=None) if a.rankings is not None]
+    for a in analyses:
+        for mode in ("exact", "relaxed"):
+            t1, t3, t5 = (a.arm_t_suf[(k, mode)] for k in (1, 3, 5))
+            # a larger k finds gold no later
+            assert (t5 or 99) <= (t3 or 99) <= (t1 or 99)
+        assert a.arm_groundable["relaxed"] or not a.arm_groundable["exact"]
+
+
+def test_analyze_cli_outputs_and_stats_roundtrip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["analyze", str(demo_path()), "--out", str(out), "--split", "all", "--no-cache", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "streamable at L=600 ms" in printed and "robustness" in printed
+    with (out / "stabilization.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 32
+    assert list(rows[0])[: len(STABILIZATION_COLUMNS)] == list(STABILIZATION_COLUMNS)
+    assert {r["groundable"] for r in rows} <= {"True", "False"}
+    assert all(r["t_suf"] == "" for r in rows if r["retrieved_gold"] == "False")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_questions"] == 32 and len(summary["rq2"]["grid"]) == 36
+    assert len(summary["robustness"]) == 6 and summary["parameters"]["analysis"]["k"] == 3
+    for name in ("phi_histograms.png", "phi_suf_by_type.png", "streamable_vs_L.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # stats recomputes the same statistics from the written table
+    assert main(["stats", str(out / "stabilization.csv"), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert again["rq1"] == summary["rq1"] and again["rq2"] == summary["rq2"] and again["rq4"] == summary["rq4"]
+    assert len(read_table(out / "stabilization.csv")) == 32
+
+
+def test_split_zero_is_the_default(tmp_path: Path) -> None:
+    assert main(["analyze", str(demo_path()), "--out", str(tmp_path), "--no-cache", "--no-figures", "--jobs", "1"]) == 0
+    with (tmp_path / "stabilization.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 24
+
+
+def test_k_and_grounding_flags_change_the_configured_arm(tmp_path: Path) -> None:
+    args = [str(demo_path()), "--split", "all", "--no-cache", "--no-figures", "--jobs", "1"]
+    assert main(["analyze", *args, "--out", str(tmp_path / "k1"), "--k", "1"]) == 0
+    assert main(["analyze", *args, "--out", str(tmp_path / "k5"), "--k", "5", "--grounding", "relaxed"]) == 0
+    k1 = json.loads((tmp_path / "k1" / "summary.json").read_text())
+    k5 = json.loads((tmp_path / "k5" / "summary.json").read_text())
+    arm = {(a["k"], a["grounding"]): a for a in k1["robustness"]}
+    assert k1["rq1"]["n_retrieved_gold"] == arm[(1, "exact")]["n_retrieved_gold"]
+    assert k5["rq1"]["n_retrieved_gold"] == arm[(5, "relaxed")]["n_retrieved_gold"]
+
+
+def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
+    found, n_skipped = sim_questions(crag_sample, split=None)
+    assert n_skipped == 0 and len(found) == 10
+    questions = {q.interaction_id: q for q in found}
+    q = questions["55b219e5-ba31-4318-a73d-551f0fb9c546"]
+    assert (q.n_words, q.t_sc, q.t_suf) == (11, 6, 1)
+    assert q.topk.shape == (11, 3) and q.final_scores.shape == (110,) and q.final_coverage.shape == (110,)
+    assert q.gold and 0.0 <= q.final_coverage.min() <= q.final_coverage.max() <= 1.0

@@ -1,0 +1,53 @@
+"""The command line: help is instant (no heavy imports), exit codes, public commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from streamrag.cli import COMMANDS, build_parser, main
+
+HEAVY = ("numpy", "pandas", "scipy", "pydantic", "bs4", "matplotlib", "rich", "anyio", "selectolax", "structlog")
+
+
+def test_help_imports_no_heavy_module() -> None:
+    code = (
+        "import sys, json\n"
+        "from streamrag.cli import main\n"
+        "for argv in [['--help']] + [[c, '--help'] for c in %r]:\n"
+        "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+        "print(json.dumps(sorted(m for m in %r if m in sys.modules)))\n" % (list(COMMANDS), list(HEAVY))
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == []
+
+
+def test_every_command_is_registered_and_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    registered = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert registered == set(COMMANDS)
+    for command in COMMANDS:
+        assert main([command, "--help"]) == 0
+        assert "usage: streamrag " + command in capsys.readouterr().out
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert main(["analyze"]) == 2
+    assert main(["analyze", "x.jsonl", "--out", "o", "--split", "7"]) == 2
+    assert "invalid split '7'" in capsys.readouterr().err
+
+
+def test_known_error_exits_1_with_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err == f"streamrag: error: {tmp_path / 'missing.jsonl'}: no such file\n"
+
+
+def test_empty_split_says_which_splits_exist(crag_sample, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(crag_sample), "--out", str(tmp_path / "o"), "--no-cache"]) == 1
+    err = capsys.readouterr().err
+    assert "no record has split 0 (split 1: 10)" in err and "--split all" in err

@@ -1,0 +1,35 @@
+"""Gold-chunk matching: exact and relaxed rules of design §3."""
+
+from __future__ import annotations
+
+from streamrag.grounding import answer_candidates, chunk_is_gold, gold_chunks, normalize
+
+
+def test_normalize() -> None:
+    assert normalize("I-878, in New York: 3,696 ft!") == "i 878 in new york 3 696 ft"
+
+
+def test_dropped_candidates_and_numbers() -> None:
+    assert answer_candidates(["I don't know", "invalid question", "UNKNOWN", "", "Yes", "3,696"]) == ["yes", "3 696"]
+
+
+def test_single_token_needs_a_word_boundary() -> None:
+    chunks = ["salesforce stock rose", "salesforces rose", "the yes vote", "eyes"]
+    assert gold_chunks(chunks, ["Salesforce"]) == {0}
+    assert gold_chunks(chunks, ["yes"]) == {2}  # yes/no are kept on purpose
+
+
+def test_multi_token_is_a_substring_of_the_normalized_chunk() -> None:
+    chunks = ["it is 3,696 feet long", "3 696 ft", "13,696 feet"]
+    # substring of the normalized chunk: "13 696 feet" contains "3 696 feet" (the reference rule)
+    assert gold_chunks(chunks, ["3,696 feet"]) == {0, 2}
+
+
+def test_relaxed_adds_all_content_tokens_in_any_order() -> None:
+    chunks = ["jennifer aniston founded lolavie", "lolavie, a brand by jennifer aniston", "aniston only"]
+    answer = ["jennifer aniston (lolavie)"]
+    assert gold_chunks(chunks, answer, "exact") == frozenset()
+    assert gold_chunks(chunks, answer, "relaxed") == {0, 1}
+    # one content token after stopwords: the exact rule applies
+    assert not chunk_is_gold("moon the", ["the moon"], "relaxed")
+    assert chunk_is_gold("on the moon", ["the moon"], "relaxed")

@@ -1,0 +1,235 @@
+"""Exact virtual timelines, computed by hand (no tolerances)."""
+
+from __future__ import annotations
+
+from _simhelpers import compact, const_scenario, full_q, replay, table_q
+
+from streamrag.engine.results import derive_result
+
+
+def _row(events, q, rs):
+    return derive_result(events, n_words=q.n_words, t_star=q.t_star, L_ms=rs.L_ms, G_ms=rs.G_ms, delta_wps=rs.delta_wps)
+
+
+def test_interval_trigger_speculative_hit_timeline():
+    # δ = 2 w/s, n = 6, interval every 3 words, G = 100 ms, L = 300 ms, F = 500 ms;
+    # trace-driven with t* = t_suf = 2, heuristic reflector (sufficient iff t ≥ 2).
+    #
+    # words at 0.5, 1.0, 1.5, 2.0, 2.5, 3.0 s; E = 3.0 s
+    # call 1 on prefix 3: fired 1.5, G until 1.6, L until 1.9 → result (t = 3 ≥ 2)
+    # call 2 on prefix 6: fired 3.0 (word 6 arrives first, then the trigger fires)
+    # end of turn 3.0: the baseline's wake-up was registered first (seq), so it fires
+    #   first; then the reflector: call 1 finished and sufficient → decision, call 2
+    #   cancelled, response F 3.0 → 3.5
+    # baseline: 3.0 → G 3.1 → L 3.4 → F 3.9
+    # saved = (3.9 − 3.0) − (3.5 − 3.0) = 0.4 s = G + L
+    q = table_q("q1", n=6, t_sc=5, t_suf=2)
+    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "interval", "words": 3})
+    events = replay(q, rs)
+    assert compact(events) == [
+        (500_000, "word", 1),
+        (1_000_000, "word", 2),
+        (1_500_000, "word", 3),
+        (1_500_000, "fire", "streaming", 1, 3, "trigger"),
+        (1_500_000, "thread_start", "streaming", 1),
+        (1_600_000, "gen_done", "streaming", 1),
+        (1_900_000, "tool_done", "streaming", 1, 3, None),
+        (2_000_000, "word", 4),
+        (2_500_000, "word", 5),
+        (3_000_000, "word", 6),
+        (3_000_000, "input_end", 6),
+        (3_000_000, "fire", "streaming", 2, 6, "trigger"),
+        (3_000_000, "thread_start", "streaming", 2),
+        (3_000_000, "fire", "baseline", 1, 6, "baseline"),
+        (3_000_000, "thread_start", "baseline", 1),
+        (3_000_000, "reflect", (1,), (2,)),
+        (3_000_000, "check", 1, 3, True, None, None),
+        (3_000_000, "decision", "speculative", 1, 3),
+        (3_000_000, "cancel", "streaming", 2, "reflector"),
+        (3_000_000, "respond", "streaming", 1, 3),
+        (3_100_000, "gen_done", "baseline", 1),
+        (3_400_000, "tool_done", "baseline", 1, 6, None),
+        (3_400_000, "respond", "baseline", 1, 6),
+        (3_500_000, "answer_ready", "streaming"),
+        (3_900_000, "answer_ready", "baseline"),
+    ]
+    row = _row(events, q, rs)
+    assert (row.baseline_ms, row.streaming_ms, row.saved_ms) == (900.0, 500.0, 400.0)
+    assert (row.calls_fired, row.calls_used, row.wasted_calls, row.cancelled_calls) == (2, 1, 1, 1)
+    assert not row.misfire
+    assert row.used_prefix_t == 3
+    # LLM: G of call 1 (100) + call 2 cancelled at once (0) + F (500); tool: call 1's 300
+    assert (row.llm_busy_ms, row.tool_busy_ms) == (600.0, 300.0)
+    # H = min(L, (6 − 2)/2 s) = 300; H_G = min(G + L, 2000) = 400
+    assert (row.H_ms, row.H_G_ms) == (300.0, 400.0)
+
+
+def test_reflector_waits_then_misfires_timeline():
+    # δ = 2, n = 7, interval 3 words, G = 100, L = 600, F = 500; t* = 7 (t_sc = 7,
+    # not retrieved-gold): no speculative result can be sufficient.
+    #
+    # call 1 (prefix 3): 1.5 → 1.6 → 2.2;  call 2 (prefix 6): 3.0 → 3.1 → 3.7
+    # E = 3.5 (word 7); baseline 3.5 → 3.6 → 4.2 → answer 4.7
+    # reflector at 3.5: call 1 insufficient; waits for call 2 (3.7): insufficient;
+    # mis-fire: fires on the full query at 3.7 → 3.8 → 4.4 → answer 4.9
+    # saved = 1200 − 1400 = −200 ms: exactly the waiting for call 2
+    q = table_q("q2", n=7, t_sc=7, t_suf=None)
+    rs = const_scenario(delta=2, G=100, L=600, F=500)
+    events = replay(q, rs)
+    assert compact(events) == [
+        (500_000, "word", 1),
+        (1_000_000, "word", 2),
+        (1_500_000, "word", 3),
+        (1_500_000, "fire", "streaming", 1, 3, "trigger"),
+        (1_500_000, "thread_start", "streaming", 1),
+        (1_600_000, "gen_done", "streaming", 1),
+        (2_000_000, "word", 4),
+        (2_200_000, "tool_done", "streaming", 1, 3, None),
+        (2_500_000, "word", 5),
+        (3_000_000, "word", 6),
+        (3_000_000, "fire", "streaming", 2, 6, "trigger"),
+        (3_000_000, "thread_start", "streaming", 2),
+        (3_100_000, "gen_done", "streaming", 2),
+        (3_500_000, "word", 7),
+        (3_500_000, "input_end", 7),
+        (3_500_000, "fire", "baseline", 1, 7, "baseline"),
+        (3_500_000, "thread_start", "baseline", 1),
+        (3_500_000, "reflect", (1,), (2,)),
+        (3_500_000, "check", 1, 3, False, None, None),
+        (3_600_000, "gen_done", "baseline", 1),
+        (3_700_000, "tool_done", "streaming", 2, 6, None),
+        (3_700_000, "check", 2, 6, False, None, None),
+        (3_700_000, "decision", "fallback", None, 7),
+        (3_700_000, "fire", "streaming", 3, 7, "reflector"),
+        (3_700_000, "thread_start", "streaming", 3),
+        (3_800_000, "gen_done", "streaming", 3),
+        (4_200_000, "tool_done", "baseline", 1, 7, None),
+        (4_200_000, "respond", "baseline", 1, 7),
+        (4_400_000, "tool_done", "streaming", 3, 7, None),
+        (4_400_000, "respond", "streaming", 3, 7),
+        (4_700_000, "answer_ready", "baseline"),
+        (4_900_000, "answer_ready", "streaming"),
+    ]
+    row = _row(events, q, rs)
+    assert (row.baseline_ms, row.streaming_ms, row.saved_ms) == (1200.0, 1400.0, -200.0)
+    assert row.misfire and row.calls_fired == 3 and row.wasted_calls == 2 and row.used_prefix_t == 7
+
+
+def test_completion_at_the_same_instant_as_a_word_is_seen_first():
+    # every_word, cap 1, δ = 1, G = 0, L = 1000: call 1 (prefix 1) finishes at 2.0 s,
+    # exactly when word 2 arrives. Completions run before words, so the slot is free
+    # and prefix 2 fires at 2.0 (no skip). Word 3 at 3.0 likewise.
+    q = table_q("q3", n=3, t_sc=3)
+    rs = const_scenario(delta=1, G=0, L=1000, F=0, trigger={"kind": "every_word"}, max_threads=1)
+    events = replay(q, rs)
+    kinds = [
+        (e["t_us"], e["kind"])
+        for e in events
+        if e["kind"] in ("word", "fire", "tool_done", "skip")
+        and e.get("arm", "streaming") == "streaming"
+        and e["t_us"] <= 3_000_000
+    ]
+    assert kinds == [
+        (1_000_000, "word"),
+        (1_000_000, "fire"),
+        (2_000_000, "tool_done"),
+        (2_000_000, "word"),
+        (2_000_000, "fire"),
+        (3_000_000, "tool_done"),
+        (3_000_000, "word"),
+        (3_000_000, "fire"),
+    ]
+
+
+def test_thread_cap_skips_opportunities():
+    # every_word with cap 2, δ = 4 (0.25 s per word), G = 100, L = 900: each call takes
+    # 1 s, so after two fires the next two words are skipped until call 1 finishes.
+    # words 0.25 0.5 0.75 1.0 1.25 …; call 1 done 1.25 (same instant as word 5: seen first)
+    q = table_q("q4", n=6, t_sc=6)
+    rs = const_scenario(delta=4, G=100, L=900, F=100, trigger={"kind": "every_word"}, max_threads=2)
+    events = replay(q, rs)
+    fires = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["arm"] == "streaming"]
+    skips = [(e["t_us"], e["prefix_t"], e["reason"]) for e in events if e["kind"] == "skip"]
+    assert fires[:4] == [(250_000, 1), (500_000, 2), (1_250_000, 5), (1_500_000, 6)]
+    assert skips == [(750_000, 3, "cap"), (1_000_000, 4, "cap")]
+    row = _row(events, q, rs)
+    assert row.skipped_fires == 2
+
+
+def test_replace_trigger_kills_the_in_flight_call():
+    # replace every 0.5 s, δ = 2: ticks at 0.5, 1.0, 1.5, 2.0 see prefixes 1..4.
+    # top-k sets: {0,1,2} for prefixes 1-2, {3,4,5} for 3-4. G = 100, L = 1200.
+    # tick 0.5: fire prefix 1 (call 1: G until 0.6, L until 1.8);
+    # tick 1.0: same top-k set → nothing;
+    # tick 1.5: top-k changed → kill call 1 (still in its tool call), fire prefix 3;
+    # tick 2.0: unchanged → nothing.
+    topk = [[0, 1, 2], [1, 0, 2], [3, 4, 5], [5, 4, 3]]
+    q = full_q("q5", topk, gold={3})
+    rs = const_scenario(delta=2, G=100, L=1200, F=100, trigger={"kind": "replace", "seconds": 0.5}, reflector={"kind": "gold"})
+    events = replay(q, rs)
+    compact_ev = [c for c in compact(events) if c[1] in ("fire", "cancel") and c[2] == "streaming"]
+    assert compact_ev == [
+        (500_000, "fire", "streaming", 1, 1, "trigger"),
+        (1_500_000, "cancel", "streaming", 1, "replaced"),
+        (1_500_000, "fire", "streaming", 2, 3, "trigger"),
+    ]
+    # call 2 (prefix 3, holds gold 3) ends at 1.5 + 1.3 = 2.8 s; E = 2.0 → wait → F 0.1
+    answer = next(e["t_us"] for e in events if e["kind"] == "answer_ready" and e["arm"] == "streaming")
+    assert answer == 2_900_000
+    row = _row(events, q, rs)
+    assert row.cancelled_calls == 1 and not row.misfire
+    # LLM: G of calls 1 and 2 (100 + 100) + F (100); tool: call 1 from 0.6 until killed
+    # at 1.5 (900 ms) + call 2's full 1200 ms
+    assert (row.llm_busy_ms, row.tool_busy_ms) == (300.0, 2100.0)
+
+
+def test_end_of_turn_delay_and_check_cost():
+    # topk_match with a 50 ms check, 200 ms end-of-turn delay, δ = 2, n = 4, every_word.
+    # prefix top-k: {7,8,9} from prefix 2 on; full query top-k {7,8,9}.
+    # words at 0.5 1.0 1.5 2.0 (E); end of turn 2.2; check until 2.25.
+    # G = 100, L = 300: call 2 (prefix 2) done 1.4 → matches → answer 2.25 + F 0.5 = 2.75
+    # baseline: 2.2 → 2.3 → 2.6 → 3.1. Perceived from E = 2.0: 1100 vs 750 → saved 350.
+    topk = [[1, 2, 3], [9, 8, 7], [7, 9, 8], [7, 8, 9]]
+    q = full_q("q6", topk)
+    rs = const_scenario(
+        delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"},
+        reflector={"kind": "topk_match", "check_ms": 50}, extra=["input.end_of_turn_ms=200"],
+    )  # fmt: skip
+    events = replay(q, rs)
+    by_kind = {(e["kind"], e.get("arm")): e["t_us"] for e in events}
+    assert by_kind[("reflect", None)] == 2_200_000
+    assert by_kind[("decision", None)] == 2_250_000
+    assert by_kind[("answer_ready", "streaming")] == 2_750_000
+    assert by_kind[("answer_ready", "baseline")] == 3_100_000
+    decision = next(e for e in events if e["kind"] == "decision")
+    assert (decision["call"], decision["prefix_t"]) == (2, 2)  # earliest matching call
+    row = _row(events, q, rs)
+    assert (row.baseline_ms, row.streaming_ms, row.saved_ms) == (1100.0, 750.0, 350.0)
+
+
+def test_seconds_interval_trigger_ticks_see_the_word_of_the_same_instant():
+    # interval seconds = 1.0 with δ = 2: ticks at 1.0, 2.0, 3.0 coincide with words 2, 4, 6
+    # (word first, then tick): prefixes 2, 4, 6 fire.
+    q = table_q("q7", n=6, t_sc=6)
+    rs = const_scenario(delta=2, trigger={"kind": "interval", "seconds": 1.0})
+    events = replay(q, rs)
+    fires = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["by"] == "trigger"]
+    assert fires == [(1_000_000, 2), (2_000_000, 4), (3_000_000, 6)]
+
+
+def test_heuristic_full_mode_rescoring():
+    # top chunks per prefix: 0, 0, 5, 5, 5, 5. Full-query score/coverage: chunk 0 scores
+    # 3.0 but covers 0.2 (insufficient); chunk 5 scores 2.5, covers 0.5 (sufficient).
+    topk = [[0, 1, 2], [0, 1, 2], [5, 0, 1], [5, 0, 1], [5, 1, 0], [5, 1, 0]]
+    q = full_q("q8", topk, scores={0: 3.0, 5: 2.5}, coverage={0: 0.2, 5: 0.5})
+    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None)
+    events = replay(q, rs)
+    checks = [(e["call"], e["prefix_t"], e["sufficient"], e["score"], e["coverage"]) for e in events if e["kind"] == "check"]
+    # at E = 3.0 calls 1-5 finished (prefix 5: 2.5 → 2.9), call 6 in flight; best
+    # score first: chunk 0's calls (1, 2) are tried first and fail on coverage; call 3
+    # (chunk 5) succeeds; call 6 is cancelled.
+    assert checks == [(1, 1, False, 3.0, 0.2), (2, 2, False, 3.0, 0.2), (3, 3, True, 2.5, 0.5)]
+    decision = next(e for e in events if e["kind"] == "decision")
+    assert decision["call"] == 3
+    cancels = sorted(e["call"] for e in events if e["kind"] == "cancel")
+    assert cancels == [6]
