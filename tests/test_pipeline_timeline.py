@@ -225,11 +225,11 @@ def test_heuristic_full_mode_rescoring():
     rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None)
     events = replay(q, rs)
     checks = [(e["call"], e["prefix_t"], e["sufficient"], e["score"], e["coverage"]) for e in events if e["kind"] == "check"]
-    # at E = 3.0 calls 1-5 finished (prefix 5: 2.5 → 2.9), call 6 in flight; best
-    # score first: chunk 0's calls (1, 2) are tried first and fail on coverage; call 3
-    # (chunk 5) succeeds; call 6 is cancelled.
-    assert checks == [(1, 1, False, 3.0, 0.2), (2, 2, False, 3.0, 0.2), (3, 3, True, 2.5, 0.5)]
+    # at E = 3.0 calls 1-5 finished (prefix 5: 2.5 → 2.9), call 6 (prefix 6: 3.0 → 3.4)
+    # in flight. The anchor judges only the best finished result: call 1 (chunk 0, the
+    # highest score; ties keep completion order) fails on coverage, so the arm waits for
+    # call 6, whose top chunk 5 is sufficient at 3.4 s. Calls 2-5 are never judged.
+    assert checks == [(1, 1, False, 3.0, 0.2), (6, 6, True, 2.5, 0.5)]
     decision = next(e for e in events if e["kind"] == "decision")
-    assert decision["call"] == 3
-    cancels = sorted(e["call"] for e in events if e["kind"] == "cancel")
-    assert cancels == [6]
+    assert (decision["call"], decision["t_us"]) == (6, 3_400_000)
+    assert [e["call"] for e in events if e["kind"] == "cancel"] == []

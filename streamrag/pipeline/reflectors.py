@@ -16,8 +16,10 @@ Policies (config ``kind``):
 
 - ``heuristic`` (anchor): full mode — re-score each result's top chunk with the full
   query; sufficient iff ``final_scores[top] ≥ score_threshold`` (2.0; 0.4 suits dense
-  retrieval) and ``final_coverage[top] ≥ min_coverage`` (0.4); finished results are
-  tried best score first. Trace-driven — sufficient iff ``t ≥ t*``.
+  retrieval) and ``final_coverage[top] ≥ min_coverage`` (0.4); of the finished
+  results only the best-scoring one is judged (the anchor's "take the best"); calls
+  still in flight are then judged as they complete. Trace-driven — sufficient iff
+  ``t ≥ t*``.
 - ``topk_match`` (Stream RAG): sufficient iff the result's top-k equals the full
   query's top-k (as sets); finished results tried earliest call first; ``check_ms`` is
   spent once at end of turn (the full-query retrieval the comparison needs). Full mode.
@@ -99,8 +101,10 @@ class HeuristicReflector:
         return float(self._scores[int(self._top[prefix_t - 1])])
 
     def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        # Best full-query score first; ties keep completion order (sort is stable).
-        return sorted(finished, key=lambda ct: -self._score(ct[1]))
+        # The anchor judges only the best finished result (highest full-query score;
+        # ties keep completion order, the sort is stable); if it is insufficient the
+        # arm goes on to wait for the calls in flight.
+        return sorted(finished, key=lambda ct: -self._score(ct[1]))[:1]
 
     def judge(self, prefix_t: int) -> Verdict:
         top = int(self._top[prefix_t - 1])
