@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from streamrag.grounding import answer_candidates, chunk_is_gold, gold_chunks, normalize
+from streamrag.retrieval.tokenize import RegexTokenizer
 
 
 def test_normalize() -> None:
@@ -33,3 +37,9 @@ def test_relaxed_adds_all_content_tokens_in_any_order() -> None:
     # one content token after stopwords: the exact rule applies
     assert not chunk_is_gold("moon the", ["the moon"], "relaxed")
     assert chunk_is_gold("on the moon", ["the moon"], "relaxed")
+
+
+@given(st.text(max_size=80))
+def test_normalize_equals_joined_paper_tokens(text: str) -> None:
+    # The analyzer relies on this identity to normalize chunks from their tokens.
+    assert normalize(text) == " ".join(RegexTokenizer()(text))

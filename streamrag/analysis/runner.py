@@ -21,11 +21,11 @@ from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
-from streamrag.grounding import GroundingMode, gold_chunks
+from streamrag.grounding import GroundingMode, gold_in_normalized
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.errors import NothingToRankError
 from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
-from streamrag.retrieval.tokenize import word_tokens
+from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
 
 if TYPE_CHECKING:
     from streamrag.pipeline.question import SimQuestion
@@ -93,7 +93,9 @@ def analyze_question(question: Question, settings: AnalysisSettings = AnalysisSe
     """Stabilization of one chunked question (never raises for a question-level problem)."""
     record = question.record
     meta = _meta(record)
-    index = BM25Index.build(question.chunks, params=settings.bm25)
+    tokenizer = RegexTokenizer()
+    tokens = [tokenizer(chunk) for chunk in question.chunks]
+    index = BM25Index.from_tokens(tokens, tokenizer=tokenizer, params=settings.bm25)
     k_max = max(settings.k, *ROBUSTNESS_K)
     try:
         rankings = prefix_rankings(index, record.query, k=k_max)
@@ -102,7 +104,8 @@ def analyze_question(question: Question, settings: AnalysisSettings = AnalysisSe
 
     n_words = rankings.n_words
     top1 = rankings.top1.tolist()
-    golds = {mode: gold_chunks(question.chunks, record.answers, mode) for mode in GROUNDING_MODES}
+    normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
+    golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
     arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
     arm_groundable = {mode: metrics.groundable(g) for mode, g in golds.items()}
     gold = golds[settings.grounding]
