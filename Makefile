@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.streamrag-installed
 
-.PHONY: demo test test-all setup clean
+.PHONY: demo test test-all lint setup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +27,6 @@ test-all: $(STAMP)
 
 clean:
 	rm -rf $(VENV) streamrag-demo .pytest_cache .hypothesis
+
+lint: $(STAMP)
+	$(BIN)/ruff check streamrag tests benchmarks scripts

@@ -11,7 +11,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conventions_oracle import chunk_texts, gold_chunks, normalize, visible_text
 
 from streamrag.data.demo import demo_path

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conventions_oracle import chunk_texts, gold_chunks, normalize, visible_text
 
 from streamrag.cli import main

@@ -7,7 +7,6 @@ import importlib.util
 import json
 
 import pytest
-
 from _simhelpers import small_table
 
 from streamrag.analysis.table import write_table

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from streamrag.atomic import atomic_path
 from streamrag.analysis._values import active, bool_column, label_column, num_column
+from streamrag.atomic import atomic_path
 from streamrag.errors import ConfigError
 
 __all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]

@@ -21,9 +21,9 @@ from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
+from streamrag.errors import NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
-from streamrag.errors import NothingToRankError
 from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
 from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
 

@@ -26,10 +26,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streamrag.analysis.console import format_study
     from streamrag.analysis.runner import AnalysisSettings
     from streamrag.analysis.study import run_study
     from streamrag.chunking import ChunkSettings
-    from streamrag.analysis.console import format_study
     from streamrag.progress import file_progress
     from streamrag.retrieval.bm25 import BM25Params
 

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from streamrag.atomic import atomic_path
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import (
     CONTENT_RANK,
@@ -51,7 +52,6 @@ from streamrag.data._lexicon import (
     Lexicon,
     build_lexicon,
 )
-from streamrag.atomic import atomic_path
 from streamrag.data._markup import MarkupPool, build_markup_pool, render_page
 from streamrag.data._questions import MONTHS, draw_answer, draw_query
 from streamrag.data.synthetic_table import generate_stabilization_table
