@@ -57,9 +57,12 @@ def iter_lines(
             stream = bz2.BZ2File(raw)
             position = raw.tell
         try:
+            done = 0
             for line_no, line in enumerate(stream, start=1):
                 if progress is not None:
-                    progress(position())
+                    # the parallel decoder's position can step back between blocks
+                    done = max(done, position())
+                    progress(done)
                 yield line_no, line
         except (EOFError, OSError, RuntimeError, ValueError) as exc:
             where = f"after line {line_no}" if line_no else "before the first line"
