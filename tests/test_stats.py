@@ -291,7 +291,7 @@ def test_gold_density(summary):
 
 def test_summary_is_json_ready(summary):
     assert list(summary) == [
-        "parameters", "n_questions", "n_skipped", "skip_reasons", "rq1", "rq2", "rq4", "gold_density",
+        "parameters", "n_questions", "n_skipped", "skip_reasons", "rq1", "rq2", "rq4", "gold_density", "anchor",
     ]  # fmt: skip
     for leaf in _walk(summary):
         assert leaf is None or type(leaf) in (str, int, float, bool), (leaf, type(leaf))
@@ -370,3 +370,29 @@ def test_streamable_plot_from_grid(tmp_path, summary):
     with pytest.raises(ConfigError, match="theta 0.7 is not in the grid"):
         plot_streamable_vs_L(summary["rq2"]["grid"], tmp_path / "t.png", theta=0.7)
     assert not (tmp_path / "t.png").exists()
+
+
+def test_anchor_comparison_by_hand() -> None:
+    from streamrag.analysis.groups import anchor_comparison
+
+    df = pd.DataFrame(
+        {
+            "question_type": ["A", "A", "B", "B", "B"],
+            "n_words": [10, 10, 10, 10, 10],
+            "retrieved_gold": [True, True, True, True, False],
+            "t_suf": [1, 3, 2, 6, None],
+            "t_anchor": [1, 2, 2, 5, 4],
+            "skip_reason": ["", "", "", "", ""],
+        }
+    )
+    out = anchor_comparison(df)
+    assert out["n"] == 4  # the fifth question is not retrieved-gold
+    anchor = out["t_anchor"]
+    assert anchor["mae_t_suf"] == 0.5  # |1-1| + |2-3| + |2-2| + |5-6| = 2, over 4
+    # leave-one-out type medians: A → 3, 1; B → 6, 2: errors 2, 2, 4, 4
+    assert anchor["mae_t_suf_type_baseline"] == 3.0 == out["question_type"]["mae_t_suf"]
+    # ranks x = [1, 2.5, 2.5, 4], y = [1, 3, 2, 4]: rho = 4.5 / sqrt(4.5 * 5)
+    assert anchor["spearman_rho"] == pytest.approx(4.5 / math.sqrt(22.5), abs=1e-12)
+    # phi_suf = [.1, .3, .2, .6]: between-type SS 0.04 over total SS 0.14
+    assert out["question_type"]["eta2_phi_suf"] == pytest.approx(0.04 / 0.14, abs=1e-12)
+    assert "t_pivot" not in out

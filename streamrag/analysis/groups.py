@@ -164,3 +164,81 @@ def anchor_spearman(df: pd.DataFrame) -> dict[str, Any]:
         keys[0]: _spearman(t_a, num_column(q, "t_suf")[ok]),
         keys[1]: _spearman(t_a / n_words, num_column(q, "phi_suf")[ok]),
     }
+
+
+def _r2_line(x: np.ndarray, y: np.ndarray) -> float | None:
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(scipy.stats.linregress(x, y).rvalue ** 2)
+
+
+def _eta2(groups: pd.Series, y: np.ndarray) -> float | None:
+    if y.size < 3 or np.ptp(y) == 0:
+        return None
+    frame = pd.DataFrame({"g": groups.to_numpy(), "y": y})
+    means = frame.groupby("g")["y"].transform("mean").to_numpy()
+    return float(((means - y.mean()) ** 2).sum() / ((y - y.mean()) ** 2).sum())
+
+
+def _mae(predicted: np.ndarray, actual: np.ndarray) -> float | None:
+    """Mean absolute error over the pairs where a prediction exists; None if none does."""
+    ok = ~np.isnan(predicted)
+    return float(np.abs(predicted[ok] - actual[ok]).mean()) if ok.any() else None
+
+
+def _loo_type_median(types: np.ndarray, t_suf: np.ndarray) -> np.ndarray:
+    """Leave-one-out prediction: the median t_suf of the *other* questions of each type.
+
+    Leaving the question out keeps the type baseline honest (an in-sample median would be
+    fitted to the very value it predicts); a type with one question falls back to the
+    median of all other questions.
+    """
+    out = np.empty_like(t_suf)
+    for i in range(t_suf.size):
+        others = np.arange(t_suf.size) != i
+        same = others & (types == types[i])
+        pool = t_suf[same] if same.any() else t_suf[others]
+        out[i] = np.median(pool) if pool.size else np.nan
+    return out
+
+
+def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
+    """Anchor positions versus question type as predictors of t_suf (retrieved-gold rows).
+
+    For ``t_anchor`` and ``t_pivot`` (see :mod:`streamrag.analysis.anchor`), where the
+    table has them: Spearman ρ with t_suf, the mean absolute error of predicting t_suf by
+    the position itself, next to the error of predicting it by the median t_suf of the
+    other questions of the same type (leave-one-out), and the share of the variance of
+    φ_suf each explains (R² of a least-squares line on φ_anchor; η² = between-type sum
+    of squares / total for the type).
+    """
+    q = active(df)
+    rg = q[bool_column(q, "retrieved_gold")]
+    out: dict[str, Any] = {"n": int(len(rg))}
+    if len(rg) == 0:
+        return out
+    t_suf = pd.to_numeric(rg["t_suf"], errors="coerce").to_numpy(dtype=float)
+    n_words = pd.to_numeric(rg["n_words"], errors="coerce").to_numpy(dtype=float)
+    phi_suf = t_suf / n_words
+    type_median = _loo_type_median(rg["question_type"].to_numpy(), t_suf)
+    out["question_type"] = {
+        "mae_t_suf": _mae(type_median, t_suf),
+        "eta2_phi_suf": _eta2(rg["question_type"], phi_suf),
+    }
+    for column in ("t_anchor", "t_pivot"):
+        if column not in rg:
+            continue
+        pos = pd.to_numeric(rg[column], errors="coerce").to_numpy(dtype=float)
+        ok = ~np.isnan(pos)
+        entry: dict[str, Any] = {"n": int(ok.sum()), "coverage": float(ok.mean())}
+        if ok.sum() >= 3:
+            rho = _spearman(pos[ok], t_suf[ok])
+            entry.update(
+                spearman_rho=rho["rho"],
+                spearman_p=rho["p"],
+                mae_t_suf=_mae(pos[ok], t_suf[ok]),
+                mae_t_suf_type_baseline=_mae(type_median[ok], t_suf[ok]),
+                r2_phi_suf=_r2_line(pos[ok] / n_words[ok], phi_suf[ok]),
+            )
+        out[column] = entry
+    return out

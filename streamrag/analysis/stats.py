@@ -33,7 +33,7 @@ import scipy.stats
 
 from streamrag.analysis import metrics
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
-from streamrag.analysis.groups import anchor_spearman, group_stats
+from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
 from streamrag.errors import ConfigError
 
 __all__ = [
@@ -365,4 +365,5 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "rq2": rq2(q, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"]),
             "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),
             "gold_density": gold_density(q, density_cap=p["density_cap"]),
+            "anchor": anchor_comparison(q),
         }

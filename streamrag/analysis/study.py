@@ -19,7 +19,7 @@ import structlog
 
 from streamrag import __version__
 from streamrag.analysis.report import write_figures, write_summary
-from streamrag.analysis.robustness import anchor_comparison, robustness_arms
+from streamrag.analysis.robustness import robustness_arms
 from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis, analyze_file
 from streamrag.analysis.stats import resolve_params, summarize
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
@@ -118,7 +118,6 @@ def run_study(
     }
     active = [a for a in analyses if a.rankings is not None]
     summary["robustness"] = robustness_arms(active, params)
-    summary["anchor"] = anchor_comparison(df[df["skip_reason"] == ""])
     files = [write_table(df, out / "stabilization.csv"), write_summary(summary, out / "summary.json")]
     if figures:
         files += write_figures(df[df["skip_reason"] == ""], summary, out)
