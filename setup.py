@@ -8,6 +8,7 @@ DATA_PACKAGES = {
     "streamrag._calibration": "calibration",
     "streamrag._calibration.profiles": "calibration/profiles",
     "streamrag._sim": "sim",
+    "streamrag._sim.grids": "sim/grids",
 }
 
 setup(

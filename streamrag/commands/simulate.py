@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -22,7 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("data", nargs="?", metavar="DATA", help="CRAG-style JSONL(.bz2) to analyze and simulate (full mode)")
+    p.add_argument("data", nargs="?", metavar="DATA",
+                   help="CRAG-style JSONL(.bz2) to analyze and simulate (full mode), or a corpus folder "
+                   "(BEIR, or the CRAG data folder) for --set data.scope=global")  # fmt: skip
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7) to simulate trace-driven")
     p.add_argument("--scenario", required=True, metavar="NAME_OR_TOML", help="built-in scenario name or a TOML file")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
@@ -33,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
+    p.add_argument("--retriever", choices=("bm25", "dense"), default=None,
+                   help="prefix ranking for DATA (same as --set data.retriever=...); dense = all-MiniLM-L6-v2 "
+                   "cosine, judged by reflector.cosine_threshold (default 0.4)")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -50,6 +56,8 @@ def _command(args: argparse.Namespace) -> list[str]:
     cmd += ["--jobs", str(args.jobs)]
     if args.seed is not None:
         cmd += ["--seed", str(args.seed)]
+    if args.retriever is not None:
+        cmd += ["--retriever", args.retriever]
     return cmd
 
 
@@ -59,9 +67,16 @@ def _load_data_questions(args: argparse.Namespace, rs, ids):  # type: ignore[no-
 
     data = rs.scenario.data
     split = None if data.split == "all" else data.split
+    if data.scope == "global" or Path(args.data).is_dir():
+        from streamrag.analysis.global_study import pool_sim_questions
+
+        return pool_sim_questions(
+            args.data, scope=data.scope, gold=data.gold, k=data.k, grounding=data.grounding, split=split, ids=ids,
+            cache=ChunkCache(default_cache_dir()), jobs=args.jobs, retriever=data.retriever,
+        )  # fmt: skip
     return sim_questions(
         args.data, split=split, k=data.k, grounding=data.grounding, ids=ids,
-        cache=ChunkCache(default_cache_dir()), jobs=args.jobs,
+        cache=ChunkCache(default_cache_dir()), jobs=args.jobs, retriever=data.retriever,
     )  # fmt: skip
 
 
@@ -77,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
     if args.jobs < 1:
         raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
-    rs = load_scenario(args.scenario, args.overrides, seed=args.seed)
+    if args.retriever is not None and args.table:
+        raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
+    overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
+    rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
     if args.table:
         questions, n_skipped = questions_from_table(args.table)

@@ -170,7 +170,8 @@ def run_virtual(fn: Callable[[VirtualClock], Awaitable[T]]) -> T:
     """Run ``await fn(clock)`` on a fresh :class:`VirtualEventLoop` through anyio.
 
     Virtual time starts at 0 µs. Raises :class:`~streamrag.errors.DeadlockError` if
-    every task blocks with no wake-up pending.
+    every task blocks with no wake-up pending. Works from inside a running event loop
+    too (e.g. a notebook): the virtual loop then runs on a helper thread.
     """
     import anyio
 
@@ -180,7 +181,19 @@ def run_virtual(fn: Callable[[VirtualClock], Awaitable[T]]) -> T:
             raise RuntimeError("run_virtual: the running loop is not a VirtualEventLoop")
         return await fn(VirtualClock(loop))
 
-    return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualEventLoop})
+    def run() -> T:
+        return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualEventLoop})
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    # Called from code that already runs an event loop in this thread (a Jupyter kernel,
+    # an async application): the virtual loop needs a thread of its own.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamrag-virtual-loop") as helper:
+        return helper.submit(run).result()
 
 
 def run_real(fn: Callable[[RealClock], Awaitable[T]], *, backend: str = "asyncio") -> T:

@@ -1,7 +1,7 @@
 """Built-in calibration profiles and scenarios, from an installed wheel or a checkout.
 
 The TOML files live in the repository's top-level ``calibration/`` (sources and latency
-profiles) and ``sim/`` (scenarios). A wheel ships them as the data-only packages
+profiles) and ``sim/`` (scenarios; sweep grids in ``sim/grids/``). A wheel ships them as the data-only packages
 ``streamrag._calibration`` and ``streamrag._sim`` (a ``package-dir`` mapping in
 ``pyproject.toml``); in a development checkout where those packages are absent, the
 top-level folders are read directly. Either way they are read with
@@ -39,6 +39,11 @@ def calibration_dir() -> Traversable:
 def scenarios_dir() -> Traversable:
     """Folder of the built-in scenario TOML files."""
     return _root("streamrag._sim", "sim")
+
+
+def grids_dir() -> Traversable:
+    """Folder of the built-in sweep grids (``sim/grids/*.toml``)."""
+    return _root("streamrag._sim.grids", "sim/grids")
 
 
 def _toml(resource: Traversable) -> dict[str, Any]:

@@ -17,7 +17,8 @@ Sections::
     [latency]    profile (calibration/profiles/NAME.toml); G_ms / L_ms / F_ms replace a
                  stage by a constant; [latency.stages.X] replaces stage X by any model
     [select]     population = all | retrieved_gold; limit
-    [data]       split, k, grounding (how ``simulate DATA`` builds questions)
+    [data]       split, k, grounding, retriever = bm25 | dense (how ``simulate DATA``
+                 builds questions)
 
 Every error is a :class:`~streamrag.errors.ConfigError` naming the key.
 """
@@ -79,6 +80,14 @@ class DataConfig(_Section):
     """CRAG split to read (0 = validation); ``"all"`` reads every record."""
     k: int = Field(default=3, ge=1)
     grounding: Literal["exact", "relaxed"] = "exact"
+    retriever: Literal["bm25", "dense"] = "bm25"
+    """Prefix ranking for ``simulate DATA``; with ``dense`` the heuristic reflector uses
+    ``reflector.cosine_threshold`` (cosine scale) instead of ``score_threshold`` (BM25)."""
+    scope: Literal["per-question", "global"] = "per-question"
+    """``global``: every question ranked against one index over all questions' pages (or
+    over the corpus folder given as DATA: BEIR, or the CRAG data folder)."""
+    gold: Literal["answer", "own", "labeled"] | None = None
+    """Gold rule in global scope (None: ``labeled`` for a BEIR folder, else ``answer``)."""
 
 
 class Scenario(_Section):

@@ -12,6 +12,7 @@ Two modes:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -35,6 +36,8 @@ class SimQuestion:
     final_scores: np.ndarray | None
     final_coverage: np.ndarray | None
     question_type: str = ""
+    retriever: Literal["bm25", "dense"] = "bm25"
+    """Whose scores ``final_scores`` are: BM25 scores or (dense) cosines in [−1, 1]."""
 
     @property
     def t_star(self) -> int:

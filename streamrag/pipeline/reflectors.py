@@ -15,8 +15,10 @@ Once a result is chosen, the calls still in flight are cancelled.
 Policies (config ``kind``):
 
 - ``heuristic`` (anchor): full mode — re-score each result's top chunk with the full
-  query; sufficient iff ``final_scores[top] ≥ score_threshold`` (2.0; 0.4 suits dense
-  retrieval) and ``final_coverage[top] ≥ min_coverage`` (0.4); of the finished
+  query; sufficient iff ``final_scores[top] ≥`` the threshold on the retriever's scale —
+  ``score_threshold`` (BM25 score, 2.0) or, for questions ranked by dense retrieval,
+  ``cosine_threshold`` (cosine, 0.4, the anchor's dense setting) — and
+  ``final_coverage[top] ≥ min_coverage`` (0.4, lexical in both modes); of the finished
   results only the best-scoring one is judged (the anchor's "take the best"); calls
   still in flight are then judged as they complete. Trace-driven — sufficient iff
   ``t ≥ t*``.
@@ -149,12 +151,16 @@ class GoldReflector:
 class HeuristicReflectorConfig(_Config):
     kind: Literal["heuristic"] = "heuristic"
     score_threshold: float = Field(default=2.0, allow_inf_nan=False)
+    """Minimum BM25 score of the full query on the top chunk (questions ranked by BM25)."""
+    cosine_threshold: float = Field(default=0.4, ge=-1, le=1, allow_inf_nan=False)
+    """Minimum cosine of the full query with the top chunk (questions ranked by dense retrieval)."""
     min_coverage: float = Field(default=0.4, ge=0, le=1)
 
     def build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
-        return HeuristicReflector(q, self.score_threshold, self.min_coverage)
+        threshold = self.cosine_threshold if q.retriever == "dense" else self.score_threshold
+        return HeuristicReflector(q, threshold, self.min_coverage)
 
 
 class TopkMatchReflectorConfig(_Config):

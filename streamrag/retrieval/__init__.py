@@ -4,11 +4,25 @@
 - :mod:`~streamrag.retrieval.bm25`: ``BM25Params``, ``BM25Index`` (tf matrix, idf, score columns);
 - :mod:`~streamrag.retrieval.ranking`: ``rank_topk``, ``rank_topk_rows``, ``full_ranking`` (score desc, id asc);
 - :mod:`~streamrag.retrieval.prefix`: ``prefix_rankings`` (top-k of every word prefix);
-- :mod:`~streamrag.retrieval.base`: the ``Retriever`` role and ``BM25Retriever``.
+- :mod:`~streamrag.retrieval.base`: the ``Retriever`` role and ``BM25Retriever``;
+- :mod:`~streamrag.retrieval.dense`: ``DenseRetriever`` (cosine of embeddings), ``exact_topk``
+  (blocked brute force at any corpus size); :mod:`~streamrag.retrieval.embed`: the
+  ``Embedder`` role and ``HashingEmbedder``; :mod:`~streamrag.retrieval.minilm`:
+  all-MiniLM-L6-v2 (the ``dense`` extra, loaded lazily); :mod:`~streamrag.retrieval.embed_cache`:
+  ``EmbeddingCache``, ``CachedEmbedder``;
+- :mod:`~streamrag.retrieval.global_index`: ``GlobalIndex`` (postings with precomputed
+  impacts, for one corpus shared by all questions); :mod:`~streamrag.retrieval.global_prefix`:
+  ``PrefixScorer``, ``global_prefix_rankings`` (top-k of every prefix without sorting N
+  scores); :mod:`~streamrag.retrieval.global_store`: ``save_index``, ``load_index`` (memory-mapped).
 """
 
 from streamrag.retrieval.base import BM25Retriever, Retriever
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
+from streamrag.retrieval.dense import DenseRetriever, exact_topk
+from streamrag.retrieval.embed import Embedder, HashingEmbedder
+from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings, PrefixScorer, global_prefix_rankings
+from streamrag.retrieval.global_store import load_index, save_index
 from streamrag.retrieval.prefix import (
     EmptyCorpusError,
     EmptyQueryError,
@@ -24,17 +38,28 @@ __all__ = [
     "BM25Index",
     "BM25Params",
     "BM25Retriever",
+    "ChunkValues",
+    "DenseRetriever",
+    "Embedder",
     "EmptyCorpusError",
     "EmptyQueryError",
+    "GlobalIndex",
+    "GlobalPrefixRankings",
+    "HashingEmbedder",
     "NothingToRankError",
     "PrefixRankings",
+    "PrefixScorer",
     "RegexTokenizer",
     "Retriever",
     "Tokenizer",
+    "exact_topk",
     "full_ranking",
+    "global_prefix_rankings",
+    "load_index",
     "prefix_rankings",
     "prefix_scores",
     "rank_topk",
     "rank_topk_rows",
+    "save_index",
     "word_tokens",
 ]

@@ -1,0 +1,357 @@
+"""Global-scope prefix retrieval at 10⁴–10⁶ chunks: streamrag vs bm25s (and rank_bm25).
+
+Task: the top-k (k = 3) of *every* word prefix q[1:t] of 1,000 queries over one corpus.
+
+Data (generated, seeded; identical for every arm, saved once and loaded by each arm):
+- chunks: 90% of 100–160 tokens, 10% of 10–99 (page tails), mean ≈ 122 like the paper's
+  120-word windows; tokens drawn from a Zipf–Mandelbrot law p(r) ∝ 1/(r + 2.7) over
+  2²⁰ ranks. Token *ids* are generated directly (no text): both arms index the same ids.
+- queries: CRAG's length histogram (mean ≈ 12 words, one token per word); the first
+  word among the 30 most frequent tokens (what/how/which…), then each word with
+  probability ½ a uniformly random corpus token (so function words come at corpus
+  frequency and always occur) or a content token (rank ≥ 300) of one target chunk.
+- Ids are relabelled in first-occurrence order, the order rank_bm25 sums okapi's
+  average idf in, so the okapi arms agree bit for bit.
+
+Arms (each in its own process; peak RSS = ``VmHWM`` after a reset once the data is
+loaded, so it covers index building and querying; the shared data is in every arm):
+- ``streamrag``: ``GlobalIndex.from_token_ids`` + ``PrefixScorer`` (paper idf);
+- ``bm25s``: ``bm25s.BM25(method="atire", idf_method="lucene", k1=1.5, b=0.75,
+  dtype="float64")`` — lucene's idf is the paper's ``ln(1 + (N − df + .5)/(df + .5))``
+  and atire's term weight is ``tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl))``, so the product
+  is the paper's BM25, computed with the same float64 operations; every prefix is its own
+  query in one ``retrieve`` call (numpy backend, single thread, as streamrag);
+- ``streamrag-okapi`` and ``rank_bm25``: okapi idf, on a subset of queries (rank_bm25
+  rescores every prefix in Python).
+
+Checks: streamrag's top-k equals a from-scratch dense computation (every prefix of the
+first ``--verify`` queries); its top-k *scores* equal bm25s's exactly at every prefix
+(bm25s's argpartition orders ties arbitrarily, so ids are compared as sets and may only
+differ inside a tie at the k-th score); rank_bm25's ids equal streamrag-okapi's exactly.
+
+Run: ``.venv/bin/python benchmarks/bench_global.py`` (sizes 10⁴ 10⁵ 10⁶; writes
+``benchmarks/out/bench_global.json``). ``--sizes 10000`` for a quick run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import OUT_DIR, machine  # noqa: E402
+
+V = 1 << 20
+DATA_DIR = OUT_DIR / "bench_global_data"
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def generate(n_chunks: int, n_queries: int, seed: int, folder: Path) -> None:
+    """Write tokens.npy, lens.npy and queries.json (lists of word token ids) into ``folder``."""
+    from streamrag.data import crag_profile
+
+    rng = np.random.default_rng(np.random.SeedSequence([seed, n_chunks]))
+    weights = 1.0 / (np.arange(V) + 2.7)
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    lens = np.where(rng.random(n_chunks) < 0.1, rng.integers(10, 100, n_chunks), rng.integers(100, 161, n_chunks))
+    n_tokens = int(lens.sum())
+    tokens = np.empty(n_tokens, dtype=np.int32)
+    block = 1 << 24
+    for lo in range(0, n_tokens, block):
+        hi = min(n_tokens, lo + block)
+        tokens[lo:hi] = np.searchsorted(cdf, rng.random(hi - lo), side="right")
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    queries = []
+    for _ in range(n_queries):
+        n = crag_profile.draw_n_words(rng)
+        words = [int(rng.integers(30))]
+        target = int(rng.integers(n_chunks))
+        chunk = tokens[offsets[target] : offsets[target + 1]]
+        content = chunk[chunk >= 300]
+        for _ in range(n - 1):
+            if content.size and rng.random() < 0.5:
+                words.append(int(rng.choice(content)))
+            else:
+                words.append(int(tokens[rng.integers(n_tokens)]))
+        queries.append(words)
+    # Relabel in first-occurrence order (see the module docstring); absent ids go last.
+    uniq, first = np.unique(tokens, return_index=True)
+    order = uniq[np.argsort(first, kind="stable")]
+    relabel = np.full(V, -1, dtype=np.int64)
+    relabel[order] = np.arange(order.shape[0])
+    tokens = relabel[tokens].astype(np.int32)
+    queries = [[int(relabel[w]) for w in q] for q in queries]
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "tokens.npy", tokens)
+    np.save(folder / "lens.npy", lens.astype(np.int64))
+    (folder / "queries.json").write_text(json.dumps({"n_terms": int(order.shape[0]), "queries": queries}))
+
+
+def load(folder: Path) -> tuple[np.ndarray, np.ndarray, int, list[list[int]]]:
+    meta = json.loads((folder / "queries.json").read_text())
+    return np.load(folder / "tokens.npy"), np.load(folder / "lens.npy"), meta["n_terms"], meta["queries"]
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def _rss_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak() -> bool:
+    """Reset the peak-RSS counter (Linux ≥ 4.0: write 5 to clear_refs); False if unsupported."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_mb() -> float:
+    hwm = _rss_kb("VmHWM")
+    return (hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+
+
+# ---------------------------------------------------------------------------- arms
+
+
+def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+    from streamrag.retrieval import BM25Params
+    from streamrag.retrieval.global_index import GlobalIndex
+    from streamrag.retrieval.global_prefix import PrefixScorer
+    from streamrag.retrieval.ranking import rank_topk
+
+    t0 = time.perf_counter()
+    index = GlobalIndex.from_token_ids(tokens, lens, [str(i) for i in range(n_terms)], params=BM25Params(idf=idf))
+    build_s = time.perf_counter() - t0
+    scorer = PrefixScorer(index)
+    words = [[np.array([w]) for w in q] for q in queries]
+    t0, c0 = time.perf_counter(), time.process_time()
+    results = []
+    for q in words:
+        topk, scores = scorer.rank_words(q, k)
+        scorer.clear()
+        results.append((topk, scores))
+    query_s, query_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    # From scratch: every prefix re-scored over all N chunks, fully ranked by (score desc, id asc).
+    for (topk, _), q in zip(results[:verify], queries[:verify]):
+        scores = np.zeros(index.n_docs)
+        for t, term in enumerate(q):
+            lo, hi = int(index.indptr[term]), int(index.indptr[term + 1])
+            scores[index.chunk_idx[lo:hi]] += index.impact[lo:hi]
+            if not np.array_equal(topk[t], rank_topk(scores, k)):
+                raise SystemExit(f"streamrag differs from the from-scratch ranking at query {q}, prefix {t + 1}")
+    return build_s, query_s, query_cpu_s, results
+
+
+class _Docs:
+    """bm25s's corpus ``ids``: documents as lists of ints, made on access (not all held at once)."""
+
+    def __init__(self, tokens: np.ndarray, lens: np.ndarray) -> None:
+        self.tokens, self.offsets = tokens, np.concatenate([[0], np.cumsum(lens)])
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    def __getitem__(self, i: int) -> list[int]:
+        return self.tokens[self.offsets[i] : self.offsets[i + 1]].tolist()
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (self[i] for i in range(len(self)))
+
+
+def arm_bm25s(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    t0 = time.perf_counter()
+    retriever = bm25s.BM25(method="atire", idf_method="lucene", k1=1.5, b=0.75, dtype="float64")
+    retriever.index(Tokenized(ids=_Docs(tokens, lens), vocab={str(i): i for i in range(n_terms)}), show_progress=False)
+    build_s = time.perf_counter() - t0
+    prefixes = [q[:t] for q in queries for t in range(1, len(q) + 1)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    docs, scores = retriever.retrieve(prefixes, k=k, show_progress=False, n_threads=0, sorted=True)
+    query_s, query_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    results, pos = [], 0
+    for q in queries:
+        results.append((docs[pos : pos + len(q)], scores[pos : pos + len(q)]))
+        pos += len(q)
+    return build_s, query_s, query_cpu_s, results
+
+
+def arm_rank_bm25(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+    from rank_bm25 import BM25Okapi
+
+    from streamrag.retrieval.ranking import rank_topk
+
+    docs = _Docs(tokens, lens)
+    t0 = time.perf_counter()
+    model = BM25Okapi([docs[i] for i in range(len(docs))])
+    build_s = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    results = []
+    for q in queries:
+        rows = [model.get_scores(q[:t]) for t in range(1, len(q) + 1)]
+        topk = np.array([rank_topk(s, k) for s in rows])
+        results.append((topk, np.array([s[r] for s, r in zip(rows, topk)])))
+    return build_s, time.perf_counter() - t0, time.process_time() - c0, results
+
+
+ARMS = {"streamrag": (arm_streamrag, "paper"), "streamrag-okapi": (arm_streamrag, "okapi"),
+        "bm25s": (arm_bm25s, "paper"), "rank_bm25": (arm_rank_bm25, "okapi")}  # fmt: skip
+
+
+def run_arm(name: str, folder: Path, k: int, n_queries: int, verify: int, out: Path) -> None:
+    """Child process: load the data, reset the peak counter, run one arm, save its results."""
+    tokens, lens, n_terms, queries = load(folder)
+    queries = queries[:n_queries]
+    base_mb = (_rss_kb("VmRSS") or 0) / 1024
+    exact_peak = reset_peak()
+    fn, idf = ARMS[name]
+    build_s, query_s, query_cpu_s, results = fn(tokens, lens, n_terms, queries, k, idf, verify)
+    peak = peak_mb()
+    np.savez(out.with_suffix(".npz"), **{f"ids{i}": r[0] for i, r in enumerate(results)}, **{f"sc{i}": r[1] for i, r in enumerate(results)})
+    n_prefixes = sum(len(q) for q in queries)
+    report = {
+        "arm": name, "n_queries": len(queries), "n_prefixes": n_prefixes, "build_s": build_s, "query_s": query_s,
+        "query_cpu_s": query_cpu_s, "us_per_prefix": query_s / n_prefixes * 1e6, "rss_after_data_mb": base_mb,
+        "peak_rss_mb": peak, "peak_is_since_data_loaded": exact_peak,
+    }  # fmt: skip
+    out.write_text(json.dumps(report))
+
+
+# ---------------------------------------------------------------------------- parent
+
+
+def compare(ours: Path, peer: Path, n: int, *, ids_exact: bool) -> dict[str, int]:
+    """Prefix by prefix: identical score lists, and ids identical — or, if not ``ids_exact``
+    (a peer that orders ties arbitrarily), the same ids above the k-th score, the rest tied at it."""
+    a, b = np.load(ours), np.load(peer)
+    counts = {"prefixes": 0, "ids_identical": 0, "ids_differ_in_ties": 0}
+    for i in range(n):
+        ids_a, ids_b, sc_a, sc_b = a[f"ids{i}"], b[f"ids{i}"], a[f"sc{i}"], b[f"sc{i}"]
+        for t in range(ids_a.shape[0]):
+            counts["prefixes"] += 1
+            if not np.array_equal(sc_a[t], sc_b[t]):
+                raise SystemExit(f"{peer.name}: query {i} prefix {t + 1}: scores {sc_b[t].tolist()} != streamrag {sc_a[t].tolist()}")
+            if np.array_equal(ids_a[t], ids_b[t]):
+                counts["ids_identical"] += 1
+                continue
+            kth = sc_a[t][-1]
+            above_a = set(ids_a[t][sc_a[t] > kth].tolist())
+            above_b = set(ids_b[t][sc_b[t] > kth].tolist())
+            if ids_exact or above_a != above_b:
+                raise SystemExit(f"{peer.name}: query {i} prefix {t + 1}: ids {ids_b[t].tolist()} != streamrag {ids_a[t].tolist()}")
+            counts["ids_differ_in_ties"] += 1  # same ids above the k-th score; order or choice within ties differ
+    return counts
+
+
+def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
+    folder = DATA_DIR / f"n{n_chunks}_q{args.queries}_s{args.seed}"
+    if not (folder / "queries.json").exists():
+        t0 = time.perf_counter()
+        generate(n_chunks, args.queries, args.seed, folder)
+        print(f"[{n_chunks:,} chunks] generated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    plan = [("streamrag", args.queries), ("bm25s", args.queries)]
+    n_okapi = args.rank_bm25_queries.get(n_chunks, 0)
+    if n_okapi:
+        plan += [("streamrag-okapi", n_okapi), ("rank_bm25", n_okapi)]
+    arms = {}
+    for name, n_queries in plan:
+        out = folder / f"{name}.json"
+        if args.reuse_arms and out.exists() and json.loads(out.read_text())["n_queries"] == n_queries:
+            arms[name] = json.loads(out.read_text())  # measured by an earlier run on the same data
+            continue
+        cmd = [sys.executable, __file__, "--arm", name, "--data", str(folder), "--k", str(args.k),
+               "--queries", str(n_queries), "--verify", str(args.verify), "--arm-out", str(out)]  # fmt: skip
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        arms[name] = json.loads(out.read_text())
+        print(f"[{n_chunks:,} chunks] {name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    checks = {"bm25s": compare(folder / "streamrag.npz", folder / "bm25s.npz", args.queries, ids_exact=False)}
+    if n_okapi:
+        checks["rank_bm25"] = compare(folder / "streamrag-okapi.npz", folder / "rank_bm25.npz", n_okapi, ids_exact=True)
+    tokens, lens, n_terms, queries = load(folder)
+    return {
+        "n_chunks": n_chunks, "n_tokens": int(lens.sum()), "n_terms": n_terms, "n_queries": args.queries,
+        "mean_query_words": float(np.mean([len(q) for q in queries])), "k": args.k, "arms": arms, "checks": checks,
+        "speedup_query_vs_bm25s": arms["bm25s"]["query_s"] / arms["streamrag"]["query_s"],
+        "speedup_query_vs_rank_bm25_per_prefix": (arms["rank_bm25"]["us_per_prefix"] / arms["streamrag-okapi"]["us_per_prefix"]) if n_okapi else None,
+    }  # fmt: skip
+
+
+def print_table(rows: list[dict]) -> None:
+    head = f"{'chunks':>9} {'arm':<16}{'queries':>8}{'prefixes':>9}{'build s':>9}{'query s':>9}{'µs/prefix':>10}{'peak MB':>9}{'×':>7}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        for name, a in r["arms"].items():
+            ref = r["arms"]["streamrag" if name in ("streamrag", "bm25s") else "streamrag-okapi"]
+            ratio = a["us_per_prefix"] / ref["us_per_prefix"]
+            print(f"{r['n_chunks']:>9,} {name:<16}{a['n_queries']:>8}{a['n_prefixes']:>9}{a['build_s']:>9.1f}{a['query_s']:>9.2f}"
+                  f"{a['us_per_prefix']:>10.0f}{a['peak_rss_mb']:>9.0f}{ratio:>7.1f}")  # fmt: skip
+        for peer, c in r["checks"].items():
+            print(f"{'':>9} check vs {peer}: {c['prefixes']} prefixes, top-k scores identical; ids identical "
+                  f"{c['ids_identical']}, differing only inside a tie at the k-th score {c['ids_differ_in_ties']}")  # fmt: skip
+    print("× = µs per prefix relative to streamrag with the same idf (higher = slower than streamrag)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--verify", type=int, default=20, help="queries checked against a from-scratch ranking")
+    ap.add_argument("--rank-bm25", default="10000:200,100000:20", help="size:queries pairs for the rank_bm25 arm")
+    ap.add_argument("--keep-data", action="store_true", help="keep the generated corpora in benchmarks/out/")
+    ap.add_argument("--reuse-arms", action="store_true", help="reuse arm results kept (--keep-data) by an earlier run")
+    ap.add_argument("--arm", choices=list(ARMS), help=argparse.SUPPRESS)
+    ap.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--arm-out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.arm:
+        run_arm(args.arm, args.data, args.k, args.queries, args.verify, args.arm_out)
+        return 0
+    args.rank_bm25_queries = {int(s): int(q) for s, q in (p.split(":") for p in args.rank_bm25.split(",") if p)}
+    rows = [bench_size(n, args) for n in args.sizes]
+    print_table(rows)
+    from importlib.metadata import version
+
+    report = {
+        "benchmark": "bench_global", "args": {k: v for k, v in vars(args).items() if k not in ("arm", "data", "arm_out")},
+        "machine": {**machine(), "numpy": version("numpy"), "bm25s": version("bm25s"), "rank_bm25": version("rank_bm25")},
+        "results": rows,
+    }  # fmt: skip
+    path = OUT_DIR / "bench_global.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    os.replace(tmp, path)
+    print(f"wrote {path}")
+    if not args.keep_data:
+        import shutil
+
+        shutil.rmtree(DATA_DIR, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

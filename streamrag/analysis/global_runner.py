@@ -1,0 +1,193 @@
+"""The analyzer in global scope: every question ranked against one shared pool (design §3 "Scope").
+
+Same rows as per-question scope (:mod:`streamrag.analysis.runner`), computed with the
+same metric functions, with three differences:
+
+- rankings come from one :class:`~streamrag.retrieval.global_index.GlobalIndex` over the
+  whole pool (IDF and avgdl of the pool), through a reused
+  :class:`~streamrag.retrieval.global_prefix.PrefixScorer`;
+- gold follows a :data:`~streamrag.analysis.global_gold.GoldRule` (default ``answer``:
+  answer-bearing chunks anywhere in the pool);
+- ``n_passages`` is the pool's size N, so ``gold_density`` = gold chunks / N.
+
+:func:`analyze_pool_per_question` runs the per-question analyzer on the same questions,
+each against its own pages in the pool, for side-by-side comparisons.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from streamrag.analysis import metrics
+from streamrag.analysis.anchor import t_anchor, t_pivot
+from streamrag.analysis.global_gold import GoldRule, PoolGrounder, question_gold
+from streamrag.analysis.runner import (
+    GROUNDING_MODES,
+    ROBUSTNESS_K,
+    AnalysisSettings,
+    QuestionAnalysis,
+    analyze_question,
+    skipped_row,
+    to_sim_question,
+)
+from streamrag.data.crag import SkippedRecord
+from streamrag.data.ingest import Question
+from streamrag.data.pool import PoolQuestion, PoolSource
+from streamrag.errors import ConfigError, NothingToRankError
+from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE, PrefixScorer
+from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
+
+if TYPE_CHECKING:
+    from streamrag.pipeline.question import SimQuestion
+
+__all__ = ["analyze_pool", "analyze_pool_per_question", "global_sim_questions", "pool_index"]
+
+
+def _meta(record: object) -> dict[str, object]:
+    return {name: getattr(record, name) for name in ("interaction_id", "domain", "question_type", "static_or_dynamic")}
+
+
+def index_key(source: PoolSource, settings: AnalysisSettings) -> str:
+    """Content key of a pool's index: the chunks, document boundaries, BM25 parameters, tokenizer."""
+    tokenizer = RegexTokenizer()
+    blob = json.dumps({"pool": source.pool.content_key(), "bm25": settings.bm25.model_dump(), "pattern": tokenizer.pattern})
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def pool_index(source: PoolSource, settings: AnalysisSettings = AnalysisSettings(), *, index_dir: str | Path | None = None) -> GlobalIndex:
+    """The pool's index: memory-mapped from ``index_dir`` when it holds this pool's index
+    (same content key), else built (and saved there when ``index_dir`` is given)."""
+    from streamrag.retrieval.global_store import load_index, read_key, save_index
+
+    key = index_key(source, settings)
+    if index_dir is not None and read_key(index_dir) == key:
+        return load_index(index_dir)
+    index = GlobalIndex.build(source.pool.chunks, params=settings.bm25)
+    if index_dir is not None:
+        save_index(index, index_dir, key=key)
+    return index
+
+
+def _check(settings: AnalysisSettings) -> None:
+    if getattr(settings, "retriever", "bm25") != "bm25" or getattr(settings, "compare_retrievers", False):
+        raise ConfigError("global scope ranks with BM25 only (--retriever dense is per-question scope)")
+
+
+def analyze_pool_question(
+    question: PoolQuestion,
+    scorer: PrefixScorer,
+    settings: AnalysisSettings,
+    *,
+    source: PoolSource,
+    gold_rule: GoldRule,
+    grounder: PoolGrounder | None,
+) -> QuestionAnalysis:
+    """One question's row against the whole pool (never raises for a question-level problem)."""
+    record, index = question.record, scorer.index
+    meta = _meta(record)
+    try:
+        rankings = scorer.rank(record.query, k=max(settings.k, *ROBUSTNESS_K))
+    except NothingToRankError as exc:
+        return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
+    n_words, top1 = rankings.n_words, rankings.top1.tolist()
+    golds = {
+        mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES
+    }
+    arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
+    gold = golds[settings.grounding]
+    t_suf = metrics.t_suf(rankings.topk[:, : settings.k], gold)
+    t_sc = metrics.t_sc(top1)
+    words = word_tokens(record.query, index.tokenizer)
+    row = {
+        **meta,
+        "n_words": n_words,
+        "n_passages": index.n_docs,
+        "groundable": metrics.groundable(gold),
+        "retrieved_gold": metrics.retrieved_gold(t_suf),
+        "t_sc": t_sc,
+        "phi_sc": metrics.phi(t_sc, n_words),
+        "t_suf": t_suf,
+        "phi_suf": metrics.phi(t_suf, n_words),
+        "volatility": metrics.volatility(top1),
+        "gold_density": metrics.gold_density(len(gold), index.n_docs),
+        "n_gold": len(gold),
+        "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),  # type: ignore[arg-type]
+        "t_pivot": t_pivot(index, words, top1[-1]),  # type: ignore[arg-type]
+        "skip_reason": "",
+    }
+    arm_groundable = {mode: metrics.groundable(g) for mode, g in golds.items()}
+    return QuestionAnalysis(row, rankings, gold, rankings.final_coverage, arm_t_suf, arm_groundable)  # type: ignore[arg-type]
+
+
+def analyze_pool(
+    source: PoolSource,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    gold: GoldRule = "answer",
+    index: GlobalIndex | None = None,
+    index_dir: str | Path | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[QuestionAnalysis]:
+    """Global scope: every item of ``source`` ranked against the whole pool, in order.
+
+    ``progress`` receives the number of items done. Gold rules ``answer`` / ``own`` need
+    the paper tokenizer (grounding reads the index's tokens).
+    """
+    _check(settings)
+    index = index if index is not None else pool_index(source, settings, index_dir=index_dir)
+    scorer = PrefixScorer(index, pool_size=pool_size)
+    grounder = None if gold == "labeled" else PoolGrounder(index, source.pool.chunks)
+    for done, item in enumerate(source.items, start=1):
+        if isinstance(item, SkippedRecord):
+            yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
+        else:
+            yield analyze_pool_question(item, scorer, settings, source=source, gold_rule=gold, grounder=grounder)
+        if progress is not None:
+            progress(done)
+
+
+def analyze_pool_per_question(source: PoolSource, settings: AnalysisSettings = AnalysisSettings()) -> Iterator[QuestionAnalysis]:
+    """Per-question scope on a pool's questions: each ranked against its own pages only
+    (``own_docs``, chunks in pool order), with the per-question analyzer. A question
+    without own pages in the pool gets the skip reason "no chunks"."""
+    pool = source.pool
+    for item in source.items:
+        if isinstance(item, SkippedRecord):
+            yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
+            continue
+        chunks = [pool.chunks[i] for i in pool.chunk_ids(item.own_docs).tolist()]
+        yield analyze_question(Question(item.record, chunks), settings)
+
+
+def global_sim_questions(
+    source: PoolSource,
+    *,
+    k: int = 3,
+    grounding: str = "exact",
+    gold: GoldRule = "answer",
+    index: GlobalIndex | None = None,
+    index_dir: str | Path | None = None,
+) -> tuple[list[SimQuestion], int]:
+    """The simulator's questions in global scope, and the number that could not be ranked.
+
+    ``final_scores`` / ``final_coverage`` of each :class:`SimQuestion` are
+    :class:`~streamrag.retrieval.global_prefix.ChunkValues` (indexable by the chunk ids
+    of its ``topk``, which is all the heuristic reflector reads), so a question stays
+    O(n·k) in memory and pickles small for worker processes.
+    """
+    settings = AnalysisSettings(k=k, grounding=grounding)  # type: ignore[arg-type]
+    questions: list[SimQuestion] = []
+    n_skipped = 0
+    for analysis in analyze_pool(source, settings, gold=gold, index=index, index_dir=index_dir):
+        question = to_sim_question(analysis, k)
+        if question is None:
+            n_skipped += 1
+        else:
+            questions.append(question)
+    return questions, n_skipped

@@ -1,0 +1,192 @@
+"""Executors: where points run. Same jobs in, same outputs out, in any order.
+
+- :class:`SerialExecutor` — in this process, one point after another (``--jobs 1``);
+- :class:`ProcessExecutor` — a local process pool (``--jobs N``); the prepared input is
+  installed once per worker, not shipped with every point;
+- :class:`DaskExecutor` — a Dask distributed cluster (``--scheduler ADDRESS``); the
+  prepared input is scattered to every worker once. Workers need streamrag installed and,
+  for analyze points, the data file at the same path.
+
+A point's output depends only on its job and input (per-question random streams, see
+:mod:`streamrag.engine.rng`), so every executor gives byte-identical files; the run
+folder orders the sweep table by point, never by completion.
+
+An executor is a context manager (``__enter__`` connects or starts workers, so a bad
+scheduler address fails before the run folder is touched) with one method,
+``run(jobs, shared)``, yielding a :class:`~streamrag.sweep.work.PointOutput` per job as
+it completes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from streamrag.errors import ConfigError
+from streamrag.sweep.kinds import PointJob
+from streamrag.sweep.work import PointOutput, execute_point
+
+
+class Executor(Protocol):
+    """Runs point jobs; ``shared`` maps a job's ``input_ref`` to its prepared input."""
+
+    name: str
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]: ...
+
+
+class SerialExecutor:
+    """Points one after another in this process."""
+
+    name = "serial"
+
+    def __enter__(self) -> SerialExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+        for job in jobs:
+            yield execute_point(job, shared.get(job.input_ref) if job.input_ref else None)
+
+
+def _install(shared: Mapping[str, Any]) -> None:
+    global _WORKER_SHARED
+    _WORKER_SHARED = shared
+
+
+def _execute_installed(job: PointJob) -> PointOutput:
+    return execute_point(job, _WORKER_SHARED.get(job.input_ref) if job.input_ref else None)
+
+
+def _mp_context():  # type: ignore[no-untyped-def]
+    """``fork`` on Linux when this process runs no other thread (workers inherit the
+    prepared input and imported modules for free); ``spawn`` otherwise, which is safe
+    with threads. Outputs do not depend on the choice."""
+    import multiprocessing
+    import threading
+
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+class ProcessExecutor:
+    """A pool of ``jobs`` worker processes on this machine."""
+
+    name = "processes"
+
+    def __init__(self, jobs: int) -> None:
+        if jobs < 1:
+            raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
+        self.jobs = jobs
+
+    def __enter__(self) -> ProcessExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        if not jobs:
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=min(self.jobs, len(jobs)), mp_context=_mp_context(), initializer=_install, initargs=(dict(shared),)
+        )
+        try:
+            futures = [pool.submit(_execute_installed, job) for job in jobs]
+            for fut in as_completed(futures):
+                yield fut.result()
+        finally:
+            # On an error (or the consumer stopping) do not wait for queued points.
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# --- Dask distributed ----------------------------------------------------------------
+
+
+class DaskExecutor:
+    """Points as tasks on a Dask distributed cluster.
+
+    Give the scheduler's ``address`` (``tcp://host:8786``) or an existing
+    ``dask.distributed.Client`` (left open afterwards).
+    """
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, *, client: Any = None, timeout_s: float = 10.0) -> None:
+        if (address is None) == (client is None):
+            raise ConfigError("DaskExecutor: give a scheduler address or a client, not both or neither")
+        self.address = address
+        self.timeout_s = timeout_s
+        self._client = client
+        self._owned = client is None
+
+    def __enter__(self) -> DaskExecutor:
+        if self._client is None:
+            from dask.distributed import Client
+
+            try:
+                self._client = Client(self.address, timeout=self.timeout_s, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ConfigError(f"--scheduler {self.address}: cannot connect to a Dask scheduler ({first})") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._owned and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def workers(self) -> int:
+        """Number of workers the scheduler knows (0 before ``__enter__``)."""
+        if self._client is None:
+            return 0
+        return len(self._client.scheduler_info().get("workers", {}))
+
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+        import uuid
+
+        from dask.distributed import as_completed
+
+        client = self._client
+        if client is None:
+            raise ConfigError("DaskExecutor.run outside `with executor:`")
+        if not jobs:
+            return
+        # scatter([x]) ships x as one object (a list or tuple would be split up).
+        refs = {name: client.scatter([value], broadcast=True, hash=False)[0] for name, value in shared.items()}
+        token = uuid.uuid4().hex[:8]
+        futures = [
+            client.submit(
+                execute_point, job, refs.get(job.input_ref) if job.input_ref else None,
+                key=f"streamrag-point-{job.key}-{token}", pure=False,
+            )  # fmt: skip
+            for job in jobs
+        ]
+        try:
+            for fut in as_completed(futures, loop=client.loop):  # this client, not a global default one
+                yield fut.result()
+        finally:
+            client.cancel(futures)
+            for ref in refs.values():
+                ref.release()
+
+
+def make_executor(*, jobs: int = 1, scheduler: str | None = None) -> SerialExecutor | ProcessExecutor | DaskExecutor:
+    """The executor the CLI options choose: ``--scheduler`` → Dask, ``--jobs N > 1`` →
+    local processes, else serial."""
+    if scheduler is not None:
+        return DaskExecutor(scheduler)
+    if jobs < 1:
+        raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
+    return SerialExecutor() if jobs == 1 else ProcessExecutor(jobs)

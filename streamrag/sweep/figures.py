@@ -1,0 +1,265 @@
+"""Figures of a sweep, drawn from its table (and per-question results), saved as PNG.
+
+- :func:`plot_streamable_heatmaps` — streamable fraction (%) over L × δ, one panel per θ;
+- :func:`plot_saved_vs_bounds` — mean saved ms against mean H and mean H_G, per trigger;
+- :func:`plot_pareto` — mean saved ms versus wasted calls per question across triggers,
+  one panel per L at one cadence, the non-dominated points joined;
+- :func:`plot_saved_vs_H_scatter` — per-question saved ms versus H (the anchor's RQ3
+  figure), one panel per chosen point;
+- :func:`plot_analysis_arms` — retrieved-gold share and mean φ_suf per analysis setting.
+
+Like :mod:`streamrag.analysis.plots`, every figure gets its own Agg canvas (no pyplot
+state) and is written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from streamrag.atomic import atomic_path
+from streamrag.sweep.table import pareto_front, read_point_results
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from streamrag.sweep.grid import Grid
+
+__all__ = [
+    "plot_analysis_arms", "plot_pareto", "plot_saved_vs_H_scatter", "plot_saved_vs_bounds",
+    "plot_streamable_heatmaps", "reference_rows", "write_figures",
+]  # fmt: skip
+
+_DPI = 120
+PREFERRED = {"delta_wps": 3.0, "theta": 0.8}
+"""Values figures fix an axis at when they cannot show it (the paper's point)."""
+
+
+def _figure(width_in: float, height_in: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=_DPI)
+    fig.clear()
+    return target
+
+
+def _closest(values: Sequence[float], target: float) -> float:
+    return min(values, key=lambda v: (abs(float(v) - target), float(v)))
+
+
+def reference_rows(table: pd.DataFrame, keep: Sequence[str]) -> pd.DataFrame:
+    """Rows with every varying column except ``keep`` fixed at one value: δ at the value
+    closest to 3 w/s, θ closest to 0.8, anything else at its first value."""
+    fixed = [c for c in ("delta_wps", "theta", "trigger", "reflector", "max_threads", "profile", "population")
+             if c in table.columns and c not in keep and table[c].nunique() > 1]  # fmt: skip
+    rows = table
+    for column in fixed:
+        values = list(dict.fromkeys(rows[column]))
+        want = _closest(values, PREFERRED[column]) if column in PREFERRED else values[0]
+        rows = rows[rows[column] == want]
+    return rows
+
+
+def _triggers(table: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(table["trigger"].astype(str))) if "trigger" in table.columns else [""]
+
+
+def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Streamable fraction (%, ``H ≥ θ·L`` over all questions) as an L × δ heatmap per θ."""
+    thetas = sorted(table["theta"].unique())
+    Ls = sorted(table["L_ms"].unique())
+    deltas = sorted(table["delta_wps"].unique())
+    fig = _figure(3.2 * len(thetas) + 1.2, 0.5 * len(Ls) + 2.2)
+    axes = np.atleast_1d(fig.subplots(1, len(thetas), sharey=True))
+    image = None
+    for ax, theta in zip(axes, thetas, strict=True):
+        cells = table[table["theta"] == theta]
+        grid = np.full((len(Ls), len(deltas)), np.nan)
+        for _, c in cells.iterrows():
+            grid[Ls.index(c["L_ms"]), deltas.index(c["delta_wps"])] = float(c["streamable_fraction"]) * 100.0
+        image = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=100, aspect="auto")
+        for i in range(len(Ls)):
+            for j in range(len(deltas)):
+                if not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=8,
+                            color="white" if grid[i, j] < 55 else "black")  # fmt: skip
+        ax.set_xticks(range(len(deltas)), [f"{d:g}" for d in deltas])
+        ax.set_yticks(range(len(Ls)), [f"{L:g}" for L in Ls])
+        ax.set_xlabel("cadence δ (words/s)")
+        ax.set_title(f"θ = {theta:g}", fontsize=10)
+    axes[0].set_ylabel("tool latency L (ms)")
+    fig.colorbar(image, ax=list(axes), label="streamable questions (%)", shrink=0.9)
+    fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L", fontsize=11)
+    return _save(fig, path)
+
+
+def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Mean saved ms against the mean bounds H and H_G, one colour per trigger; each
+    marker is a grid point. Points on the diagonal reach the bound."""
+    fig = _figure(10.0, 4.4)
+    axes = fig.subplots(1, 2, sharey=True)
+    lo = min(0.0, float(pd.to_numeric(table["mean_saved_ms"]).min()))
+    for ax, bound, label in ((axes[0], "mean_H_ms", "mean H (ms)"), (axes[1], "mean_H_G_ms", "mean H_G (ms)")):
+        hi = float(np.nanmax(table[[bound, "mean_saved_ms"]].to_numpy(dtype=float)))
+        ax.plot([lo, hi], [lo, hi], color="0.6", linestyle="--", linewidth=1, label="saved = bound")
+        for trig in _triggers(table):
+            rows = table[table["trigger"].astype(str) == trig] if trig else table
+            ax.scatter(rows[bound], rows["mean_saved_ms"], s=22, alpha=0.85, label=trig or None)
+        ax.axhline(0, color="0.3", linewidth=0.6)
+        ax.set_xlabel(label)
+        ax.grid(color="0.92")
+    axes[0].set_ylabel("mean saved (ms)")
+    axes[1].legend(title="trigger", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("What each trigger saves against the hideable-latency bounds (each marker: one grid point)", fontsize=11)
+    return _save(fig, path)
+
+
+_MARKERS = "osD^vP*Xh<>"
+
+
+def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Mean saved ms versus wasted calls per question across triggers: one panel per L
+    (δ fixed closest to 3 w/s), the Pareto front (more saved, fewer wasted) joined. The
+    ``oracle`` trigger is drawn as a reference bound (a star), not part of the front.
+    Triggers that coincide (every 3 words = every 1 s at δ = 3) stay visible: each has
+    its own marker, earlier ones larger."""
+    rows = reference_rows(table, keep=("trigger", "L_ms"))
+    Ls = sorted(rows["L_ms"].unique()) if "L_ms" in rows.columns else [None]
+    fig = _figure(min(4.2 * len(Ls), 17.0) + 1.8, 4.2)
+    axes = np.atleast_1d(fig.subplots(1, len(Ls), sharey=True))
+    triggers = _triggers(table)
+    style = {t: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)], 90 - 55 * i / max(len(triggers) - 1, 1)) for i, t in enumerate(triggers)}
+    for ax, L in zip(axes, Ls, strict=True):
+        panel = rows if L is None else rows[rows["L_ms"] == L]
+        oracle = panel["trigger_kind"] == "oracle" if "trigger_kind" in panel.columns else pd.Series(False, index=panel.index)
+        on_front = pareto_front(panel[~oracle]).reindex(panel.index, fill_value=False)
+        front = panel[on_front].sort_values("wasted_calls_per_question")
+        ax.plot(front["wasted_calls_per_question"], front["mean_saved_ms"], color="0.5", linewidth=1, zorder=1,
+                drawstyle="steps-post", label="Pareto front")  # fmt: skip
+        for idx, r in panel.iterrows():
+            trig = str(r.get("trigger", ""))
+            colour, marker, size = style.get(trig, ("C0", "o", 40))
+            if oracle[idx]:
+                marker, size, trig = "*", 160, f"{trig} (bound)"
+            ax.scatter(r["wasted_calls_per_question"], r["mean_saved_ms"], s=size, color=colour, marker=marker,
+                       edgecolor="black" if on_front[idx] else "none", linewidth=1.2, zorder=2, label=trig)  # fmt: skip
+        ax.axhline(0, color="0.3", linewidth=0.6)
+        ax.set_xlabel("wasted calls per question")
+        ax.set_title("" if L is None else f"L = {L:g} ms", fontsize=10)
+        ax.grid(color="0.92")
+    axes[0].set_ylabel("mean saved (ms)")
+    handles, labels = axes[-1].get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    axes[-1].legend(unique.values(), unique.keys(), fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    delta = f", δ = {rows['delta_wps'].iloc[0]:g} w/s" if "delta_wps" in rows.columns and len(rows) else ""
+    fig.suptitle(f"Latency saved versus wasted tool calls across triggers{delta} (outlined: on the Pareto front)", fontsize=11)
+    return _save(fig, path)
+
+
+def _fmt(column: str, value: object) -> str:
+    units = {"L_ms": ("L", " ms"), "delta_wps": ("δ", " w/s")}
+    name, unit = units.get(column, (column, ""))
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{name} = {shown}{unit}"
+
+
+def _scatter_points(table: pd.DataFrame, max_panels: int) -> pd.DataFrame:
+    rows = table if len(table) <= max_panels else reference_rows(table, keep=("L_ms",))
+    return rows.head(max_panels)
+
+
+def plot_saved_vs_H_scatter(
+    run_dir: str | os.PathLike[str],
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    keys: Sequence[str] | None = None,
+    max_panels: int = 4,
+) -> Path:
+    """Per question, saved ms against H (ms), one panel per point — the anchor's RQ3
+    figure. Points: ``keys``, else all when there are at most ``max_panels``, else one
+    per L at the reference values of the other axes. Negative savings are red."""
+    rows = table[table["key"].isin(keys)] if keys is not None else _scatter_points(table, max_panels)
+    fig = _figure(4.0 * max(len(rows), 1) + 0.4, 4.0)
+    axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
+    for ax, (_, point) in zip(axes, rows.iterrows(), strict=False):
+        res = read_point_results(run_dir, point["key"])
+        h, saved = res["H_ms"].to_numpy(float), res["saved_ms"].to_numpy(float)
+        neg = saved < 0
+        # Word arrivals quantize H and saved (multiples of 1/δ), so many questions share a
+        # spot: jitter both a little (seeded: the figure is reproducible).
+        rng = np.random.default_rng(0)
+        h = h + rng.uniform(-0.02, 0.02, h.size) * max(float(np.ptp(h)), 1.0)
+        saved_j = saved + rng.uniform(-0.02, 0.02, saved.size) * max(float(np.ptp(saved)), 1.0)
+        ax.scatter(h[~neg], saved_j[~neg], s=10, alpha=0.4, color="tab:blue", label="saved ≥ 0")
+        ax.scatter(h[neg], saved_j[neg], s=14, alpha=0.9, color="tab:red", label=f"saved < 0 ({int(neg.sum())})")
+        top = float(max(h.max(initial=0.0), 1.0))
+        ax.plot([0, top], [0, top], color="0.5", linestyle="--", linewidth=1, label="saved = H")
+        ax.axhline(0, color="0.3", linewidth=0.6)
+        rho = point.get("rho_H_saved")
+        rho_text = "ρ undefined" if rho is None or pd.isna(rho) else f"ρ = {rho:+.2f}"
+        title = ", ".join(_fmt(c, point[c]) for c in ("trigger", "L_ms", "delta_wps") if c in point.index)
+        ax.set_title(f"{title}\nmean saved {point['mean_saved_ms']:.0f} ms vs H {point['mean_H_ms']:.0f} ms, {rho_text}",
+                     fontsize=9)  # fmt: skip
+        ax.set_xlabel("H (ms); both axes jittered")
+        ax.grid(color="0.92")
+    axes[0].set_ylabel("saved (ms)")
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("Per-question latency saved versus the hideable-latency bound H (one dot per question)", fontsize=11)
+    return _save(fig, path)
+
+
+def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Retrieved-gold share (%) and mean φ_suf by top-k, one bar per grounding mode."""
+    fig = _figure(9.0, 3.8)
+    axes = fig.subplots(1, 2)
+    ks = sorted(table["k"].unique())
+    modes = list(dict.fromkeys(table["grounding"]))
+    width = 0.8 / max(len(modes), 1)
+    for ax, column, label, scale in (
+        (axes[0], "share_retrieved_gold", "retrieved-gold questions (%)", 100.0),
+        (axes[1], "phi_suf_mean", "mean φ_suf (retrieved-gold)", 1.0),
+    ):
+        for i, mode in enumerate(modes):
+            rows = table[table["grounding"] == mode].set_index("k").reindex(ks)
+            values = pd.to_numeric(rows[column]).to_numpy(dtype=float) * scale
+            ax.bar(np.arange(len(ks)) + (i - (len(modes) - 1) / 2) * width, values, width, label=mode)
+        ax.set_xticks(range(len(ks)), [f"k = {k}" for k in ks])
+        ax.set_ylabel(label)
+        ax.grid(axis="y", color="0.92")
+    axes[0].legend(title="grounding", fontsize=8, loc="lower right", framealpha=0.95)
+    fig.suptitle("Robustness arms: top-k × grounding", fontsize=11)
+    return _save(fig, path)
+
+
+def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
+    """The figures that fit the grid's kind and axes, into ``out_dir/figures/``."""
+    folder = Path(out_dir) / "figures"
+    paths: list[Path] = []
+    if table.empty:
+        return paths
+    if grid.kind == "streamable":
+        paths.append(plot_streamable_heatmaps(table, folder / "streamable_heatmaps.png"))
+    elif grid.kind == "simulate":
+        paths.append(plot_saved_vs_bounds(table, folder / "saved_vs_bounds.png"))
+        if "trigger" in table.columns and table["trigger"].nunique() > 1:
+            paths.append(plot_pareto(table, folder / "pareto.png"))
+        paths.append(plot_saved_vs_H_scatter(out_dir, table, folder / "saved_vs_H_scatter.png"))
+    elif grid.kind == "analyze" and {"k", "grounding"} <= set(table.columns):
+        paths.append(plot_analysis_arms(table, folder / "analysis_arms.png"))
+    return paths

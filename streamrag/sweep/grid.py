@@ -1,0 +1,308 @@
+"""Grid files: what a sweep varies, read from TOML and checked for shape.
+
+A grid names a point *kind* (what one point computes), an *input* (the questions), a
+*base* (settings shared by every point) and *axes* (what varies)::
+
+    name = "triggers"
+    kind = "simulate"                    # simulate | streamable | analyze
+    input = "generated:1371:seed=0"      # or table:PATH, data:PATH, demo, PATH
+    scenario = "paper_rq3"               # simulate: base scenario (name or TOML path)
+    on_incompatible = "skip"             # error (default) | skip
+
+    [base]                               # dotted overrides applied to every point
+    "select.population" = "all"
+
+    [axes]                               # the product of all axes, first one outermost
+    "latency.L_ms" = [300, 600, 1000]    # a list: one point per value
+    "input.delta_wps" = [2.0, 3.0]
+
+    [axes.trigger]                       # a table: one point per labeled variant
+    interval_3w = { "trigger.kind" = "interval", "trigger.words" = 3 }
+    oracle = { trigger = { kind = "oracle" } }
+
+Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.kinds`);
+nested TOML tables and quoted dotted keys mean the same thing. A list-valued axis is a
+column of the sweep table named by the path's last part (``L_ms``); a variants axis is
+a column named by the axis holding the label. ``input`` may also be a table
+``{source = "...", split = 0, limit = 100}``. Relative paths (input, scenario) are
+relative to the grid file. ``[output]`` holds ``traces`` (keep each point's
+``trace.jsonl``, default false) and ``figures`` (default true).
+
+Every problem is a :class:`~streamrag.errors.ConfigError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from streamrag.errors import ConfigError
+from streamrag.sweep.inputs import InputSpec, parse_input
+
+PointKindName = Literal["simulate", "streamable", "analyze"]
+Scalar = str | int | float | bool
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AxisValue(_Frozen):
+    """One value of an axis: its label (table column value) and the overrides it sets."""
+
+    label: str
+    value: Scalar
+    """What the sweep table shows: the value itself, or the variant's label."""
+    overrides: tuple[tuple[str, Scalar], ...]
+    """``(dotted path, value)`` pairs, in file order."""
+
+
+class Axis(_Frozen):
+    """One dimension of the grid."""
+
+    name: str
+    """Column name in the sweep table."""
+    path: str | None
+    """Dotted settings path of a list axis; ``None`` for a variants axis."""
+    values: tuple[AxisValue, ...]
+
+
+class OutputOptions(_Frozen):
+    traces: bool = False
+    """Keep each simulate point's ``trace.jsonl`` (≈ 3 kB per question)."""
+    figures: bool = True
+
+
+class _InputTable(_Frozen):
+    source: str
+    split: int | Literal["all"] | None = None
+    limit: int | None = Field(default=None, ge=1)
+
+
+class _GridToml(_Frozen):
+    """The raw shape of a grid file (before axes are interpreted)."""
+
+    name: str | None = None
+    description: str = ""
+    kind: PointKindName
+    input: str | _InputTable
+    scenario: str | None = None
+    on_incompatible: Literal["error", "skip"] = "error"
+    base: dict[str, Any] = Field(default_factory=dict)
+    axes: dict[str, Any] = Field(default_factory=dict)
+    output: OutputOptions = Field(default_factory=OutputOptions)
+
+
+class Grid(_Frozen):
+    """A validated grid file (points are expanded by :func:`streamrag.sweep.points.expand`)."""
+
+    origin: str
+    """Where the grid came from (file path or built-in name), for messages."""
+    name: str
+    description: str
+    kind: PointKindName
+    input: InputSpec
+    scenario: str | None
+    on_incompatible: Literal["error", "skip"]
+    base: tuple[tuple[str, Scalar], ...]
+    axes: tuple[Axis, ...]
+    output: OutputOptions
+    text: str
+    """The grid file's text as read (copied into the run folder for provenance)."""
+
+    @property
+    def n_points(self) -> int:
+        n = 1
+        for axis in self.axes:
+            n *= len(axis.values)
+        return n
+
+
+def _leaves(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"a": {"b": 1}, "c.d": 2}`` → ``[("a.b", 1), ("c.d", 2)]`` (file order)."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            out += _leaves(value, path)
+        else:
+            out.append((path, value))
+    return out
+
+
+def _scalar(origin: str, where: str, value: Any) -> Scalar:
+    if isinstance(value, str | int | float | bool):
+        return value
+    kind = "a list" if isinstance(value, list) else type(value).__name__
+    raise ConfigError(f"grid {origin}: {where}: expected a number, string or boolean, got {kind}")
+
+
+def _label(value: Scalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _list_axis(origin: str, path: str, values: list[Any]) -> Axis:
+    where = f"axes.{path}"
+    if not values:
+        raise ConfigError(f"grid {origin}: {where}: the list of values is empty")
+    items = [_scalar(origin, f"{where}[{i}]", v) for i, v in enumerate(values)]
+    seen: set[Any] = set()
+    for v in items:
+        # 3 and 3.0 are the same setting (and the same point key): reject both.
+        marker = (type(v) is bool, float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
+        if marker in seen:
+            raise ConfigError(f"grid {origin}: {where}: value {v!r} is listed twice")
+        seen.add(marker)
+    name = path.rsplit(".", 1)[-1]
+    return Axis(name=name, path=path, values=tuple(AxisValue(label=_label(v), value=v, overrides=((path, v),)) for v in items))
+
+
+def _variants_axis(origin: str, name: str, table: dict[str, Any]) -> Axis:
+    if not table:
+        raise ConfigError(f"grid {origin}: axes.{name}: the table of variants is empty")
+    values = []
+    for label, body in table.items():
+        where = f"axes.{name}.{label}"
+        if not isinstance(body, dict):
+            raise ConfigError(
+                f"grid {origin}: {where}: a variant is a table of overrides, e.g. "
+                f'{label} = {{ "trigger.kind" = "oracle" }}'
+            )
+        overrides = tuple((path, _scalar(origin, f"{where}.{path}", v)) for path, v in _leaves(body))
+        values.append(AxisValue(label=label, value=label, overrides=overrides))
+    return Axis(name=name, path=None, values=tuple(values))
+
+
+def parse_axes(origin: str, axes: dict[str, Any]) -> tuple[Axis, ...]:
+    """Interpret ``[axes]``: lists are value axes, tables of tables are variants axes.
+
+    A table whose leaves are all lists is a nesting of value axes (TOML's unquoted dotted
+    key ``latency.L_ms = [...]``).
+    """
+    out: list[Axis] = []
+    for name, value in axes.items():
+        if isinstance(value, list):
+            out.append(_list_axis(origin, name, value))
+        elif isinstance(value, dict):
+            leaves = _leaves(value)
+            lists = [isinstance(v, list) for _, v in leaves]
+            if leaves and all(lists):
+                out += [_list_axis(origin, f"{name}.{path}", v) for path, v in leaves]
+            elif any(lists):
+                raise ConfigError(
+                    f"grid {origin}: axes.{name}: mixes lists and variants; write value axes as "
+                    f'"{name}.KEY" = [...] and variants as [axes.{name}] LABEL = {{ ... }}'
+                )
+            else:
+                out.append(_variants_axis(origin, name, value))
+        else:
+            raise ConfigError(
+                f"grid {origin}: axes.{name}: expected a list of values or a table of labeled variants, "
+                f"got {value!r}"
+            )
+    names = [a.name for a in out]
+    for i, axis in enumerate(out):
+        if axis.name in names[:i]:
+            raise ConfigError(f"grid {origin}: axes: two axes are both named {axis.name!r} (a sweep-table column)")
+    return tuple(out)
+
+
+def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+    if loc and loc[0] == "input" and len(loc) > 1 and loc[1] in {"str", "_InputTable"}:
+        loc = ["input", *loc[2:]]
+    key = ".".join(loc) or "(grid)"
+    given = err.get("input")
+    shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
+    return ConfigError(f"grid {origin}: {key}: {err['msg']}{shown}")
+
+
+def grid_from_text(
+    text: str, *, origin: str, base_dir: Path, input_override: str | None = None, name: str | None = None
+) -> Grid:
+    """Parse and shape-check a grid file's text (see the module docstring)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"grid {origin}: invalid TOML: {exc}") from None
+    try:
+        model = _GridToml.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(origin, exc) from None
+    base = tuple((p, _scalar(origin, f"base.{p}", v)) for p, v in _leaves(model.base))
+    spec = model.input if isinstance(model.input, _InputTable) else _InputTable(source=model.input)
+    if input_override is not None:
+        spec = _InputTable(source=input_override, split=spec.split, limit=spec.limit)
+        base_for_input = Path.cwd()
+    else:
+        base_for_input = base_dir
+    try:
+        input_spec = parse_input(spec.source, base_dir=base_for_input, split=spec.split, limit=spec.limit)
+    except ConfigError as exc:
+        raise ConfigError(f"grid {origin}: input: {exc}") from None
+    scenario = model.scenario
+    if model.kind == "simulate":
+        scenario = scenario or "paper_rq3"
+        if scenario.endswith(".toml") and not Path(scenario).is_absolute():
+            scenario = str((base_dir / scenario).resolve())
+    elif scenario is not None:
+        raise ConfigError(f"grid {origin}: scenario: only simulate grids have a scenario (this grid's kind is {model.kind!r})")
+    return Grid(
+        origin=origin,
+        name=model.name or name or Path(origin).stem,
+        description=model.description,
+        kind=model.kind,
+        input=input_spec,
+        scenario=scenario,
+        on_incompatible=model.on_incompatible,
+        base=base,
+        axes=parse_axes(origin, model.axes),
+        output=model.output,
+        text=text,
+    )
+
+
+def list_grids() -> list[str]:
+    """Names of the built-in grids (``sim/grids/*.toml``)."""
+    from streamrag.engine.profiles import grids_dir
+
+    folder = grids_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_grid(name_or_path: str | Path, *, input: str | None = None) -> Grid:
+    """Read a grid file, or a built-in grid by name (``paper_rq2``, ``triggers``, …).
+
+    ``input`` replaces the grid's input source (a path relative to the current folder).
+    """
+    from streamrag.engine.profiles import grids_dir
+
+    text_path = str(name_or_path)
+    path = Path(text_path)
+    if text_path.endswith(".toml") or path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"grid {text_path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"grid {text_path}: cannot read: {exc}") from None
+        return grid_from_text(text, origin=text_path, base_dir=path.resolve().parent, input_override=input)
+    resource = grids_dir() / f"{text_path}.toml"
+    if not resource.is_file():
+        known = ", ".join(list_grids()) or "none"
+        raise ConfigError(f"grid {text_path!r}: neither a TOML file nor a built-in grid (built-in: {known})")
+    # Built-in grids name only built-in scenarios and generated or demo inputs, so the
+    # folder relative paths would resolve against does not matter.
+    return grid_from_text(
+        resource.read_text(encoding="utf-8"), origin=text_path, base_dir=Path.cwd(), input_override=input, name=text_path
+    )

@@ -1,0 +1,231 @@
+"""The questions a sweep runs on, named by one string in the grid file.
+
+=============================  =====================================================
+``table:PATH`` or ``*.csv``    a stabilization table (§7): trace-driven simulation,
+                               arithmetic RQ2 cells
+``data:PATH`` or ``*.jsonl``,  a CRAG file: analyzed once per (k, grounding) into
+``*.jsonl.bz2``                prefix rankings (full mode) or a table
+``demo``                       the built-in 32-question demo set (a data file)
+``generated:N[:seed=S]``       a synthetic table of N questions calibrated to the
+                               anchor study (:func:`generate_stabilization_table`)
+=============================  =====================================================
+
+Data inputs read ``split`` (default 0; the demo set: ``all``) and ``limit``; tables take
+``limit`` (first N rows). The *fingerprint* — a hash of the input's content and the
+selection — enters every point key, so a sweep over changed data never reuses a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from streamrag.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from streamrag.pipeline.question import SimQuestion
+
+InputKind = Literal["table", "data", "demo", "generated"]
+_GENERATED = re.compile(r"generated:(\d+)(?::seed=(\d+))?")
+
+
+class InputSpec(BaseModel):
+    """A parsed input source (paths absolute)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    kind: InputKind
+    path: str | None = None
+    n_questions: int | None = None
+    seed: int = 0
+    split: int | Literal["all"] | None = None
+    """Data inputs: CRAG split (0 = validation) or ``"all"``; ``None`` for tables."""
+    limit: int | None = None
+
+    @property
+    def trace_driven(self) -> bool:
+        """Tables know only t*: no prefix rankings."""
+        return self.kind in ("table", "generated")
+
+    @property
+    def data_path(self) -> Path:
+        if self.kind == "demo":
+            from streamrag.data.demo import demo_path
+
+            return demo_path()
+        if self.kind != "data" or self.path is None:
+            raise ConfigError(f"input {self.source!r} is a table, not a data file")
+        return Path(self.path)
+
+    def split_arg(self) -> int | None:
+        """The split as the analyzer takes it (``None`` = all)."""
+        return None if self.split == "all" else self.split  # type: ignore[return-value]
+
+
+def parse_input(
+    source: str, *, base_dir: Path, split: int | Literal["all"] | None = None, limit: int | None = None
+) -> InputSpec:
+    """Parse an input source string (see the module docstring); check files exist."""
+    text = source.strip()
+    if text == "demo":
+        return InputSpec(source=text, kind="demo", split="all" if split is None else split, limit=limit)
+    if text.startswith("generated"):
+        m = _GENERATED.fullmatch(text)
+        if not m or int(m.group(1)) < 1:
+            raise ConfigError(f"{source!r}: expected generated:N or generated:N:seed=S with N ≥ 1")
+        _no_split(source, split)
+        return InputSpec(source=text, kind="generated", n_questions=int(m.group(1)), seed=int(m.group(2) or 0), limit=limit)
+    kind: InputKind
+    if text.startswith("table:"):
+        kind, raw = "table", text[len("table:") :]
+    elif text.startswith("data:"):
+        kind, raw = "data", text[len("data:") :]
+    elif text.endswith(".csv"):
+        kind, raw = "table", text
+    elif text.endswith((".jsonl", ".jsonl.bz2")):
+        kind, raw = "data", text
+    else:
+        raise ConfigError(
+            f"{source!r}: unknown input; use table:PATH, data:PATH, demo or generated:N[:seed=S] "
+            "(or a path ending in .csv, .jsonl or .jsonl.bz2)"
+        )
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    if not path.is_file():
+        raise ConfigError(f"{source!r}: no such file {path}")
+    if kind == "table":
+        _no_split(source, split)
+        return InputSpec(source=text, kind="table", path=str(path.resolve()), limit=limit)
+    return InputSpec(source=text, kind="data", path=str(path.resolve()), split=0 if split is None else split, limit=limit)
+
+
+def _no_split(source: str, split: object) -> None:
+    if split is not None:
+        raise ConfigError(f"{source!r}: split applies to data files only (a table has no split)")
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class PreparedInputs:
+    """What points read, built once per sweep in the parent process and memoized.
+
+    ``table()`` is the stabilization table (read, generated, or analyzed at the given
+    k and grounding); ``questions()`` the simulator's questions (trace-driven from the
+    table, or full mode from the data file). Analysis uses the chunk cache ``cache`` and
+    ``jobs`` processes for HTML parsing.
+    """
+
+    def __init__(self, spec: InputSpec, *, cache: Any = None, jobs: int = 1) -> None:
+        self.spec = spec
+        self.cache = cache
+        self.jobs = jobs
+        self._memo: dict[str, Any] = {}
+        self._fingerprint: dict[str, Any] | None = None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """``{kind, sha256, split, limit}``: the content hash of the file (or of the
+        generated table's CSV) and the selection."""
+        if self._fingerprint is None:
+            spec = self.spec
+            if spec.kind == "generated":
+                digest = hashlib.sha256(self._generated().to_csv(index=False).encode("utf-8")).hexdigest()
+            elif spec.kind == "table":
+                digest = _file_sha256(Path(spec.path))  # type: ignore[arg-type]
+            else:
+                digest = _file_sha256(spec.data_path)
+            self._fingerprint = {"kind": spec.kind, "sha256": digest, "split": spec.split, "limit": spec.limit}
+        return self._fingerprint
+
+    def _generated(self) -> pd.DataFrame:
+        if "generated" not in self._memo:
+            from streamrag.data.generate import generate_stabilization_table
+
+            self._memo["generated"] = generate_stabilization_table(self.spec.n_questions or 0, seed=self.spec.seed)
+        return self._memo["generated"]
+
+    def table(self, analysis: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """The stabilization table; a data input is analyzed with ``analysis``
+        (:class:`~streamrag.analysis.runner.AnalysisSettings` fields, default the paper preset)."""
+        spec = self.spec
+        memo_key = "table" if spec.trace_driven else f"table:{_canonical(analysis)}"
+        if memo_key not in self._memo:
+            if spec.kind == "generated":
+                df = self._generated()
+            elif spec.kind == "table":
+                from streamrag.analysis.table import read_table
+
+                df = read_table(spec.path)  # type: ignore[arg-type]
+            else:
+                df = self._analyze(analysis or {})
+            if spec.limit is not None and spec.trace_driven:
+                df = df.head(spec.limit).reset_index(drop=True)
+            self._memo[memo_key] = df
+        return self._memo[memo_key]
+
+    def _analyze(self, analysis: Mapping[str, Any]) -> pd.DataFrame:
+        from streamrag.analysis.runner import AnalysisSettings, analyze_file, to_sim_question
+        from streamrag.analysis.study import table_frame
+
+        settings = AnalysisSettings.model_validate(dict(analysis))
+        analyses = list(
+            analyze_file(
+                self.spec.data_path, settings, split=self.spec.split_arg(), limit=self.spec.limit,
+                cache=self.cache, jobs=self.jobs,
+            )  # fmt: skip
+        )
+        if not analyses:
+            from streamrag.errors import EmptySelectionError
+
+            raise EmptySelectionError(f"input {self.spec.source}: no record selected (split {self.spec.split})")
+        # One pass gives both views: keep the full-mode questions for simulate points.
+        questions = [q for a in analyses if (q := to_sim_question(a, settings.k)) is not None]
+        self._memo[f"questions:{_canonical(analysis)}"] = (questions, len(analyses) - len(questions))
+        return table_frame(analyses)
+
+    def questions(self, analysis: Mapping[str, Any] | None = None) -> tuple[list[SimQuestion], int]:
+        """The simulator's questions and the number of input rows that cannot be simulated
+        (a data input is analyzed with ``analysis``, as in :meth:`table`)."""
+        if self.spec.trace_driven:
+            if "questions" not in self._memo:
+                from streamrag.engine.inputs import questions_from_frame
+
+                self._memo["questions"] = questions_from_frame(self.table())
+            return self._memo["questions"]
+        memo_key = f"questions:{_canonical(analysis)}"
+        if memo_key not in self._memo:
+            self.table(analysis)
+        return self._memo[memo_key]
+
+
+def _canonical(analysis: Mapping[str, Any] | None) -> str:
+    """One string per analysis setting (memo and input-reference keys)."""
+    return json.dumps(dict(analysis or {}), sort_keys=True, separators=(",", ":"))
+
+
+def input_ref(view: Literal["table", "questions"], analysis: Mapping[str, Any] | None) -> str:
+    """Name of a prepared input: ``table`` / ``questions`` for a table input; for a data
+    input, the view and the analysis settings it is built with
+    (``questions:{"grounding":"exact","k":3}``)."""
+    return view if analysis is None else f"{view}:{_canonical(analysis)}"
+
+
+def ref_analysis(ref: str | None) -> dict[str, Any] | None:
+    """The analysis settings of an input reference (``None`` for a table input)."""
+    _, sep, rest = (ref or "").partition(":")
+    return json.loads(rest) if sep else None

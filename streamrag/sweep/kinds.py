@@ -1,0 +1,276 @@
+"""Point kinds: how a point's overrides become settings, a key and a worker job.
+
+===============  ==================================================================
+``simulate``     a scenario (``scenario = NAME_OR_TOML`` + overrides by dotted path,
+                 as ``simulate --set``) replayed on every selected question; on a data
+                 input the ``[data]`` fields the analyzer takes (``data.k``,
+                 ``data.grounding``, ``data.retriever``) decide the prefix rankings
+``streamable``   the RQ2 cell ``H ≥ θ·L`` computed from a stabilization table —
+                 arithmetic only (:func:`~streamrag.analysis.stats.streamable_cell`),
+                 never simulated. Keys: ``L_ms``, ``delta_wps``, ``theta``, ``G_ms``;
+                 for data inputs also analysis settings (``k``, ``grounding``, …)
+``analyze``      the analyzer at one :class:`~streamrag.analysis.runner.AnalysisSettings`
+                 (``k``, ``grounding``, ``retriever``, ``chunks.*``, ``bm25.*``) on a
+                 data file
+===============  ==================================================================
+
+Overrides apply in order — the grid's ``[base]``, then each axis — and, within one
+group, a section's ``kind`` first. Setting a ``kind`` starts that section from the
+kind's defaults (so a variant ``{trigger.kind = "interval", trigger.seconds = 1}``
+does not inherit the base's ``words = 3``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from streamrag.errors import ConfigError
+from streamrag.sweep.grid import Grid, Scalar
+from streamrag.sweep.inputs import input_ref
+
+Overrides = Sequence[Sequence[tuple[str, Scalar]]]
+"""Groups of ``(dotted path, value)``: the base, then one group per axis."""
+
+
+@dataclass(frozen=True, slots=True)
+class PointJob:
+    """Everything a worker needs to compute one point (picklable, no open handles)."""
+
+    key: str
+    kind: str
+    settings: Any
+    """``ResolvedScenario`` (simulate), a parameter dict (streamable), ``AnalysisSettings``."""
+    input_ref: str | None
+    """Which prepared input the point reads (``None``: it reads the data file itself)."""
+    data: dict[str, Any] | None = None
+    """Analyze points: ``{"path", "split", "limit"}``."""
+    traces: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A point's settings, as checked by its kind."""
+
+    settings: Any
+    identity: dict[str, Any]
+    """The settings that decide the result, as JSON data: hashed into the key."""
+    descriptors: dict[str, Any]
+    """Columns that describe the point in the sweep table."""
+    input_ref: str | None
+    incompatible: str | None = None
+    """Why the point cannot run on this input (``on_incompatible`` decides)."""
+
+
+def nest(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """``[("a.b", 1)]`` → ``{"a": {"b": 1}}``."""
+    out: dict[str, Any] = {}
+    apply_groups(out, [pairs])
+    return out
+
+
+def apply_groups(data: dict[str, Any], groups: Overrides) -> dict[str, Any]:
+    """Apply override groups to ``data`` in place (kind first within a group; a kind
+    resets its section)."""
+    for group in groups:
+        for path, value in sorted(group, key=lambda kv: kv[0].rsplit(".", 1)[-1] != "kind"):
+            parts = path.split(".")
+            node = data
+            for i, part in enumerate(parts[:-1]):
+                child = node.get(part)
+                if child is None:
+                    child = node[part] = {}
+                elif not isinstance(child, dict):
+                    raise ConfigError(f"{path}: {'.'.join(parts[: i + 1])} is a value, not a table")
+                node = child
+            if parts[-1] == "kind":
+                node.clear()
+            node[parts[-1]] = value
+    return data
+
+
+def _paths(groups: Overrides) -> list[str]:
+    return [path for group in groups for path, _ in group]
+
+
+def _policy(config: Any) -> str:
+    """``interval(words=3)``, ``oracle``: a policy config as one short string."""
+    fields = {k: v for k, v in config.model_dump(mode="json").items() if k != "kind" and v is not None}
+    inner = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in fields.items())
+    return f"{config.kind}({inner})" if inner else config.kind
+
+
+# --------------------------------------------------------------------------- simulate
+
+
+class SimulateKind:
+    """Simulation points: a scenario per point."""
+
+    name = "simulate"
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self._raw = self._scenario_raw(grid.scenario or "paper_rq3")
+
+    def _scenario_raw(self, name_or_path: str) -> dict[str, Any]:
+        import tomllib
+        from pathlib import Path
+
+        from streamrag.engine.profiles import builtin_scenario, list_scenarios
+
+        if name_or_path.endswith(".toml") or Path(name_or_path).is_file():
+            try:
+                return tomllib.loads(Path(name_or_path).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise ConfigError(f"grid {self.grid.origin}: scenario: no such file {name_or_path}") from None
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"grid {self.grid.origin}: scenario {name_or_path}: {exc}") from None
+        found = builtin_scenario(name_or_path)
+        if found is None:
+            raise ConfigError(
+                f"grid {self.grid.origin}: scenario {name_or_path!r}: neither a TOML file nor a built-in "
+                f"scenario (built-in: {', '.join(list_scenarios())})"
+            )
+        return found
+
+    def resolve(self, groups: Overrides) -> Resolved:
+        from streamrag.engine.runner import parameters
+        from streamrag.engine.scenario import scenario_from_dict
+        from streamrag.pipeline import reflectors, triggers
+
+        spec = self.grid.input
+        for path in _paths(groups):
+            if path == "data.split":
+                raise ConfigError(f"{path}: set the split in the grid's [input] table (split = 0 | 1 | \"all\")")
+            if spec.trace_driven and path.startswith("data."):
+                raise ConfigError(f"{path}: applies to data inputs only; the input {spec.source!r} is a table (k is fixed)")
+        raw = apply_groups(copy.deepcopy(self._raw), groups)
+        if not spec.trace_driven:
+            raw.setdefault("data", {})["split"] = spec.split
+        rs = scenario_from_dict(raw, origin=self.grid.scenario or "paper_rq3")
+        sc = rs.scenario
+        identity = parameters(rs)
+        identity["scenario"] = {k: v for k, v in identity["scenario"].items() if k not in ("name", "description")}
+        if spec.trace_driven:
+            identity["scenario"].pop("data", None)
+        incompatible = None
+        for section, kind, needs in (
+            ("trigger", sc.trigger.kind, triggers.NEEDS_RANKINGS),
+            ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
+        ):
+            if spec.trace_driven and kind in needs:
+                incompatible = f"{section}.kind {kind!r} needs prefix rankings; the input {spec.source!r} is a table"
+        descriptors = {
+            "trigger": _policy(sc.trigger),
+            "trigger_kind": sc.trigger.kind,
+            "reflector": _policy(sc.reflector),
+            "L_ms": rs.L_ms,
+            "G_ms": rs.G_ms,
+            "F_ms": rs.stages.F.nominal_ms,
+            "delta_wps": rs.delta_wps,
+            "max_threads": sc.pipeline.max_threads or 0,
+            "profile": sc.latency.profile,
+            "population": sc.select.population,
+            "seed": sc.seed,
+        }
+        return Resolved(rs, identity, descriptors, input_ref("questions", self._analysis(sc.data)), incompatible)
+
+    def _analysis(self, data: Any) -> dict[str, Any] | None:
+        """The analysis settings the scenario's ``[data]`` section asks for (data inputs).
+
+        Fields the analyzer takes (k, grounding, retriever, …) pass through; any other
+        field set away from its default (e.g. a scope the sweep cannot build) is an error,
+        never silently ignored.
+        """
+        if self.grid.input.trace_driven:
+            return None
+        from streamrag.analysis.runner import AnalysisSettings
+
+        values = data.model_dump(mode="json", exclude={"split"})
+        defaults = type(data)().model_dump(mode="json")
+        known = AnalysisSettings.model_fields
+        for name, value in values.items():
+            if name not in known and value != defaults[name]:
+                raise ConfigError(f"data.{name}: {value!r} is not supported by sweeps (they analyze per question)")
+        return {name: value for name, value in values.items() if name in known}
+
+
+# --------------------------------------------------------------------------- streamable
+
+
+class StreamableKind:
+    """Arithmetic RQ2 cells from a stabilization table."""
+
+    name = "streamable"
+    KEYS = ("L_ms", "delta_wps", "theta", "G_ms")
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+
+    def resolve(self, groups: Overrides) -> Resolved:
+        from streamrag.analysis.stats import DEFAULT_PARAMS, resolve_params
+
+        spec = self.grid.input
+        given = dict(pair for group in groups for pair in group)
+        if spec.trace_driven:
+            for key in given:
+                if key not in self.KEYS:
+                    hint = " (analysis settings such as k apply to data inputs only)" if key in ("k", "grounding") else ""
+                    raise ConfigError(f"{key}: not a streamable setting; use {', '.join(self.KEYS)}{hint}")
+        params = resolve_params({k: given.get(k, DEFAULT_PARAMS[k]) for k in self.KEYS})
+        settings = {k: params[k] for k in self.KEYS}
+        analysis = None
+        if not spec.trace_driven:
+            analysis = _analysis_settings([(k, v) for k, v in given.items() if k not in self.KEYS])
+            settings.update(k=analysis["k"], grounding=analysis["grounding"])
+        identity = dict(settings) if analysis is None else {**settings, "analysis": analysis}
+        return Resolved(settings, identity, dict(settings), input_ref("table", analysis))
+
+
+# --------------------------------------------------------------------------- analyze
+
+
+class AnalyzeKind:
+    """The analyzer at one setting, on a data file."""
+
+    name = "analyze"
+
+    def __init__(self, grid: Grid) -> None:
+        if grid.input.trace_driven:
+            raise ConfigError(
+                f"grid {grid.origin}: input: analyze points need a data file (data:PATH or demo); "
+                f"{grid.input.source!r} is a table"
+            )
+        self.grid = grid
+
+    def resolve(self, groups: Overrides) -> Resolved:
+        from streamrag.analysis.runner import AnalysisSettings
+
+        identity = _analysis_settings([pair for group in groups for pair in group])
+        settings = AnalysisSettings.model_validate(identity)
+        return Resolved(settings, identity, {"k": settings.k, "grounding": settings.grounding}, None)
+
+
+def _analysis_settings(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """Validated :class:`~streamrag.analysis.runner.AnalysisSettings` (every field) as JSON."""
+    from streamrag.analysis.runner import AnalysisSettings
+
+    try:
+        settings = AnalysisSettings.model_validate(nest(pairs))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(settings)"
+        given = err.get("input")
+        shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
+        raise ConfigError(f"{key}: {err['msg']}{shown}") from None
+    return json.loads(settings.model_dump_json())
+
+
+def point_kind(grid: Grid) -> SimulateKind | StreamableKind | AnalyzeKind:
+    """The kind object of ``grid``."""
+    return {"simulate": SimulateKind, "streamable": StreamableKind, "analyze": AnalyzeKind}[grid.kind](grid)

@@ -1,0 +1,150 @@
+"""Expand a grid into points, give each a stable key, validate all before any runs.
+
+A point's **key** is the first 16 hex digits of the SHA-256 of the canonical JSON of
+``{format, kind, input fingerprint, settings}`` — the *resolved* settings (a scenario
+with its latency profile expanded, or the parameters), not the raw overrides. So
+``L_ms = 600`` and ``600.0`` are one point, reordering or extending axes keeps every
+existing key, and a changed input (content hash) or profile gives new keys. The key
+names the point's folder, which is what makes sweeps resumable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from streamrag.errors import ConfigError, EmptySelectionError
+from streamrag.sweep.grid import AxisValue, Grid, Scalar
+from streamrag.sweep.inputs import PreparedInputs, ref_analysis
+from streamrag.sweep.kinds import PointJob, point_kind
+
+FORMAT = 1
+"""Version of what a point folder holds; part of every key."""
+
+
+def point_key(kind: str, fingerprint: dict[str, Any], identity: dict[str, Any]) -> str:
+    """The stable key of a point: 16 hex digits of a SHA-256 (see the module docstring)."""
+    blob = json.dumps(
+        {"format": FORMAT, "kind": kind, "input": fingerprint, "settings": identity},
+        sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True,
+    )  # fmt: skip
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One grid point, resolved."""
+
+    index: int
+    """Position in the grid's expansion (first axis outermost), from 0."""
+    key: str
+    values: dict[str, Scalar]
+    """Axis column → value (the value itself, or a variant's label)."""
+    overrides: tuple[tuple[str, Scalar], ...]
+    """Every override the point applies, base first, as ``(dotted path, value)``."""
+    descriptors: dict[str, Any]
+    identity: dict[str, Any]
+    job: PointJob
+    skipped: str | None = None
+    """Why the point is not run (``on_incompatible = "skip"``), else ``None``."""
+
+    def describe(self) -> str:
+        """``trigger=oracle, L_ms=300`` (or ``base`` for a grid without axes)."""
+        return ", ".join(f"{k}={v}" for k, v in self.values.items()) or "base"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """A grid's points, validated, with the input they read."""
+
+    grid: Grid
+    inputs: PreparedInputs
+    points: list[Point]
+
+    @property
+    def runnable(self) -> list[Point]:
+        return [p for p in self.points if p.skipped is None]
+
+    @property
+    def skipped(self) -> list[Point]:
+        return [p for p in self.points if p.skipped is not None]
+
+
+def expand(grid: Grid) -> list[tuple[AxisValue, ...]]:
+    """The grid's points as tuples of axis values, first axis outermost."""
+    return list(itertools.product(*(axis.values for axis in grid.axes)))
+
+
+def _fail(grid: Grid, index: int, values: dict[str, Scalar], exc: Exception) -> ConfigError:
+    where = ", ".join(f"{k}={v}" for k, v in values.items()) or "base"
+    return ConfigError(f"grid {grid.origin}: point {index} ({where}): {exc}")
+
+
+def plan(grid: Grid, inputs: PreparedInputs) -> SweepPlan:
+    """Resolve and validate every point (raises ConfigError naming the first bad one).
+
+    Validation covers the settings of each point, the input's fitness for it (policies
+    that need prefix rankings on a table input: an error, or a skipped point when the
+    grid says ``on_incompatible = "skip"``) and duplicate points. It does not read the
+    questions; :func:`check_selection` does, for the points about to run.
+    """
+    kind = point_kind(grid)
+    fingerprint = inputs.fingerprint()
+    base = list(grid.base)
+    points: list[Point] = []
+    seen: dict[str, int] = {}
+    for index, combo in enumerate(expand(grid)):
+        values = {axis.name: v.value for axis, v in zip(grid.axes, combo, strict=True)}
+        groups = [base, *[list(v.overrides) for v in combo]]
+        try:
+            resolved = kind.resolve(groups)
+        except ConfigError as exc:
+            raise _fail(grid, index, values, exc) from None
+        if resolved.incompatible and grid.on_incompatible == "error":
+            raise _fail(
+                grid, index, values,
+                ConfigError(f"{resolved.incompatible}; give a data file as input, or set on_incompatible = \"skip\""),
+            )  # fmt: skip
+        for axis in grid.axes:  # a value axis that is also a descriptor shows the resolved value (600 → 600.0)
+            if axis.path is not None and axis.name in resolved.descriptors:
+                values[axis.name] = resolved.descriptors[axis.name]
+        key = point_key(grid.kind, fingerprint, resolved.identity)
+        if key in seen:
+            raise _fail(grid, index, values, ConfigError(f"same settings as point {seen[key]} (key {key})"))
+        seen[key] = index
+        data = None
+        if grid.kind == "analyze":
+            spec = grid.input
+            data = {"path": str(spec.data_path), "split": spec.split_arg(), "limit": spec.limit}
+        job = PointJob(key, grid.kind, resolved.settings, resolved.input_ref, data, grid.output.traces)
+        overrides = tuple(pair for group in groups for pair in group)
+        points.append(
+            Point(index, key, values, overrides, resolved.descriptors, resolved.identity, job, resolved.incompatible)
+        )
+    if not any(p.skipped is None for p in points):
+        raise ConfigError(f"grid {grid.origin}: every point is skipped ({points[0].skipped})")
+    return SweepPlan(grid, inputs, points)
+
+
+def check_selection(plan: SweepPlan, points: list[Point]) -> None:
+    """Fail (ConfigError naming the point) when a simulate point selects no question."""
+    if plan.grid.kind != "simulate":
+        return
+    from streamrag.engine.inputs import select_questions
+
+    for point in points:
+        questions, n_skipped = plan.inputs.questions(ref_analysis(point.job.input_ref))
+        try:
+            select_questions(questions, point.job.settings, n_skipped=n_skipped)
+        except EmptySelectionError as exc:
+            raise _fail(plan.grid, point.index, point.values, exc) from None
+
+
+def prepared_for(plan: SweepPlan, ref: str) -> Any:
+    """The prepared input a job reads (a table frame or ``(questions, n_skipped)``)."""
+    if ref.startswith("table"):
+        return plan.inputs.table(ref_analysis(ref))
+    return plan.inputs.questions(ref_analysis(ref))

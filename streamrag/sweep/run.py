@@ -1,0 +1,241 @@
+"""Run a sweep into a resumable folder.
+
+Layout of ``OUT/``::
+
+    grid.toml                the grid file as given (provenance)
+    plan.json                every point: index, key, axis values, skipped reason
+    points/KEY/point.json    the point's overrides and resolved settings
+    points/KEY/...           its outputs: results.csv + summary.json (simulate; and
+                             trace.jsonl with [output] traces = true), cell.json
+                             (streamable), stabilization.csv + summary.json (analyze)
+    points/KEY/metrics.json  its row of metrics
+    points/KEY/done.json     written last and atomically: the point is finished
+    sweep.csv, sweep.parquet the sweep table (:mod:`streamrag.sweep.table`)
+    figures/*.png            (:mod:`streamrag.sweep.figures`)
+    manifest.json            written last and atomically: the sweep is complete
+
+A point is finished iff its ``done.json`` names its key and the files it lists exist
+with the sizes it records. ``resume=True`` skips finished points; anything else in a
+point folder is rewritten. Because folders are named by key, a grid extended with new
+values resumes into the same folder and computes only the new points. Without
+``resume`` an existing non-empty folder is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamrag.atomic import write_bytes_atomic
+from streamrag.errors import ConfigError
+from streamrag.sweep.executors import Executor, SerialExecutor, make_executor
+from streamrag.sweep.grid import Grid, load_grid
+from streamrag.sweep.inputs import PreparedInputs
+from streamrag.sweep.points import FORMAT, Point, SweepPlan, check_selection, plan, prepared_for
+from streamrag.sweep.work import PointOutput
+
+DONE = "done.json"
+MANIFEST = "manifest.json"
+
+
+def _json(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def point_dir(out: Path, key: str) -> Path:
+    return out / "points" / key
+
+
+def is_done(out: Path, key: str) -> bool:
+    """The point's ``done.json`` exists, names ``key``, and its files are all there."""
+    folder = point_dir(out, key)
+    try:
+        done = json.loads((folder / DONE).read_text(encoding="utf-8"))
+        return done["key"] == key and all((folder / name).stat().st_size == meta["bytes"] for name, meta in done["files"].items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class PointDone:
+    """Progress event: one more point finished in this run."""
+
+    point: Point
+    wall_s: float
+    n_done: int
+    n_pending: int
+
+
+@dataclass(slots=True)
+class SweepResult:
+    """What :func:`run_sweep` did."""
+
+    out: Path
+    plan: SweepPlan
+    computed: list[str] = field(default_factory=list)
+    """Keys computed by this run, in completion order."""
+    reused: list[str] = field(default_factory=list)
+    """Keys found finished (``resume``)."""
+    table: Any = None
+    """The sweep table (pandas DataFrame)."""
+    files: list[Path] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def _check_out(out: Path, resume: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not resume:
+        raise ConfigError(f"--out {out}: exists and is not empty; pass --resume to continue that sweep, or choose another folder")
+
+
+def _write_point(out: Path, point: Point, output: PointOutput) -> None:
+    folder = point_dir(out, point.key)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = dict(output.files)
+    files["metrics.json"] = _json(output.metrics)
+    for name, data in files.items():
+        write_bytes_atomic(folder / name, data)
+    done = {
+        "key": point.key,
+        "files": {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()} for name, data in files.items()},
+        "wall_s": output.wall_s,
+    }
+    write_bytes_atomic(folder / DONE, _json(done))  # last: the point counts as finished only now
+
+
+def _point_json(point: Point) -> bytes:
+    return _json({
+        "index": point.index, "key": point.key, "values": point.values,
+        "overrides": [list(o) for o in point.overrides], "settings": point.identity, "descriptors": point.descriptors,
+    })  # fmt: skip
+
+
+def _plan_json(p: SweepPlan) -> bytes:
+    g = p.grid
+    return _json({
+        "grid": g.name, "kind": g.kind, "input": g.input.source, "axes": [a.name for a in g.axes],
+        "points": [{"index": x.index, "key": x.key, "values": x.values, "skipped": x.skipped} for x in p.points],
+    })  # fmt: skip
+
+
+def _read_metrics(out: Path, key: str) -> dict[str, Any]:
+    return json.loads((point_dir(out, key) / "metrics.json").read_text(encoding="utf-8"))
+
+
+def _executor_info(executor: Executor) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": executor.name}
+    for attr in ("jobs", "address", "workers"):
+        if hasattr(executor, attr):
+            info[attr] = getattr(executor, attr)
+    return info
+
+
+def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, float], command: list[str] | None) -> bytes:
+    import platform
+
+    from streamrag import __version__
+    from streamrag.engine.clock import wall_clock_iso
+
+    p, g = result.plan, result.plan.grid
+    computed, reused = set(result.computed), set(result.reused)
+    points = []
+    for x in p.points:
+        status = "skipped" if x.skipped else "computed" if x.key in computed else "reused" if x.key in reused else "?"
+        entry: dict[str, Any] = {"index": x.index, "key": x.key, "values": x.values, "status": status}
+        if x.skipped:
+            entry["reason"] = x.skipped
+        if x.key in wall_s:
+            entry["wall_s"] = wall_s[x.key]
+        points.append(entry)
+    spec = g.input
+    return _json({
+        "streamrag_version": __version__, "format": FORMAT,
+        "grid": {"origin": g.origin, "name": g.name, "description": g.description, "kind": g.kind,
+                 "on_incompatible": g.on_incompatible, "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest()},
+        "input": {"source": spec.source, "kind": spec.kind, "path": spec.path, "split": spec.split, "limit": spec.limit,
+                  "fingerprint": p.inputs.fingerprint()},
+        "executor": executor,
+        "n_points": len(p.points), "n_computed": len(computed), "n_reused": len(reused), "n_skipped": len(p.skipped),
+        "points": points,
+        "outputs": [str(f.relative_to(result.out)) for f in result.files],
+        "command": command, "python": platform.python_version(), "wall_s": result.wall_s, "created": wall_clock_iso(),
+    })  # fmt: skip
+
+
+def run_sweep(
+    grid: Grid | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    executor: Executor | None = None,
+    cache: Any = None,
+    on_point: Callable[[PointDone], None] | None = None,
+    command: list[str] | None = None,
+) -> SweepResult:
+    """Validate every point, then compute the unfinished ones into ``out_dir``.
+
+    ``executor`` overrides the choice made by ``jobs`` / ``scheduler`` (see
+    :func:`~streamrag.sweep.executors.make_executor`). Streamable points are arithmetic
+    and always computed in this process. ``cache`` is the chunk cache used when a data
+    input is analyzed. ``on_point`` is called after each point's folder is complete.
+    """
+    from streamrag.engine.clock import RealClock
+
+    clock = RealClock()
+    if not isinstance(grid, Grid):
+        grid = load_grid(grid)
+    out = Path(out_dir)
+    _check_out(out, resume)
+    swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
+    result = SweepResult(out, swept)
+    result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
+    pending = [p for p in swept.runnable if p.key not in set(result.reused)]
+    check_selection(swept, pending)
+    if grid.kind == "streamable":
+        executor = SerialExecutor()  # arithmetic on a table: shipping it to workers would cost more
+    elif executor is None:
+        executor = make_executor(jobs=jobs, scheduler=scheduler)
+    shared = {ref: prepared_for(swept, ref) for ref in sorted({p.job.input_ref for p in pending if p.job.input_ref})}
+
+    wall_s: dict[str, float] = {}
+    with executor:
+        executor_info = _executor_info(executor)  # while connected: a Dask cluster's worker count
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MANIFEST).unlink(missing_ok=True)  # a manifest means "complete"; this run is not yet
+        write_bytes_atomic(out / "grid.toml", grid.text.encode("utf-8"))
+        write_bytes_atomic(out / "plan.json", _plan_json(swept))
+        by_key = {p.key: p for p in pending}
+        for p in pending:
+            point_dir(out, p.key).mkdir(parents=True, exist_ok=True)
+            write_bytes_atomic(point_dir(out, p.key) / "point.json", _point_json(p))
+        # closing(): if writing or on_point fails, the executor stops its queued points now.
+        with contextlib.closing(executor.run([p.job for p in pending], shared)) as outputs:
+            for output in outputs:
+                point = by_key[output.key]
+                _write_point(out, point, output)
+                result.computed.append(point.key)
+                wall_s[point.key] = output.wall_s
+                if on_point is not None:
+                    on_point(PointDone(point, output.wall_s, len(result.computed), len(pending)))
+
+    from streamrag.sweep.table import build_table, write_table
+
+    metrics = {p.key: _read_metrics(out, p.key) for p in swept.runnable}
+    result.table = build_table(swept.runnable, metrics, grid.axes)
+    result.files = write_table(result.table, out)
+    if grid.output.figures:
+        from streamrag.sweep.figures import write_figures
+
+        result.files += write_figures(out, result.table, grid)
+    result.wall_s = clock.now_us() / 1e6
+    write_bytes_atomic(out / MANIFEST, _manifest(result, executor_info, wall_s, command))
+    return result
