@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamrag.analysis import metrics
-from streamrag.analysis.anchor import t_anchor, t_pivot
 from streamrag.analysis.global_gold import GoldRule, PoolGrounder, question_gold
 from streamrag.analysis.runner import (
     GROUNDING_MODES,
@@ -32,6 +30,7 @@ from streamrag.analysis.runner import (
     QuestionAnalysis,
     analyze_question,
     skipped_row,
+    stabilization_row,
     to_sim_question,
 )
 from streamrag.data.crag import SkippedRecord
@@ -40,7 +39,7 @@ from streamrag.data.pool import PoolQuestion, PoolSource
 from streamrag.errors import ConfigError, NothingToRankError
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE, PrefixScorer
-from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
+from streamrag.retrieval.tokenize import RegexTokenizer
 
 if TYPE_CHECKING:
     from streamrag.pipeline.question import SimQuestion
@@ -94,33 +93,11 @@ def analyze_pool_question(
         rankings = scorer.rank(record.query, k=max(settings.k, *ROBUSTNESS_K))
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
-    n_words, top1 = rankings.n_words, rankings.top1.tolist()
     golds = {
         mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES
     }
-    arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
+    row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, index.n_docs, settings)
     gold = golds[settings.grounding]
-    t_suf = metrics.t_suf(rankings.topk[:, : settings.k], gold)
-    t_sc = metrics.t_sc(top1)
-    words = word_tokens(record.query, index.tokenizer)
-    row = {
-        **meta,
-        "n_words": n_words,
-        "n_passages": index.n_docs,
-        "groundable": metrics.groundable(gold),
-        "retrieved_gold": metrics.retrieved_gold(t_suf),
-        "t_sc": t_sc,
-        "phi_sc": metrics.phi(t_sc, n_words),
-        "t_suf": t_suf,
-        "phi_suf": metrics.phi(t_suf, n_words),
-        "volatility": metrics.volatility(top1),
-        "gold_density": metrics.gold_density(len(gold), index.n_docs),
-        "n_gold": len(gold),
-        "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),  # type: ignore[arg-type]
-        "t_pivot": t_pivot(index, words, top1[-1]),  # type: ignore[arg-type]
-        "skip_reason": "",
-    }
-    arm_groundable = {mode: metrics.groundable(g) for mode, g in golds.items()}
     return QuestionAnalysis(row, rankings, gold, rankings.final_coverage, arm_t_suf, arm_groundable)  # type: ignore[arg-type]
 
 

@@ -128,6 +128,46 @@ def _rankings(question: Question, index: BM25Index, kind: str, k: int, embedder:
     return DenseRetriever(question.chunks, embedder, index=index).prefix_rankings(question.record.query, k=k)
 
 
+def stabilization_row(
+    meta: dict[str, Any],
+    query: str,
+    rankings: Any,
+    golds: dict[GroundingMode, frozenset[int]],
+    index: Any,
+    n_passages: int,
+    settings: AnalysisSettings,
+) -> tuple[dict[str, Any], dict[tuple[int, str], int | None], dict[str, bool]]:
+    """The §7 row of one ranked question (any scope), its robustness-arm t_suf values and
+    groundable flags. ``rankings`` ranks at ``k ≥ 5``; ``golds`` maps each grounding mode to
+    gold chunk ids; ``index`` is the lexical index the anchors read; ``n_passages`` is N."""
+    n_words = rankings.n_words
+    top1 = rankings.top1.tolist()
+    arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
+    arm_groundable = {mode: metrics.groundable(g) for mode, g in golds.items()}
+    gold = golds[settings.grounding]
+    t_suf = metrics.t_suf(rankings.topk[:, : settings.k], gold)
+    t_sc = metrics.t_sc(top1)
+    words = word_tokens(query, index.tokenizer)
+    row = {
+        **meta,
+        "n_words": n_words,
+        "n_passages": n_passages,
+        "groundable": metrics.groundable(gold),
+        "retrieved_gold": metrics.retrieved_gold(t_suf),
+        "t_sc": t_sc,
+        "phi_sc": metrics.phi(t_sc, n_words),
+        "t_suf": t_suf,
+        "phi_suf": metrics.phi(t_suf, n_words),
+        "volatility": metrics.volatility(top1),
+        "gold_density": metrics.gold_density(len(gold), n_passages),
+        "n_gold": len(gold),
+        "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),
+        "t_pivot": t_pivot(index, words, top1[-1]),
+        "skip_reason": "",
+    }
+    return row, arm_t_suf, arm_groundable
+
+
 def analyze_question(
     question: Question, settings: AnalysisSettings = AnalysisSettings(), *, embedder: Embedder | None = None
 ) -> QuestionAnalysis:
@@ -146,34 +186,10 @@ def analyze_question(
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
-    n_words = rankings.n_words
-    top1 = rankings.top1.tolist()
     normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
     golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
-    arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
-    arm_groundable = {mode: metrics.groundable(g) for mode, g in golds.items()}
+    row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
     gold = golds[settings.grounding]
-    t_suf = metrics.t_suf(rankings.topk[:, : settings.k], gold)
-    t_sc = metrics.t_sc(top1)
-    words = word_tokens(record.query, index.tokenizer)
-    n_passages = len(question.chunks)
-    row = {
-        **meta,
-        "n_words": n_words,
-        "n_passages": n_passages,
-        "groundable": metrics.groundable(gold),
-        "retrieved_gold": metrics.retrieved_gold(t_suf),
-        "t_sc": t_sc,
-        "phi_sc": metrics.phi(t_sc, n_words),
-        "t_suf": t_suf,
-        "phi_suf": metrics.phi(t_suf, n_words),
-        "volatility": metrics.volatility(top1),
-        "gold_density": metrics.gold_density(len(gold), n_passages),
-        "n_gold": len(gold),
-        "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),
-        "t_pivot": t_pivot(index, words, top1[-1]),
-        "skip_reason": "",
-    }
     coverage = token_coverage(index, rankings.final_tokens)
     result = QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, retriever=settings.retriever)
     if settings.compare_retrievers:
