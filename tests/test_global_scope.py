@@ -212,3 +212,43 @@ def test_crag_pool_missing_file_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(DataFileError, match=r"dev_data\.jsonl\.bz2: no such file"):
         load_crag_pool(tmp_path)
+
+
+def _demo_pool() -> PoolSource:
+    from streamrag.analysis.global_study import open_source
+
+    return open_source(DEMO, split=None)
+
+
+def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
+    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.retrieval import HashingEmbedder
+    from streamrag.retrieval.dense import cosine_scores, embed_corpus, to_grid
+    from streamrag.retrieval.ranking import full_ranking
+
+    source = _demo_pool()
+    embedder = HashingEmbedder(dim=64)
+    settings = AnalysisSettings(retriever="dense")
+    analyses = list(analyze_pool(source, settings, embedder=embedder))
+    corpus = embed_corpus(source.pool.chunks, embedder)
+    for analysis in analyses[:5]:
+        query = next(q.record.query for q in source.questions if q.record.interaction_id == analysis.row["interaction_id"])
+        words = query.split()
+        grid = to_grid(embedder.embed([" ".join(words[:t]) for t in range(1, len(words) + 1)]))
+        scores = cosine_scores(grid, corpus)  # from scratch: every prefix against every chunk
+        expected = np.stack([full_ranking(row)[:5] for row in scores])
+        assert np.array_equal(analysis.rankings.topk, expected)
+        top = int(analysis.rankings.topk[-1, 0])
+        assert analysis.rankings.final_scores[top] == scores[-1, top]
+        assert analysis.row["n_passages"] == source.pool.n_chunks
+
+
+def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) -> None:
+    from streamrag.engine.runner import simulate
+    from streamrag.engine.scenario import load_scenario
+    from streamrag.retrieval import HashingEmbedder
+
+    questions, n_skipped = global_sim_questions(_demo_pool(), retriever="dense", embedder=HashingEmbedder(dim=64))
+    assert n_skipped == 0 and {q.retriever for q in questions} == {"dense"}
+    run = simulate(questions, load_scenario("paper_rq3", ["select.population='all'"]))
+    assert len(run.rows) == len(questions)

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
 from streamrag.analysis.global_gold import GoldRule
 from streamrag.analysis.global_runner import analyze_pool, analyze_pool_per_question
-from streamrag.analysis.runner import AnalysisSettings
+from streamrag.analysis.runner import AnalysisSettings, dense_embedder
 from streamrag.analysis.study import StudyResult, write_study
 from streamrag.cache import ChunkCache
 from streamrag.data.crag import OnError
@@ -28,6 +28,9 @@ from streamrag.data.pool import PoolSource, pool_from_crag
 from streamrag.errors import ConfigError, DataFileError, EmptySelectionError
 
 __all__ = ["Scope", "open_source", "pool_sim_questions", "run_pool_study"]
+
+if TYPE_CHECKING:
+    from streamrag.retrieval.embed import Embedder
 
 log = structlog.get_logger(__name__)
 
@@ -101,16 +104,18 @@ def run_pool_study(
     stats_params: dict[str, Any] | None = None,
     figures: bool = True,
     progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> StudyResult:
-    """Analyze ``source`` in ``scope`` and write the outputs to ``out_dir``."""
+    """Analyze ``source`` in ``scope`` and write the outputs to ``out_dir`` (``embedder``: for
+    ``settings.retriever == "dense"``, default all-MiniLM-L6-v2)."""
     if not source.items:
         raise EmptySelectionError(f"{source.name}: no question selected")
     if scope == "global":
-        analyses = list(analyze_pool(source, settings, gold=gold, index_dir=index_dir, progress=progress))
+        analyses = list(analyze_pool(source, settings, gold=gold, index_dir=index_dir, progress=progress, embedder=embedder))
     elif scope == "per-question":
         if gold != "answer":
             raise ConfigError("per-question scope grounds answers in each question's own pages; --gold applies to global scope")
-        analyses = list(analyze_pool_per_question(source, settings))
+        analyses = list(analyze_pool_per_question(source, settings, embedder=embedder))
     else:
         raise ConfigError(f"unknown scope {scope!r}; use per-question or global")
     out = Path(out_dir)
@@ -149,19 +154,20 @@ def pool_sim_questions(
     from streamrag.analysis.global_runner import global_sim_questions
     from streamrag.analysis.runner import to_sim_question
 
-    if retriever != "bm25":
-        raise ConfigError(f"data.retriever={retriever}: pooled corpora are ranked with bm25 only")
+    embedder = dense_embedder(AnalysisSettings(retriever=retriever), cache, None)  # type: ignore[arg-type]
     path = Path(path)
     is_beir = path.is_dir() and (path / "corpus.jsonl").exists()
     source = open_source(path, AnalysisSettings(), split=split, ids=ids, cache=cache, jobs=jobs)
     if scope == "global":
         rule: GoldRule = gold or ("labeled" if is_beir else "answer")
-        return global_sim_questions(source, k=k, grounding=grounding, gold=rule, index_dir=index_dir)
+        return global_sim_questions(
+            source, k=k, grounding=grounding, gold=rule, index_dir=index_dir, retriever=retriever, embedder=embedder
+        )
     if is_beir or gold not in (None, "answer"):
         raise ConfigError("per-question scope on a corpus folder needs the CRAG data folder and gold 'answer'")
     questions, n_skipped = [], 0
-    settings = AnalysisSettings(k=k, grounding=grounding)  # type: ignore[arg-type]
-    for analysis in analyze_pool_per_question(source, settings):
+    settings = AnalysisSettings(k=k, grounding=grounding, retriever=retriever)  # type: ignore[arg-type]
+    for analysis in analyze_pool_per_question(source, settings, embedder=embedder):
         question = to_sim_question(analysis, k)
         if question is None:
             n_skipped += 1

@@ -106,7 +106,7 @@ def token_coverage(index: BM25Index, tokens: tuple[str, ...]) -> np.ndarray:
     return hits / len(tokens)
 
 
-def _dense_embedder(settings: AnalysisSettings, cache: ChunkCache | None, embedder: Embedder | None) -> Embedder | None:
+def dense_embedder(settings: AnalysisSettings, cache: ChunkCache | None, embedder: Embedder | None) -> Embedder | None:
     """The embedder a dense analysis needs: ``embedder`` if given, else all-MiniLM-L6-v2
     with its cache in ``CACHE/embeddings`` (memory only without a chunk cache)."""
     if embedder is not None or (settings.retriever != "dense" and not settings.compare_retrievers):
@@ -218,7 +218,7 @@ def analyze_file(
     Dense retrieval uses ``embedder``, by default all-MiniLM-L6-v2 caching its
     embeddings next to the chunks (``CACHE/embeddings``).
     """
-    embedder = _dense_embedder(settings, cache, embedder)
+    embedder = dense_embedder(settings, cache, embedder)
     for item in ingest(
         path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit,
         ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,

@@ -47,6 +47,7 @@ def wants_pool(args: Any) -> bool:
 def run_pool(args: Any, settings: Any) -> Any:
     """Run ``analyze`` on a pool (global scope, or per-question over a corpus folder)."""
     from streamrag.analysis.global_study import open_source, run_pool_study
+    from streamrag.analysis.runner import dense_embedder
     from streamrag.errors import ConfigError
 
     if (args.data is None) == (args.corpus is None):
@@ -59,11 +60,13 @@ def run_pool(args: Any, settings: Any) -> Any:
         raise ConfigError("a BEIR corpus is analyzed in global scope: add --scope global")
     if args.index_dir is not None and args.scope != "global":
         raise ConfigError("--index-dir applies to --scope global")
+    cache = open_cache(args)
     source = open_source(
         args.corpus or args.data, settings, split=args.split, limit=args.limit, ids=read_ids(args.ids),
-        cache=open_cache(args), jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
+        cache=cache, jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
         qrels_split=args.qrels, distractors=args.distractors, seed=args.seed,
     )  # fmt: skip
     return run_pool_study(
         source, args.out, settings, scope=args.scope, gold=gold, index_dir=args.index_dir, figures=not args.no_figures,
+        embedder=dense_embedder(settings, cache, None),
     )  # fmt: skip

@@ -353,7 +353,7 @@ class PrefixScorer:
         finally:
             self.clear()
         final_tokens = tuple(t for tokens in word_tokens_ for t in tokens)
-        coverage = _coverage(index, final_tokens, support)
+        coverage = chunk_coverage(index, final_tokens, support)
         for a in (topk, top_scores, support, final_scores, coverage):
             a.flags.writeable = False
         return GlobalPrefixRankings(
@@ -364,7 +364,7 @@ class PrefixScorer:
         )  # fmt: skip
 
 
-def _coverage(index: GlobalIndex, tokens: tuple[str, ...], chunks: np.ndarray) -> np.ndarray:
+def chunk_coverage(index: GlobalIndex, tokens: tuple[str, ...], chunks: np.ndarray) -> np.ndarray:
     """Per chunk of ``chunks``, ``|{i : tokens_i ∈ chunk}| / len(tokens)`` (0.0 without tokens)."""
     hits = np.zeros(chunks.shape[0], dtype=np.float64)
     if not tokens:
