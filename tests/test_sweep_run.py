@@ -252,3 +252,26 @@ def test_sweep_killed_by_a_signal_resumes(tmp_path):
     result = run_sweep(grid, out, executor=counting, resume=True)
     assert set(result.reused) == set(finished) and len(counting.keys) == 12 - len(finished)
     assert {k: (out / "points" / k / "done.json").stat().st_mtime_ns for k in finished} == finished
+
+
+def test_simulate_points_in_global_scope(tmp_path):
+    grid = tmp_path / "scope.toml"
+    grid.write_text(textwrap.dedent("""
+        kind = "simulate"
+        input = { source = "demo", limit = 8 }
+        [base]
+        "select.population" = "all"
+        [output]
+        figures = false
+        [axes]
+        "data.scope" = ["per-question", "global"]
+    """), encoding="utf-8")  # fmt: skip
+    result = run_sweep(grid, tmp_path / "out")
+    refs = {p.job.input_ref for p in result.plan.points}
+    # per-question points keep the plain reference; global ones are analyzed against the pool
+    assert len(refs) == 2
+    assert sum('"scope":"global"' in r for r in refs) == 1 and sum("scope" not in r for r in refs) == 1
+    t = result.table
+    assert len(t) == 2 and t["n_questions"].tolist() == [8, 8]
+    # the pooled corpus ranks differently, so the simulated savings differ
+    assert t["mean_H_ms"].nunique() == 2 or t["mean_saved_ms"].nunique() == 2

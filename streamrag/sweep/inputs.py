@@ -182,13 +182,25 @@ class PreparedInputs:
         from streamrag.analysis.runner import AnalysisSettings, analyze_file, to_sim_question
         from streamrag.analysis.study import table_frame
 
-        settings = AnalysisSettings.model_validate(dict(analysis))
-        analyses = list(
-            analyze_file(
+        fields = dict(analysis)
+        scope, gold = fields.pop("scope", "per-question"), fields.pop("gold", None)
+        settings = AnalysisSettings.model_validate(fields)
+        if scope == "global":
+            from streamrag.analysis.global_runner import analyze_pool
+            from streamrag.analysis.global_study import open_source
+
+            source = open_source(
                 self.spec.data_path, settings, split=self.spec.split_arg(), limit=self.spec.limit,
                 cache=self.cache, jobs=self.jobs,
             )  # fmt: skip
-        )
+            analyses = list(analyze_pool(source, settings, gold=gold or "answer"))
+        else:
+            analyses = list(
+                analyze_file(
+                    self.spec.data_path, settings, split=self.spec.split_arg(), limit=self.spec.limit,
+                    cache=self.cache, jobs=self.jobs,
+                )  # fmt: skip
+            )
         if not analyses:
             from streamrag.errors import EmptySelectionError
 

@@ -37,6 +37,9 @@ from streamrag.sweep.inputs import input_ref
 Overrides = Sequence[Sequence[tuple[str, Scalar]]]
 """Groups of ``(dotted path, value)``: the base, then one group per axis."""
 
+POOL_FIELDS = ("scope", "gold")
+"""Scenario ``[data]`` fields that choose global-scope analysis of a data input."""
+
 
 @dataclass(frozen=True, slots=True)
 class PointJob:
@@ -183,9 +186,9 @@ class SimulateKind:
     def _analysis(self, data: Any) -> dict[str, Any] | None:
         """The analysis settings the scenario's ``[data]`` section asks for (data inputs).
 
-        Fields the analyzer takes (k, grounding, retriever, …) pass through; any other
-        field set away from its default (e.g. a scope the sweep cannot build) is an error,
-        never silently ignored.
+        Fields the analyzer takes (k, grounding, retriever, …) pass through, and so do
+        ``scope`` and ``gold`` (global scope ranks against the pooled input); any other
+        field set away from its default is an error, never silently ignored.
         """
         if self.grid.input.trace_driven:
             return None
@@ -193,11 +196,16 @@ class SimulateKind:
 
         values = data.model_dump(mode="json", exclude={"split"})
         defaults = type(data)().model_dump(mode="json")
-        known = AnalysisSettings.model_fields
+        known = set(AnalysisSettings.model_fields) | set(POOL_FIELDS)
         for name, value in values.items():
             if name not in known and value != defaults[name]:
-                raise ConfigError(f"data.{name}: {value!r} is not supported by sweeps (they analyze per question)")
-        return {name: value for name, value in values.items() if name in known}
+                raise ConfigError(f"data.{name}: {value!r} is not supported by sweeps")
+        out = {name: value for name, value in values.items() if name in known}
+        # The per-question default keeps the input references (and point keys) of
+        # per-question sweeps unchanged.
+        if out.get("scope") in (None, "per-question") and out.get("gold") in (None, defaults.get("gold")):
+            out = {name: value for name, value in out.items() if name not in POOL_FIELDS}
+        return out
 
 
 # --------------------------------------------------------------------------- streamable
