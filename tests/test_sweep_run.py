@@ -275,3 +275,17 @@ def test_simulate_points_in_global_scope(tmp_path):
     assert len(t) == 2 and t["n_questions"].tolist() == [8, 8]
     # the pooled corpus ranks differently, so the simulated savings differ
     assert t["mean_H_ms"].nunique() == 2 or t["mean_saved_ms"].nunique() == 2
+
+
+def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
+    import pandas as pd
+
+    from streamrag.sweep.figures import plot_analysis_arms
+
+    # retriever × k with one grounding: k alone does not identify a bar (the grid that crashed)
+    table = pd.DataFrame(
+        [{"retriever": r, "k": k, "grounding": "exact", "share_retrieved_gold": 0.5 + k / 100, "phi_suf_mean": 0.2}
+         for r in ("bm25", "dense") for k in (1, 3, 5)]
+    )  # fmt: skip
+    path = plot_analysis_arms(table, tmp_path / "arms.png")
+    assert path.read_bytes().startswith(PNG)

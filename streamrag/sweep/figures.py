@@ -225,26 +225,35 @@ def plot_saved_vs_H_scatter(
 
 
 def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Retrieved-gold share (%) and mean φ_suf by top-k, one bar per grounding mode."""
+    """Retrieved-gold share (%) and mean φ_suf by top-k, one bar per arm.
+
+    An arm is each combination of the analysis settings that vary besides k (grounding,
+    retriever, …); points that differ only in other settings are averaged.
+    """
     fig = _figure(9.0, 3.8)
     axes = fig.subplots(1, 2)
     ks = sorted(table["k"].unique())
-    modes = list(dict.fromkeys(table["grounding"]))
-    width = 0.8 / max(len(modes), 1)
+    varying = [c for c in _ARM_COLUMNS if c in table.columns and table[c].nunique() > 1] or ["grounding"]
+    labels = table[varying].astype(str).agg(", ".join, axis=1)
+    arms = list(dict.fromkeys(labels))
+    width = 0.8 / max(len(arms), 1)
     for ax, column, label, scale in (
         (axes[0], "share_retrieved_gold", "retrieved-gold questions (%)", 100.0),
         (axes[1], "phi_suf_mean", "mean φ_suf (retrieved-gold)", 1.0),
     ):
-        for i, mode in enumerate(modes):
-            rows = table[table["grounding"] == mode].set_index("k").reindex(ks)
-            values = pd.to_numeric(rows[column]).to_numpy(dtype=float) * scale
-            ax.bar(np.arange(len(ks)) + (i - (len(modes) - 1) / 2) * width, values, width, label=mode)
+        values_by_k = pd.to_numeric(table[column]).groupby([labels, table["k"]]).mean()
+        for i, arm in enumerate(arms):
+            values = values_by_k.loc[arm].reindex(ks).to_numpy(dtype=float) * scale
+            ax.bar(np.arange(len(ks)) + (i - (len(arms) - 1) / 2) * width, values, width, label=arm)
         ax.set_xticks(range(len(ks)), [f"k = {k}" for k in ks])
         ax.set_ylabel(label)
         ax.grid(axis="y", color="0.92")
-    axes[0].legend(title="grounding", fontsize=8, loc="lower right", framealpha=0.95)
-    fig.suptitle("Robustness arms: top-k × grounding", fontsize=11)
+    axes[0].legend(title=", ".join(varying), fontsize=8, loc="lower right", framealpha=0.95)
+    fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}", fontsize=11)
     return _save(fig, path)
+
+
+_ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")
 
 
 def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
@@ -260,6 +269,6 @@ def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Gr
         if "trigger" in table.columns and table["trigger"].nunique() > 1:
             paths.append(plot_pareto(table, folder / "pareto.png"))
         paths.append(plot_saved_vs_H_scatter(out_dir, table, folder / "saved_vs_H_scatter.png"))
-    elif grid.kind == "analyze" and {"k", "grounding"} <= set(table.columns):
+    elif grid.kind == "analyze" and "k" in table.columns:
         paths.append(plot_analysis_arms(table, folder / "analysis_arms.png"))
     return paths
