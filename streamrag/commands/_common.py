@@ -17,14 +17,22 @@ def split_value(text: str) -> int | None:
     raise argparse.ArgumentTypeError(f"invalid split {text!r}: use 0 (validation), 1 or all")
 
 
-def positive_int(text: str) -> int:
+def _int_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be ≥ 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{text!r} must be ≥ {minimum}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0") -> None:

@@ -6,17 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from streamrag.commands._common import open_cache, read_ids
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be ≥ 0")
-    return value
+from streamrag.commands._common import non_negative_int, open_cache, read_ids
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:

@@ -25,8 +25,6 @@ field (``corpus.jsonl:17: field '_id': missing``).
 from __future__ import annotations
 
 import csv
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,28 +32,11 @@ import numpy as np
 
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, SkippedRecord
+from streamrag.data.lines import iter_json_objects
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
 
 __all__ = ["read_beir", "read_qrels"]
-
-
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise DataFileError(f"{path}: no such file")
-    with path.open("rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except UnicodeDecodeError as exc:
-                raise RecordError(str(path), line_no, "", f"not valid UTF-8 (byte {exc.start})") from None
-            except ValueError as exc:
-                raise RecordError(str(path), line_no, "", f"not valid JSON ({exc})") from None
-            if not isinstance(obj, dict):
-                raise RecordError(str(path), line_no, "", f"expected a JSON object, got {type(obj).__name__}")
-            yield line_no, obj
 
 
 def _string(obj: dict[str, Any], name: str, path: Path, line_no: int, *, required: bool = True) -> str:
@@ -101,7 +82,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 def _corpus_ids(path: Path) -> list[str]:
     ids: list[str] = []
     seen: set[str] = set()
-    for line_no, obj in _lines(path):
+    for line_no, obj in iter_json_objects(path):
         doc_id = _string(obj, "_id", path, line_no)
         if doc_id in seen:
             raise RecordError(str(path), line_no, "_id", f"duplicate document id {doc_id!r}")
@@ -133,7 +114,7 @@ def read_beir(
     qrels = read_qrels(qrels_path)
     items: list[PoolQuestion | SkippedRecord] = []
     found: set[str] = set()
-    for line_no, obj in _lines(queries_path):
+    for line_no, obj in iter_json_objects(queries_path):
         qid = _string(obj, "_id", queries_path, line_no)
         if qid not in qrels or qid in found:
             continue
@@ -166,7 +147,7 @@ def read_beir(
 
     builder = PoolBuilder()
     seen: set[str] = set()
-    for line_no, obj in _lines(corpus):
+    for line_no, obj in iter_json_objects(corpus):
         doc_id = _string(obj, "_id", corpus, line_no)
         if doc_id in seen:
             raise RecordError(str(corpus), line_no, "_id", f"duplicate document id {doc_id!r}")

@@ -29,10 +29,8 @@ Per question, from the files' own cross-references (by interaction id):
 
 from __future__ import annotations
 
-import bz2
 import json
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from typing import Any
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
 from streamrag.data.crag import CragRecord, read_records
+from streamrag.data.lines import iter_json_objects
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
 
@@ -71,26 +70,6 @@ class CragPoolPaths:
             finance_cases=finance / "crag_finance_cases.json",
             finance_docs=finance / "crag_finance_docs.jsonl",
         )
-
-
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise DataFileError(f"{path}: no such file")
-    opener = bz2.open if path.suffix == ".bz2" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    raise RecordError(str(path), line_no, "", f"not valid JSON ({exc})") from None
-                if not isinstance(obj, dict):
-                    raise RecordError(str(path), line_no, "", "expected a JSON object")
-                yield line_no, obj
-    except (OSError, EOFError) as exc:
-        raise DataFileError(f"{path}: unreadable ({exc})") from None
 
 
 def _json(path: Path) -> Any:
@@ -153,7 +132,7 @@ def _add_sample(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, set
 
 def _add_audio(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, settings: ChunkSettings) -> None:
     present: set[str] = set()
-    for line_no, doc in _jsonl(paths.audio_docs):
+    for line_no, doc in iter_json_objects(paths.audio_docs):
         doc_id = _field(doc, "doc_id", paths.audio_docs, line_no)
         text = doc.get("text") or doc.get("snippet") or ""
         if not isinstance(text, str):
@@ -175,7 +154,7 @@ def _add_audio(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, sett
         labels.add(labels.own, iid, own)
         labels.add(labels.labeled, iid, [f"audio/{d}" for d in item.get("exact_supporting_doc_ids", [])])
     for path in paths.audio_gold:
-        for line_no, row in _jsonl(path):
+        for line_no, row in iter_json_objects(path):
             item_id = _field(row, "id", path, line_no)
             if item_id not in item_iid:
                 raise RecordError(str(path), line_no, "id", f"{item_id!r} is not in {paths.audio_manifest.name}")
@@ -188,7 +167,7 @@ def _add_audio(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, sett
 
 def _add_finance(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, settings: ChunkSettings) -> None:
     folder_docs: dict[str, list[str]] = defaultdict(list)
-    for line_no, doc in _jsonl(paths.finance_docs):
+    for line_no, doc in iter_json_objects(paths.finance_docs):
         doc_id = _field(doc, "doc_id", paths.finance_docs, line_no)
         body = _strip_front_matter(_field(doc, "content", paths.finance_docs, line_no))
         if not body.split():
@@ -243,7 +222,7 @@ def load_crag_pool(
     _add_finance(paths, builder, labels, settings)
     items: list[PoolQuestion] = []
     seen: set[str] = set()
-    for line_no, row in _jsonl(paths.questions):
+    for line_no, row in iter_json_objects(paths.questions):
         iid = _field(row, "interaction_id", paths.questions, line_no)
         base = sample.get(iid)
         answer = row.get("answer", "")

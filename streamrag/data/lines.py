@@ -74,3 +74,27 @@ def iter_lines(
                 stream.close()
     finally:
         raw.close()
+
+
+def iter_json_objects(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_no, object)`` for each non-blank line of a JSONL file (``.bz2`` too).
+
+    Raises :class:`~streamrag.errors.RecordError` naming file and line for a line that is
+    not UTF-8, not JSON, or not a JSON object; :class:`DataFileError` as :func:`iter_lines`.
+    """
+    import json
+
+    from streamrag.errors import RecordError
+
+    for line_no, raw in iter_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except UnicodeDecodeError as exc:
+            raise RecordError(str(path), line_no, "", f"not valid UTF-8 (byte {exc.start})") from None
+        except ValueError as exc:
+            raise RecordError(str(path), line_no, "", f"not valid JSON ({exc})") from None
+        if not isinstance(obj, dict):
+            raise RecordError(str(path), line_no, "", f"expected a JSON object, got {type(obj).__name__}")
+        yield line_no, obj
