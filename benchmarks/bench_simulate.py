@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 from streamrag.data.generate import generate_stabilization_table
-from streamrag.engine.inputs import questions_from_frame, select_questions
-from streamrag.engine.results import summarize
-from streamrag.engine.runner import simulate
-from streamrag.engine.scenario import load_scenario
+from streamrag.simulator.questions import questions_from_frame, select_for
+from streamrag.simulator.results import summarize
+from streamrag.simulator.runner import simulate
+from streamrag.simulator.scenario import load_scenario
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -56,11 +56,11 @@ def _timed(questions, rs, jobs: int, repeat: int) -> dict:
     }
 
 
-def _rq3(questions, n_skipped: int, L_ms: int) -> dict:
+def _rq3(questions, L_ms: int) -> dict:
     rs = load_scenario("paper_rq3", [f"latency.L_ms={L_ms}"])
-    selected, counts = select_questions(questions, rs, n_skipped=n_skipped)
+    selected = select_for(questions, rs.scenario.selection())
     run = simulate(selected, rs)
-    s = summarize(run.rows, {}, counts)
+    s = summarize(run.rows, {}, selected.counts)
     return {
         "L_ms": L_ms,
         "n": s["n_questions"],
@@ -68,16 +68,16 @@ def _rq3(questions, n_skipped: int, L_ms: int) -> dict:
         "saved_median_ms": s["saved_ms"]["median"],
         "H_mean_ms": s["H_ms"]["mean"],
         "H_G_mean_ms": s["H_G_ms"]["mean"],
-        "rho_H_saved": s["spearman"]["H_saved"]["rho"],
-        "p_H_saved": s["spearman"]["H_saved"]["p"],
-        "rho_H_G_saved": s["spearman"]["H_G_saved"]["rho"],
-        "p_H_G_saved": s["spearman"]["H_G_saved"]["p"],
+        "rho_H_saved": s["spearman_H_saved"]["rho"],
+        "p_H_saved": s["spearman_H_saved"]["p"],
+        "rho_H_G_saved": s["spearman_H_G_saved"]["rho"],
+        "p_H_G_saved": s["spearman_H_G_saved"]["p"],
         "negative_rate": s["negative"]["rate"],
         "n_negative": s["negative"]["n"],
         "misfire_rate": s["misfire"]["rate"],
-        "calls_fired_per_q": s["calls_per_question"]["fired"],
-        "calls_used_per_q": s["calls_per_question"]["used"],
-        "calls_wasted_per_q": s["calls_per_question"]["wasted"],
+        "calls_fired_per_q": s["calls_fired"]["mean"],
+        "calls_used_per_q": s["calls_used"]["mean"],
+        "calls_wasted_per_q": s["wasted_calls"]["mean"],
     }
 
 
@@ -88,9 +88,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1371)
     args = parser.parse_args()
 
-    questions, n_skipped = questions_from_frame(generate_stabilization_table(args.n, seed=args.seed))
+    questions = questions_from_frame(generate_stabilization_table(args.n, seed=args.seed))
     rs = load_scenario("paper_rq3", ["select.population=all"])
-    population, _ = select_questions(questions, rs, n_skipped=n_skipped)
+    population = select_for(questions, rs.scenario.selection()).questions
     simulate(population[:50], rs)  # warm-up (imports, caches)
 
     speed = [_timed(population, rs, jobs, args.repeat) for jobs in (1, 2)]
@@ -102,7 +102,7 @@ def main() -> None:
             f"{r['events']:>8} {r['events_per_s']:>10.0f} {r['us_per_question']:>12.1f}"
         )
 
-    rq3 = [_rq3(questions, n_skipped, L) for L in (600, 1000)]
+    rq3 = [_rq3(questions, L) for L in (600, 1000)]
     print("\npaper_rq3 (retrieved-gold slice) on the same table:")
     print(f"{'L ms':>5} {'n':>4} {'saved':>8} {'H':>7} {'H_G':>7} {'ρ(H,s)':>7} {'ρ(H_G,s)':>9} {'neg':>6} {'fired/q':>8} {'used/q':>7}")
     for r in rq3:

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from streamrag.engine.loop import run_virtual
-from streamrag.engine.runner import replay_question
-from streamrag.engine.scenario import ResolvedScenario, scenario_from_dict
+from streamrag.overrides import parse_override
 from streamrag.pipeline.question import SimQuestion
+from streamrag.simulator.runner import replay_question
+from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 
 
 def table_q(qid: str = "q", n: int = 6, t_sc: int | None = None, t_suf: int | None = None, qtype: str = "") -> SimQuestion:
@@ -62,7 +63,7 @@ def const_scenario(
     }
     if max_threads is None:
         raw["pipeline"] = {}
-    return scenario_from_dict(raw, extra)
+    return scenario_from_dict(raw, [[parse_override(o) for o in extra or []]])
 
 
 def replay(q: SimQuestion, rs: ResolvedScenario) -> list[dict[str, Any]]:

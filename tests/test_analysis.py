@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from streamrag.analysis.anchor import t_anchor, t_pivot
-from streamrag.analysis.runner import analyze_file, analyze_question, sim_questions
+from streamrag.analysis.runner import analyze_file, analyze_question
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
@@ -125,8 +125,13 @@ def test_k_and_grounding_flags_change_the_configured_arm(tmp_path: Path) -> None
 
 
 def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
-    found, n_skipped = sim_questions(crag_sample, split=None)
-    assert n_skipped == 0 and len(found) == 10
+    from streamrag.data.selection import Selection
+    from streamrag.simulator.questions import questions_from_data
+    from streamrag.simulator.scenario import DataConfig
+
+    qs = questions_from_data(crag_sample, DataConfig(), Selection(split=None))
+    found = qs.questions
+    assert qs.n_skipped == 0 and len(found) == 10
     questions = {q.interaction_id: q for q in found}
     q = questions["55b219e5-ba31-4318-a73d-551f0fb9c546"]
     assert (q.n_words, q.t_sc, q.t_suf) == (11, 6, 1)

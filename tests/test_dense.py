@@ -17,13 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrag.analysis.compare import retriever_comparison
-from streamrag.analysis.runner import AnalysisSettings, analyze_file, analyze_question, to_sim_question
+from streamrag.analysis.runner import AnalysisSettings, analyze_file, analyze_question
 from streamrag.analysis.study import run_study
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
 from streamrag.data.demo import demo_path
 from streamrag.data.ingest import Question
-from streamrag.engine.scenario import load_scenario
+from streamrag.data.selection import Selection
 from streamrag.errors import CacheError, EmptyCorpusError, EmptyQueryError
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig
 from streamrag.retrieval import dense as dense_mod
@@ -31,6 +31,9 @@ from streamrag.retrieval.base import BM25Retriever, Retriever
 from streamrag.retrieval.dense import DenseRetriever, cosine_scores, exact_topk, to_grid
 from streamrag.retrieval.embed import HashingEmbedder
 from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.kinds import RetrieverEnv
+from streamrag.simulator.questions import to_sim_question
+from streamrag.simulator.scenario import load_scenario
 
 CHUNKS = [
     "the eiffel tower is in paris, the capital of france",
@@ -209,28 +212,28 @@ def _question(query: str, chunks: list[str], answer: str) -> Question:
 def test_dense_analysis_row_and_sim_question() -> None:
     q = _question(QUERY, CHUNKS, "paris")
     settings_ = AnalysisSettings(retriever="dense", compare_retrievers=True)
-    result = analyze_question(q, settings_, embedder=HashingEmbedder(dim=64))
+    result = analyze_question(q, settings_, env=RetrieverEnv(embedder=HashingEmbedder(dim=64)))
     row = result.row
     assert row["n_passages"] == 5 and row["groundable"] and row["retrieved_gold"] and row["skip_reason"] == ""
-    assert result.retriever == "dense" and set(result.by_retriever) == {"bm25", "dense"}
+    assert result.scale == "cosine" and set(result.by_retriever) == {"bm25", "dense"}
     assert result.by_retriever["bm25"] == analyze_question(q).row  # the comparison arm is the plain BM25 analysis
     sim = to_sim_question(result, 3)
-    assert sim is not None and sim.retriever == "dense" and sim.final_scores is not None
+    assert sim is not None and sim.scale == "cosine" and sim.final_scores is not None
     assert float(sim.final_scores.max()) <= 1.0 + 1e-9  # cosines
     # The heuristic reflector judges dense questions on the cosine scale.
     reflector = HeuristicReflectorConfig(cosine_threshold=0.2).build(sim)
     assert reflector.score_threshold == 0.2  # type: ignore[attr-defined]
     assert HeuristicReflectorConfig().build(to_sim_question(analyze_question(q), 3)).score_threshold == 2.0  # type: ignore[arg-type,attr-defined]
-    empty = analyze_question(_question(QUERY, [], "paris"), settings_, embedder=HashingEmbedder())
+    empty = analyze_question(_question(QUERY, [], "paris"), settings_, env=RetrieverEnv(embedder=HashingEmbedder()))
     assert empty.row["skip_reason"] == "no chunks" and empty.rankings is None
 
 
 def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
     settings_ = AnalysisSettings(retriever="dense", compare_retrievers=True)
-    result = run_study(demo_path(), tmp_path / "out", settings_, split=None, figures=False, embedder=HashingEmbedder(dim=128))
+    result = run_study(demo_path(), tmp_path / "out", settings_, Selection(split=None), figures=False, env=RetrieverEnv(embedder=HashingEmbedder(dim=128)))
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     section = summary["retrievers"]
-    assert summary["parameters"]["analysis"]["retriever"] == "dense"
+    assert summary["parameters"]["analysis"]["retriever"] == {"kind": "dense"}
     assert set(section["arms"]) == {"bm25", "dense"}
     assert section["arms"]["dense"]["n_retrieved_gold"] == summary["rq1"]["n_retrieved_gold"]
     assert section["arms"]["bm25"]["n_groundable"] == section["arms"]["dense"]["n_groundable"]
@@ -246,7 +249,7 @@ def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
 
 def test_scenario_and_cli_take_the_retriever(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rs = load_scenario("paper_rq3", ["data.retriever=dense"])
-    assert rs.scenario.data.retriever == "dense" and rs.scenario.reflector.cosine_threshold == 0.4  # type: ignore[union-attr]
+    assert rs.scenario.data.retriever.kind == "dense" and rs.scenario.reflector.cosine_threshold == 0.4  # type: ignore[union-attr]
     assert main(["simulate", "--table", str(tmp_path / "t.csv"), "--scenario", "paper_rq3", "--out", str(tmp_path), "--retriever", "dense"]) == 1
     assert "--retriever applies to DATA" in capsys.readouterr().err
 

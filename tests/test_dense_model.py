@@ -19,6 +19,7 @@ from streamrag.analysis.runner import AnalysisSettings, analyze_file
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
 from streamrag.retrieval.dense import DenseRetriever, minilm_embedder
+from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.minilm import MiniLMEmbedder, dense_unavailable_reason
 
 pytestmark = pytest.mark.skipif(dense_unavailable_reason() is not None, reason=str(dense_unavailable_reason()))
@@ -106,9 +107,9 @@ def test_dense_retriever_ranks_the_answer_chunk_first(tmp_path: Path) -> None:
 def test_dense_analysis_is_cached_and_reproducible(tmp_path: Path) -> None:
     settings = AnalysisSettings(retriever="dense")
     first_embedder = minilm_embedder(tmp_path / "emb", threads=2)
-    first = [a.row for a in analyze_file(demo_path(), settings, split=None, limit=3, embedder=first_embedder)]
+    first = [a.row for a in analyze_file(demo_path(), settings, split=None, limit=3, env=RetrieverEnv(embedder=first_embedder))]
     second_embedder = minilm_embedder(tmp_path / "emb", threads=2)
-    second = [a.row for a in analyze_file(demo_path(), settings, split=None, limit=3, embedder=second_embedder)]
+    second = [a.row for a in analyze_file(demo_path(), settings, split=None, limit=3, env=RetrieverEnv(embedder=second_embedder))]
     assert first == second and len(first) == 3
     assert first_embedder.n_embedded > 0 and second_embedder.n_embedded == 0  # type: ignore[attr-defined]
 
@@ -122,7 +123,7 @@ def test_analyze_cli_dense_with_comparison_on_the_demo_set(tmp_path: Path, capsy
     printed = capsys.readouterr().out
     assert "[retriever dense]" in printed and "per-type median phi_suf order" in printed
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["parameters"]["analysis"]["retriever"] == "dense"
+    assert summary["parameters"]["analysis"]["retriever"] == {"kind": "dense"}
     arms = summary["retrievers"]["arms"]
     assert arms["dense"]["n_questions"] == arms["bm25"]["n_questions"] == 3
     assert arms["dense"]["n_retrieved_gold"] == summary["rq1"]["n_retrieved_gold"] > 0

@@ -6,10 +6,10 @@ import json
 
 from _simhelpers import table_q
 
-from streamrag.engine.results import results_csv
-from streamrag.engine.runner import simulate, summary_json
-from streamrag.engine.scenario import scenario_from_dict
 from streamrag.engine.trace import parse_event
+from streamrag.simulator.results import results_csv
+from streamrag.simulator.runner import simulate, summary_json
+from streamrag.simulator.scenario import scenario_from_dict
 
 
 def _questions(n: int = 40):

@@ -76,9 +76,11 @@ def test_named_profiles_load_with_provenance():
 def test_profiles_are_read_as_package_resources():
     # importlib.resources Traversables (the installed data package, or the checkout's
     # top-level folders in development)
-    root = profiles.calibration_dir()
+    from streamrag.resources import calibration_dir, scenarios_dir
+
+    root = calibration_dir()
     assert (root / "profiles" / "paper-rq3.toml").is_file()
-    assert (profiles.scenarios_dir() / "paper_rq3.toml").is_file()
+    assert (scenarios_dir() / "paper_rq3.toml").is_file()
 
 
 def test_unknown_profile_is_a_config_error_listing_the_known_ones():

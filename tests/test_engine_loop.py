@@ -11,10 +11,10 @@ from _simhelpers import const_scenario, table_q
 
 from streamrag.engine.clock import Clock, Priority, RealClock, VirtualClock
 from streamrag.engine.loop import run_real, run_virtual
-from streamrag.engine.runner import plan_question
 from streamrag.engine.trace import Recorder
 from streamrag.errors import DeadlockError
 from streamrag.pipeline.streaming import simulate_question
+from streamrag.simulator.runner import plan_question
 
 
 def test_same_instant_order_is_time_then_priority_then_registration():
@@ -79,7 +79,7 @@ def test_hours_of_anyio_timers_run_instantly_in_virtual_time():
         await anyio.sleep(3 * 3600)  # native asyncio timer
         after_sleep = clock.now_us()
         with anyio.move_on_after(2.5):
-            await clock.sleep(10.0)
+            await clock.sleep_us(10_000_000)
         return after_sleep, clock.now_us()
 
     wall = time.perf_counter()
@@ -87,15 +87,20 @@ def test_hours_of_anyio_timers_run_instantly_in_virtual_time():
     assert time.perf_counter() - wall < 5  # no real sleeping (generous for slow CI)
 
 
-def test_clock_seconds_and_microseconds_agree():
+def test_the_clock_is_narrow_and_a_negative_sleep_is_an_error():
     async def main(clock: VirtualClock):
-        await clock.sleep_until(1.25)
-        a = clock.now_us(), clock.now()
+        await clock.sleep_until_us(1_250_000)
+        a = clock.now_us()
         await clock.sleep_us(7)
         await clock.sleep_until_us(3)  # in the past: returns at once, time does not go back
+        with pytest.raises(ValueError, match="negative duration"):
+            await clock.sleep_us(-1)
         return a, clock.now_us()
 
-    assert run_virtual(main) == ((1_250_000, 1.25), 1_250_007)
+    assert run_virtual(main) == (1_250_000, 1_250_007)
+    # what the pipeline may use of a clock, and nothing else
+    members = {m for m in vars(Clock) if not m.startswith("_")}
+    assert members == {"now_us", "sleep_us", "sleep_until_us"}
 
 
 def test_deadlock_is_detected_with_the_virtual_time():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from streamrag.engine.scenario import load_scenario, parse_override
 from streamrag.errors import ConfigError
+from streamrag.overrides import apply_overrides, parse_override
+from streamrag.simulator.scenario import load_scenario
 
 
 def test_paper_rq3_is_the_anchor_setup():
@@ -26,17 +27,41 @@ def test_set_overrides_dotted_keys_as_toml_scalars():
     assert rs.scenario.input.delta_wps == 2.0
     assert rs.scenario.select.population == "all"
     assert rs.scenario.seed == 9
-    assert parse_override('a.b="x y"') == (["a", "b"], "x y")
-    assert parse_override("a=true") == (["a"], True)
+    assert parse_override('a.b="x y"') == ("a.b", "x y")
+    assert parse_override("a=true") == ("a", True)
 
 
 def test_changing_a_kind_starts_from_that_kinds_defaults():
     rs = load_scenario("paper_rq3", ["trigger.kind=oracle", "reflector.kind=gold"])
     assert rs.scenario.trigger.kind == "oracle" and rs.scenario.reflector.kind == "gold"
-    with pytest.raises(ConfigError, match="exactly one of 'words' and 'seconds'"):
-        load_scenario("paper_rq3", ["trigger.seconds=1.0"])
     rs = load_scenario("paper_rq3", ["trigger.kind=replace", "trigger.seconds=0.25"])
     assert (rs.scenario.trigger.kind, rs.scenario.trigger.seconds) == ("replace", 0.25)
+
+
+def test_the_same_kind_keeps_its_section_and_exclusive_fields_replace_each_other():
+    # Setting the kind a section already has changes nothing (paper_rq3: interval, words = 3).
+    rs = load_scenario("paper_rq3", ["trigger.kind=interval"])
+    assert (rs.scenario.trigger.words, rs.scenario.trigger.seconds) == (3, None)
+    # words and seconds are exclusive: setting one drops the inherited other.
+    rs = load_scenario("paper_rq3", ["trigger.seconds=1.0"])
+    assert (rs.scenario.trigger.words, rs.scenario.trigger.seconds) == (None, 1.0)
+    rs = load_scenario("paper_rq3", ["trigger.kind=interval", "trigger.seconds=1.0"])
+    assert (rs.scenario.trigger.words, rs.scenario.trigger.seconds) == (None, 1.0)
+    with pytest.raises(ConfigError, match="exactly one of 'words' and 'seconds'"):
+        load_scenario("paper_rq3", ["trigger.kind=every_word", "trigger.kind=interval"])
+
+
+def test_overrides_apply_in_groups_kinds_first():
+    base = {"trigger": {"kind": "interval", "words": 3}, "latency": {"L_ms": 600}}
+    exclusive = {"trigger": (frozenset({"words", "seconds"}),)}
+    # within a group the kind comes first whatever the order given
+    out = apply_overrides(base, [[("trigger.seconds", 0.5), ("trigger.kind", "replace")]], exclusive=exclusive)
+    assert out["trigger"] == {"kind": "replace", "seconds": 0.5}
+    # a later group builds on the earlier one; the input is not modified
+    out = apply_overrides(base, [[("trigger.kind", "oracle")], [("trigger.kind", "interval"), ("trigger.words", 2)]])
+    assert out["trigger"] == {"kind": "interval", "words": 2} and base["trigger"] == {"kind": "interval", "words": 3}
+    with pytest.raises(ConfigError, match=r"latency\.L_ms\.x: latency\.L_ms is a value, not a table"):
+        apply_overrides(base, [[("latency.L_ms.x", 1)]])
 
 
 def test_latency_stage_can_be_replaced_by_any_model(tmp_path):

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrag.analysis.global_gold import PoolGrounder, question_gold
-from streamrag.analysis.global_runner import analyze_pool, analyze_pool_per_question, global_sim_questions
+from streamrag.analysis.global_runner import analyze_pool, analyze_pool_per_question
 from streamrag.cli import main
 from streamrag.data.beir import read_beir
 from streamrag.data.crag import CragRecord
@@ -20,6 +20,8 @@ from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import RecordError
 from streamrag.grounding import gold_in_normalized, normalize
 from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.kinds import RetrieverEnv
+from streamrag.simulator.questions import questions_from_analyses
 
 DEMO = Path(__file__).resolve().parents[1] / "streamrag" / "data" / "demo" / "demo_questions.jsonl"
 VOCAB = ["the", "a", "new", "york", "newyork", "renew", "yorker", "of", "42", "4", "2", "bob", "dylan", "is"]
@@ -146,11 +148,12 @@ def test_cli_global_scope_on_a_crag_file(tmp_path: Path) -> None:
 
 
 def test_global_sim_questions_run_in_the_simulator() -> None:
-    from streamrag.engine.runner import simulate
-    from streamrag.engine.scenario import load_scenario
+    from streamrag.simulator.runner import simulate
+    from streamrag.simulator.scenario import load_scenario
 
-    questions, n_skipped = global_sim_questions(_tiny_pool())
-    assert n_skipped == 0 and questions[0].gold == frozenset({0, 1})
+    qs = questions_from_analyses(analyze_pool(_tiny_pool()), 3)
+    questions = qs.questions
+    assert qs.n_skipped == 0 and questions[0].gold == frozenset({0, 1})
     run = simulate(questions, load_scenario("paper_rq3", ["select.population='all'"]))
     assert len(run.rows) == 1
 
@@ -215,9 +218,10 @@ def test_crag_pool_missing_file_is_named(tmp_path: Path) -> None:
 
 
 def _demo_pool() -> PoolSource:
-    from streamrag.analysis.global_study import open_source
+    from streamrag.analysis.entry import open_source
+    from streamrag.data.selection import Selection
 
-    return open_source(DEMO, split=None)
+    return open_source(DEMO, selection=Selection(split=None))
 
 
 def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
@@ -229,7 +233,7 @@ def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
     source = _demo_pool()
     embedder = HashingEmbedder(dim=64)
     settings = AnalysisSettings(retriever="dense")
-    analyses = list(analyze_pool(source, settings, embedder=embedder))
+    analyses = list(analyze_pool(source, settings, env=RetrieverEnv(embedder=embedder)))
     corpus = embed_corpus(source.pool.chunks, embedder)
     for analysis in analyses[:5]:
         query = next(q.record.query for q in source.questions if q.record.interaction_id == analysis.row["interaction_id"])
@@ -244,11 +248,14 @@ def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
 
 
 def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) -> None:
-    from streamrag.engine.runner import simulate
-    from streamrag.engine.scenario import load_scenario
+    from streamrag.analysis.runner import AnalysisSettings
     from streamrag.retrieval import HashingEmbedder
+    from streamrag.simulator.runner import simulate
+    from streamrag.simulator.scenario import load_scenario
 
-    questions, n_skipped = global_sim_questions(_demo_pool(), retriever="dense", embedder=HashingEmbedder(dim=64))
-    assert n_skipped == 0 and {q.retriever for q in questions} == {"dense"}
+    env = RetrieverEnv(embedder=HashingEmbedder(dim=64))
+    qs = questions_from_analyses(analyze_pool(_demo_pool(), AnalysisSettings(retriever="dense"), env=env), 3)
+    questions = qs.questions
+    assert qs.n_skipped == 0 and {q.scale for q in questions} == {"cosine"}
     run = simulate(questions, load_scenario("paper_rq3", ["select.population='all'"]))
     assert len(run.rows) == len(questions)

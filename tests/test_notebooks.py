@@ -11,6 +11,7 @@ import pytest
 
 from streamrag.analysis.study import run_study
 from streamrag.data.demo import demo_path
+from streamrag.data.selection import Selection
 from streamrag.sweep import load_grid, run_sweep
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -35,7 +36,7 @@ SMALL_TRIGGERS = textwrap.dedent("""
 def run_folders(tmp_path_factory) -> dict[str, str]:
     work = tmp_path_factory.mktemp("notebooks")
     analysis = work / "analysis"
-    run_study(demo_path(), analysis, split=None, figures=False)
+    run_study(demo_path(), analysis, selection=Selection(split=None), figures=False)
     run_sweep(load_grid("paper_rq2", input=f"table:{analysis / 'stabilization.csv'}"), work / "rq2")
     run_sweep(load_grid("paper_rq3", input="demo"), work / "rq3")
     variants = load_grid("triggers").text.split("[axes.trigger]", 1)[1]

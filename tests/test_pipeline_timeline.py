@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _simhelpers import compact, const_scenario, full_q, replay, table_q
 
-from streamrag.engine.results import derive_result
+from streamrag.simulator.results import derive_result
 
 
 def _row(events, q, rs):

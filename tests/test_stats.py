@@ -110,11 +110,11 @@ def test_rq2_boundary_and_decomposition(table):
     assert (c["n"], c["n_streamable"], c["streamable_fraction"]) == (8, 7, 0.875)
     assert c["retrieved_gold"] == {"n": 5, "n_streamable": 5, "streamable_fraction": 1.0}
     assert c["fallback"] == {"n": 3, "n_streamable": 2, "streamable_fraction": pytest.approx(2 / 3)}
-    assert c["mean_H_ms"] == 937.5  # (7·1000 + 500) / 8
+    assert c["H_ms"]["mean"] == 937.5  # (7·1000 + 500) / 8
     # H_G = min(G + L = 1590, residual): 1590 ×5 (q1,q2,q4,q5,q8), 1000 (q3), 1500 (q6), 500 (q7)
-    assert c["mean_H_G_ms"] == pytest.approx((5 * 1590 + 1000 + 1500 + 500) / 8)
+    assert c["H_G_ms"]["mean"] == pytest.approx((5 * 1590 + 1000 + 1500 + 500) / 8)
     # H' = H + min(G, r): every residual ≥ 590 except q7 (500)
-    assert c["mean_H_prime_ms"] == pytest.approx((7500 + 7 * 590 + 500) / 8)
+    assert c["H_prime_ms"]["mean"] == pytest.approx((7500 + 7 * 590 + 500) / 8)
     # θ = 0.5: q7's H = 500 == θ·L → streamable too
     assert stats.streamable_cell(table, L_ms=1000, delta_wps=2, theta=0.5, G_ms=590)["n_streamable"] == 8
 
@@ -136,7 +136,7 @@ def test_rq2_point_and_grid(summary, table):
     assert (c["n_streamable"], c["streamable_fraction"]) == (5, 0.625)
     assert c["retrieved_gold"] == {"n": 5, "n_streamable": 4, "streamable_fraction": 0.8}
     assert c["fallback"]["n_streamable"] == 1
-    assert c["mean_H_ms"] == 812.5  # (4·1000 + 500 + 750 + 250 + 1000) / 8
+    assert c["H_ms"]["mean"] == 812.5  # (4·1000 + 500 + 750 + 250 + 1000) / 8
     assert _cell(grid, 1000.0, 2.0, 1.0) == stats.streamable_cell(table, L_ms=1000, delta_wps=2, theta=1.0, G_ms=590)
 
 
@@ -306,7 +306,7 @@ def test_empty_table_is_all_undefined(tmp_path):
     s = stats.summarize(read_table(write(tmp_path, HEADER + "\n")), params={})
     assert s["n_questions"] == 0
     assert s["rq1"]["share_groundable"] is None and s["rq1"]["phi_sc"]["mean"] is None
-    assert s["rq2"]["point"]["streamable_fraction"] is None and s["rq2"]["point"]["mean_H_ms"] is None
+    assert s["rq2"]["point"]["streamable_fraction"] is None and s["rq2"]["point"]["H_ms"]["mean"] is None
     assert s["rq4"]["question_type"]["groups"] == {} and s["rq4"]["question_type"]["kruskal_wallis_all"] is None
     assert s["gold_density"]["specifically_grounded"]["median_phi_suf"] is None
     json.dumps(s, allow_nan=False)

@@ -140,9 +140,11 @@ def test_rq2_points_are_the_arithmetic_cells(tmp_path):
     table.to_csv(csv, index=False)
     assert main(["sweep", "paper_rq2", "--input", f"table:{csv}", "--out", str(out)]) == 0
     got = read_sweep(out)
-    expected = pd.DataFrame(rq2_grid(table, G_ms=590.0))
+    from streamrag.analysis.stats import flatten
+
+    expected = pd.DataFrame([flatten(c) for c in rq2_grid(table, G_ms=590.0)])
     assert len(got) == 36
-    for column in ("L_ms", "delta_wps", "theta", "n", "n_streamable", "streamable_fraction", "mean_H_ms", "mean_H_G_ms"):
+    for column in ("L_ms", "delta_wps", "theta", "n", "n_streamable", "streamable_fraction", "H_ms.mean", "H_G_ms.mean"):
         assert got[column].tolist() == expected[column].tolist(), column
     cell = json.loads((out / "points" / got["key"][0] / "cell.json").read_text())
     assert cell["streamable_fraction"] == got["streamable_fraction"][0]
@@ -156,14 +158,17 @@ def test_simulate_sweep_outputs_table_figures_and_pareto(tmp_path):
     table = result.table
     expected = ["point", "key", "L_ms", "trigger", "trigger_kind", "reflector", "G_ms"]
     assert list(table.columns[: len(expected)]) == expected
-    assert {"mean_saved_ms", "mean_H_ms", "mean_H_G_ms", "wasted_calls_per_question", "pareto"} <= set(table.columns)
+    assert {"saved_ms.mean", "H_ms.mean", "H_G_ms.mean", "wasted_calls.mean", "pareto"} <= set(table.columns)
     none = table[table["trigger"] == "none"]
-    assert none["mean_saved_ms"].eq(0).all() and none["wasted_calls_per_question"].eq(0).all()
+    assert none["saved_ms.mean"].eq(0).all() and none["wasted_calls.mean"].eq(0).all()
     assert not table.loc[table["trigger"] == "oracle", "pareto"].any()  # a bound, not a contender
     assert table.groupby("L_ms")["pareto"].any().all()
     per_q = read_point_results(out, table["key"][0])
     assert len(per_q) == 60 and {"H_ms", "saved_ms"} <= set(per_q.columns)
-    assert per_q["saved_ms"].mean() == pytest.approx(table["mean_saved_ms"][0])
+    assert per_q["saved_ms"].mean() == pytest.approx(table["saved_ms.mean"][0])
+    # the column, the summary key and the sweep column are one name
+    summary = json.loads((out / "points" / table["key"][0] / "summary.json").read_text())
+    assert summary["saved_ms"]["mean"] == table["saved_ms.mean"][0]
     for name in ("saved_vs_bounds.png", "pareto.png", "saved_vs_H_scatter.png"):
         assert (out / "figures" / name).read_bytes().startswith(PNG), name
     assert not list(out.rglob("trace.jsonl"))  # traces are opt-in ([output] traces = true)
@@ -274,7 +279,7 @@ def test_simulate_points_in_global_scope(tmp_path):
     t = result.table
     assert len(t) == 2 and t["n_questions"].tolist() == [8, 8]
     # the pooled corpus ranks differently, so the simulated savings differ
-    assert t["mean_H_ms"].nunique() == 2 or t["mean_saved_ms"].nunique() == 2
+    assert t["H_ms.mean"].nunique() == 2 or t["saved_ms.mean"].nunique() == 2
 
 
 def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
@@ -284,7 +289,7 @@ def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
 
     # retriever × k with one grounding: k alone does not identify a bar (the grid that crashed)
     table = pd.DataFrame(
-        [{"retriever": r, "k": k, "grounding": "exact", "share_retrieved_gold": 0.5 + k / 100, "phi_suf_mean": 0.2}
+        [{"retriever": r, "k": k, "grounding": "exact", "share_retrieved_gold": 0.5 + k / 100, "phi_suf.mean": 0.2}
          for r in ("bm25", "dense") for k in (1, 3, 5)]
     )  # fmt: skip
     path = plot_analysis_arms(table, tmp_path / "arms.png")

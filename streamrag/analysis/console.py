@@ -44,8 +44,8 @@ def robustness_lines(summary: dict[str, Any]) -> list[str]:
     lines = ["  robustness (k, grounding): retrieved-gold, phi_suf mean / median, streamable"]
     for arm in summary.get("robustness", []):
         lines.append(
-            f"    k={arm['k']} {arm['grounding']:<7} {_pct(arm['retrieved_gold_share']):>6}  "
-            f"{_num(arm['phi_suf_mean'])} / {_num(arm['phi_suf_median'])}  {_pct(arm['streamable_fraction'])}"
+            f"    k={arm['k']} {arm['grounding']:<7} {_pct(arm['share_retrieved_gold']):>6}  "
+            f"{_num(arm['phi_suf']['mean'])} / {_num(arm['phi_suf']['median'])}  {_pct(arm['streamable_fraction'])}"
         )
     anchor = summary.get("anchor", {})
     for name in ("t_anchor", "t_pivot"):
@@ -66,8 +66,8 @@ def retriever_lines(summary: dict[str, Any]) -> list[str]:
     lines = ["  retrievers: retrieved-gold, phi_suf mean / median, phi_sc mean, streamable"]
     for name, arm in section["arms"].items():
         lines.append(
-            f"    {name:<6} {_pct(arm['share_retrieved_gold']):>6}  {_num(arm['phi_suf_mean'])} / "
-            f"{_num(arm['phi_suf_median'])}  {_num(arm['phi_sc_mean'])}  {_pct(arm['streamable_fraction'])}"
+            f"    {name:<6} {_pct(arm['share_retrieved_gold']):>6}  {_num(arm['phi_suf']['mean'])} / "
+            f"{_num(arm['phi_suf']['median'])}  {_num(arm['phi_sc']['mean'])}  {_pct(arm['streamable_fraction'])}"
         )
     order = section["type_order"]
     lines.append(f"    per-type median phi_suf order: Spearman rho {_num(order['rho'])} over {order['n']} types")
@@ -78,7 +78,8 @@ def format_study(summary: dict[str, Any], out_dir: Path) -> str:
     """What ``streamrag analyze`` prints when done."""
     analysis = summary["parameters"].get("analysis", {})
     source = str(analysis.get("data", "data"))
-    if analysis.get("retriever", "bm25") != "bm25":
-        source += f" [retriever {analysis['retriever']}]"
+    kind = (analysis.get("retriever") or {}).get("kind", "bm25")
+    if kind != "bm25":
+        source += f" [retriever {kind}]"
     lines = [*summary_lines(summary, source), *robustness_lines(summary), *retriever_lines(summary)]
     return "\n".join([*lines, f"wrote {out_dir}/"])

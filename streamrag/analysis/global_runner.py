@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,22 +32,18 @@ from streamrag.analysis.runner import (
     analyze_question,
     skipped_row,
     stabilization_row,
-    to_sim_question,
 )
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.ingest import Question
 from streamrag.data.pool import PoolQuestion, PoolSource
 from streamrag.errors import ConfigError, NothingToRankError
-from streamrag.retrieval.dense import to_grid
+from streamrag.retrieval.base import Retriever
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE, ChunkValues, GlobalPrefixRankings, PrefixScorer, chunk_coverage
+from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE, ChunkValues, chunk_coverage
+from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.tokenize import RegexTokenizer
 
-if TYPE_CHECKING:
-    from streamrag.pipeline.question import SimQuestion
-    from streamrag.retrieval.embed import Embedder
-
-__all__ = ["analyze_pool", "analyze_pool_per_question", "global_sim_questions", "pool_index"]
+__all__ = ["analyze_pool", "analyze_pool_per_question", "pool_index"]
 
 
 def _meta(record: object) -> dict[str, object]:
@@ -81,51 +76,18 @@ def _check(settings: AnalysisSettings) -> None:
         raise ConfigError("--compare-retrievers is per-question scope; in global scope run --retriever bm25 and dense separately")
 
 
-class DensePoolScorer:
-    """Global-scope ranking by cosine, with :class:`PrefixScorer`'s interface (``index``, ``rank``).
-
-    The pool's chunks are embedded once (``embed_corpus``; through a cached embedder,
-    once across runs) and every prefix is ranked by an exact blocked product
-    (:class:`~streamrag.retrieval.dense.DenseRetriever`). Like the BM25 path, a question
-    keeps only the scores and lexical coverage of the chunks its rankings returned.
-    """
-
-    def __init__(self, index: GlobalIndex, chunks: Sequence[str], embedder: Embedder) -> None:
-        from streamrag.retrieval.dense import DenseRetriever, embed_corpus
-
-        self.index = index
-        self.retriever = DenseRetriever.from_embeddings(embed_corpus(chunks, embedder), embedder, index)
-
-    def rank(self, query: str, *, k: int = 3) -> GlobalPrefixRankings:
-        ranked = self.retriever.prefix_rankings(query, k=k)
-        support = np.unique(ranked.topk).astype(np.int64)
-        n = self.index.n_docs
-        # Cosine of each prefix with its own top-k chunks (the dense analogue of BM25's topk_scores).
-        prefixes = [" ".join(query.split()[:t]) for t in range(1, ranked.n_words + 1)]
-        grid = to_grid(self.retriever.embedder.embed(prefixes))
-        chunk_vecs = np.asarray(self.retriever.embeddings, dtype=np.float64)[ranked.topk]
-        topk_scores = np.einsum("nkd,nd->nk", chunk_vecs, grid)
-        arrays = (support, ranked.final_scores[support], chunk_coverage(self.index, ranked.final_tokens, support), topk_scores)
-        for a in arrays:
-            a.flags.writeable = False
-        return GlobalPrefixRankings(
-            n_words=ranked.n_words, k=k, topk=ranked.topk, topk_scores=topk_scores,
-            final_scores=ChunkValues(support, arrays[1], n), final_coverage=ChunkValues(support, arrays[2], n),
-            final_tokens=ranked.final_tokens, n_chunks=n,
-        )  # fmt: skip
-
-
 def analyze_pool_question(
     question: PoolQuestion,
-    scorer: PrefixScorer,
+    scorer: Retriever,
     settings: AnalysisSettings,
     *,
     source: PoolSource,
     gold_rule: GoldRule,
     grounder: PoolGrounder | None,
+    index: GlobalIndex,
 ) -> QuestionAnalysis:
     """One question's row against the whole pool (never raises for a question-level problem)."""
-    record, index = question.record, scorer.index
+    record = question.record
     meta = _meta(record)
     try:
         rankings = scorer.rank(record.query, k=max(settings.k, *ROBUSTNESS_K))
@@ -136,7 +98,9 @@ def analyze_pool_question(
     }
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, index.n_docs, settings)
     gold = golds[settings.grounding]
-    return QuestionAnalysis(row, rankings, gold, rankings.final_coverage, arm_t_suf, arm_groundable, retriever=settings.retriever)  # type: ignore[arg-type]
+    support = np.unique(rankings.topk).astype(np.int64)  # what a reflector can ask about
+    coverage = ChunkValues(support, chunk_coverage(index, rankings.final_tokens, support), index.n_docs)
+    return QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
 
 
 def analyze_pool(
@@ -148,7 +112,7 @@ def analyze_pool(
     index_dir: str | Path | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
     progress: Callable[[int], None] | None = None,
-    embedder: Embedder | None = None,
+    env: RetrieverEnv | None = None,
 ) -> Iterator[QuestionAnalysis]:
     """Global scope: every item of ``source`` ranked against the whole pool, in order.
 
@@ -157,26 +121,19 @@ def analyze_pool(
     """
     _check(settings)
     index = index if index is not None else pool_index(source, settings, index_dir=index_dir)
-    if settings.retriever == "dense":
-        if embedder is None:
-            from streamrag.retrieval.dense import minilm_embedder
-
-            embedder = minilm_embedder(None)
-        scorer: PrefixScorer | DensePoolScorer = DensePoolScorer(index, source.pool.chunks, embedder)
-    else:
-        scorer = PrefixScorer(index, pool_size=pool_size)
+    scorer = settings.retriever.pool_retriever(index, source.pool.chunks, env or RetrieverEnv(), pool_size=pool_size)
     grounder = None if gold == "labeled" else PoolGrounder(index, source.pool.chunks)
     for done, item in enumerate(source.items, start=1):
         if isinstance(item, SkippedRecord):
             yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
         else:
-            yield analyze_pool_question(item, scorer, settings, source=source, gold_rule=gold, grounder=grounder)
+            yield analyze_pool_question(item, scorer, settings, source=source, gold_rule=gold, grounder=grounder, index=index)
         if progress is not None:
             progress(done)
 
 
 def analyze_pool_per_question(
-    source: PoolSource, settings: AnalysisSettings = AnalysisSettings(), *, embedder: Embedder | None = None
+    source: PoolSource, settings: AnalysisSettings = AnalysisSettings(), *, env: RetrieverEnv | None = None
 ) -> Iterator[QuestionAnalysis]:
     """Per-question scope on a pool's questions: each ranked against its own pages only
     (``own_docs``, chunks in pool order), with the per-question analyzer. A question
@@ -187,34 +144,4 @@ def analyze_pool_per_question(
             yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
             continue
         chunks = [pool.chunks[i] for i in pool.chunk_ids(item.own_docs).tolist()]
-        yield analyze_question(Question(item.record, chunks), settings, embedder=embedder)
-
-
-def global_sim_questions(
-    source: PoolSource,
-    *,
-    k: int = 3,
-    grounding: str = "exact",
-    gold: GoldRule = "answer",
-    index: GlobalIndex | None = None,
-    index_dir: str | Path | None = None,
-    retriever: str = "bm25",
-    embedder: Embedder | None = None,
-) -> tuple[list[SimQuestion], int]:
-    """The simulator's questions in global scope, and the number that could not be ranked.
-
-    ``final_scores`` / ``final_coverage`` of each :class:`SimQuestion` are
-    :class:`~streamrag.retrieval.global_prefix.ChunkValues` (indexable by the chunk ids
-    of its ``topk``, which is all the heuristic reflector reads), so a question stays
-    O(n·k) in memory and pickles small for worker processes.
-    """
-    settings = AnalysisSettings(k=k, grounding=grounding, retriever=retriever)  # type: ignore[arg-type]
-    questions: list[SimQuestion] = []
-    n_skipped = 0
-    for analysis in analyze_pool(source, settings, gold=gold, index=index, index_dir=index_dir, embedder=embedder):
-        question = to_sim_question(analysis, k)
-        if question is None:
-            n_skipped += 1
-        else:
-            questions.append(question)
-    return questions, n_skipped
+        yield analyze_question(Question(item.record, chunks), settings, env=env)

@@ -61,11 +61,13 @@ def robustness_arms(analyses: Sequence[QuestionAnalysis], params: Mapping[str, A
                     "grounding": mode,
                     "n_questions": n,
                     "n_groundable": n_groundable,
-                    "groundable_share": n_groundable / n if n else None,
+                    "share_groundable": n_groundable / n if n else None,
                     "n_retrieved_gold": n_rg,
-                    "retrieved_gold_share": n_rg / n if n else None,
-                    "phi_suf_mean": to_float(phi.mean()) if phi.size else None,
-                    "phi_suf_median": to_float(np.median(phi)) if phi.size else None,
+                    "share_retrieved_gold": n_rg / n if n else None,
+                    "phi_suf": {
+                        "mean": to_float(phi.mean()) if phi.size else None,
+                        "median": to_float(np.median(phi)) if phi.size else None,
+                    },
                     "streamable_fraction": None if cell is None else cell["streamable_fraction"],
                 }
             )

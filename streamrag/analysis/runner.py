@@ -4,8 +4,8 @@ One pass per question ranks every prefix once at ``k_max = max(k, 5)``; the top-
 and top-5 arms are prefixes of that ranking's columns, so the robustness arms (k ∈ {1, 3,
 5} × grounding exact / relaxed) cost no extra retrieval.
 
-``settings.retriever`` picks the ranking: ``bm25`` (the paper preset) or ``dense``
-(all-MiniLM-L6-v2 cosine, :mod:`streamrag.retrieval.dense`; needs the ``dense`` extra).
+``settings.retriever`` picks the ranking by kind (:mod:`streamrag.retrieval.kinds`):
+``bm25`` (the paper preset) or ``dense`` (all-MiniLM-L6-v2 cosine; the ``dense`` extra).
 Everything else stays lexical in both modes: grounding, ``token_coverage`` (the heuristic
 reflector's 40 % rule) and the anchors — ``t_anchor`` (first rare word, a corpus df
 property) and ``t_pivot`` (the word adding the most BM25 score to the *active*
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,15 +32,10 @@ from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
 from streamrag.errors import EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
+from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
-from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
+from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
 from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
-
-if TYPE_CHECKING:
-    from streamrag.pipeline.question import SimQuestion
-    from streamrag.retrieval.embed import Embedder
-
-RetrieverKind = Literal["bm25", "dense"]
 
 ROBUSTNESS_K = (1, 3, 5)
 GROUNDING_MODES: tuple[GroundingMode, ...] = ("exact", "relaxed")
@@ -56,7 +51,7 @@ class AnalysisSettings(BaseModel):
     k: int = Field(3, ge=1)
     grounding: GroundingMode = "exact"
     anchor_max_df_share: float = Field(DEFAULT_MAX_DF_SHARE, gt=0.0, le=1.0)
-    retriever: RetrieverKind = "bm25"
+    retriever: RetrieverConfig = BM25RetrieverConfig()
     compare_retrievers: bool = False
     """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
 
@@ -66,13 +61,13 @@ class QuestionAnalysis:
     """One question's row (§7 columns and extras) and, for the simulator, its rankings."""
 
     row: dict[str, Any]
-    rankings: PrefixRankings | None = None
+    rankings: Rankings | None = None
     gold: frozenset[int] = frozenset()
     coverage: np.ndarray | None = None
     arm_t_suf: dict[tuple[int, str], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
     arm_groundable: dict[str, bool] = field(default_factory=dict)  # grounding → groundable
-    by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever → row (compare_retrievers)
-    retriever: RetrieverKind = "bm25"  # whose scores rankings.final_scores are
+    by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever kind → row (compare_retrievers)
+    scale: Scale = "bm25"  # what rankings.final_scores are: BM25 scores or cosines
 
 
 def _meta(record: Any) -> dict[str, Any]:
@@ -106,26 +101,11 @@ def token_coverage(index: BM25Index, tokens: tuple[str, ...]) -> np.ndarray:
     return hits / len(tokens)
 
 
-def dense_embedder(settings: AnalysisSettings, cache: ChunkCache | None, embedder: Embedder | None) -> Embedder | None:
-    """The embedder a dense analysis needs: ``embedder`` if given, else all-MiniLM-L6-v2
-    with its cache in ``CACHE/embeddings`` (memory only without a chunk cache)."""
-    if embedder is not None or (settings.retriever != "dense" and not settings.compare_retrievers):
-        return embedder
-    from streamrag.retrieval.dense import minilm_embedder
-
-    return minilm_embedder(None if cache is None else cache.root / "embeddings")
-
-
-def _rankings(question: Question, index: BM25Index, kind: str, k: int, embedder: Embedder | None) -> PrefixRankings:
-    if kind == "bm25":
-        return prefix_rankings(index, question.record.query, k=k)
-    from streamrag.retrieval.dense import DenseRetriever, minilm_embedder
-
-    if not question.record.query.split():  # before embedding the chunks for nothing
+def rank_question(question: Question, index: BM25Index, retriever: RetrieverConfig, k: int, env: RetrieverEnv) -> Rankings:
+    """Prefix rankings of one question's chunks by the configured retriever."""
+    if not question.record.query.split():  # before a dense retriever embeds the chunks for nothing
         raise EmptyQueryError(f"query {question.record.query!r} has no words: nothing to rank")
-    if embedder is None:
-        embedder = minilm_embedder(None)  # the weights load once per process; vectors are not kept
-    return DenseRetriever(question.chunks, embedder, index=index).prefix_rankings(question.record.query, k=k)
+    return retriever.retriever(question.chunks, index, env).rank(question.record.query, k=k)
 
 
 def stabilization_row(
@@ -169,11 +149,11 @@ def stabilization_row(
 
 
 def analyze_question(
-    question: Question, settings: AnalysisSettings = AnalysisSettings(), *, embedder: Embedder | None = None
+    question: Question, settings: AnalysisSettings = AnalysisSettings(), *, env: RetrieverEnv | None = None
 ) -> QuestionAnalysis:
     """Stabilization of one chunked question (never raises for a question-level problem).
 
-    ``embedder`` serves ``retriever="dense"`` (default: all-MiniLM-L6-v2 without disk cache).
+    ``env`` holds what retrievers share (embedding cache, model); default: no disk cache.
     """
     record = question.record
     meta = _meta(record)
@@ -182,7 +162,7 @@ def analyze_question(
     index = BM25Index.from_tokens(tokens, tokenizer=tokenizer, params=settings.bm25)
     k_max = max(settings.k, *ROBUSTNESS_K)
     try:
-        rankings = _rankings(question, index, settings.retriever, k_max, embedder)
+        rankings = rank_question(question, index, settings.retriever, k_max, env or RetrieverEnv())
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
@@ -191,11 +171,13 @@ def analyze_question(
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
     gold = golds[settings.grounding]
     coverage = token_coverage(index, rankings.final_tokens)
-    result = QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, retriever=settings.retriever)
+    result = QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
     if settings.compare_retrievers:
-        other = "dense" if settings.retriever == "bm25" else "bm25"
-        alt = analyze_question(question, settings.model_copy(update={"retriever": other, "compare_retrievers": False}), embedder=embedder)
-        result.by_retriever = {settings.retriever: row, other: alt.row}
+        kind = settings.retriever.kind
+        other = "dense" if kind == "bm25" else "bm25"
+        alt_settings = settings.model_copy(update={"retriever": retriever_config(other), "compare_retrievers": False})
+        alt = analyze_question(question, alt_settings, env=env)
+        result.by_retriever = {kind: row, other: alt.row}
     return result
 
 
@@ -211,14 +193,14 @@ def analyze_file(
     on_error: OnError = "raise",
     parallel_decompression: bool = False,
     progress: Callable[[int], None] | None = None,
-    embedder: Embedder | None = None,
+    env: RetrieverEnv | None = None,
 ) -> Iterator[QuestionAnalysis]:
     """Analyze every selected record of a CRAG file, in file order, one result per record.
 
-    Dense retrieval uses ``embedder``, by default all-MiniLM-L6-v2 caching its
-    embeddings next to the chunks (``CACHE/embeddings``).
+    ``env`` defaults to retrievers caching their embeddings next to the chunks
+    (``CACHE/embeddings``).
     """
-    embedder = dense_embedder(settings, cache, embedder)
+    env = env or RetrieverEnv(None if cache is None else cache.root)
     for item in ingest(
         path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit,
         ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,
@@ -226,55 +208,4 @@ def analyze_file(
         if isinstance(item, SkippedRecord):
             yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
         else:
-            yield analyze_question(item, settings, embedder=embedder)
-
-
-def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
-    """The simulator's view of an analyzed question (full mode); None if it was skipped."""
-    from streamrag.pipeline.question import SimQuestion
-
-    if analysis.rankings is None:
-        return None
-    row = analysis.row
-    return SimQuestion(
-        interaction_id=row["interaction_id"],
-        n_words=row["n_words"],
-        t_sc=row["t_sc"],
-        t_suf=metrics.t_suf(analysis.rankings.topk[:, :k], analysis.gold),
-        topk=analysis.rankings.topk[:, :k],
-        gold=analysis.gold,
-        final_scores=analysis.rankings.final_scores,
-        final_coverage=analysis.coverage,
-        question_type=row["question_type"],
-        retriever=analysis.retriever,
-    )
-
-
-def sim_questions(
-    data_path: str | Path,
-    *,
-    split: int | None = 0,
-    k: int = 3,
-    grounding: GroundingMode = "exact",
-    limit: int | None = None,
-    ids: Collection[str] | None = None,
-    cache: ChunkCache | None = None,
-    jobs: int = 1,
-    retriever: RetrieverKind = "bm25",
-    embedder: Embedder | None = None,
-) -> tuple[list[SimQuestion], int]:
-    """Analyze a CRAG file for the simulator: the analyzable questions as
-    :class:`SimQuestion` (file order) and the number of records that could not be ranked.
-
-    With ``retriever="dense"``, ``final_scores`` are cosines (the heuristic reflector's
-    threshold is then on the cosine scale) and ``final_coverage`` stays lexical."""
-    settings = AnalysisSettings(k=k, grounding=grounding, retriever=retriever)
-    questions: list[SimQuestion] = []
-    n_skipped = 0
-    for analysis in analyze_file(data_path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs, embedder=embedder):
-        question = to_sim_question(analysis, k)
-        if question is None:
-            n_skipped += 1
-        else:
-            questions.append(question)
-    return questions, n_skipped
+            yield analyze_question(item, settings, env=env)

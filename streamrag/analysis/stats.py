@@ -179,9 +179,9 @@ def _cell(
         "n": n,
         "n_streamable": k,
         "streamable_fraction": share(k, n),
-        "mean_H_ms": to_float(H.mean()) if n else None,
-        "mean_H_G_ms": to_float(H_G.mean()) if n else None,
-        "mean_H_prime_ms": to_float(H_prime.mean()) if n else None,
+        "H_ms": {"mean": to_float(H.mean()) if n else None},
+        "H_G_ms": {"mean": to_float(H_G.mean()) if n else None},
+        "H_prime_ms": {"mean": to_float(H_prime.mean()) if n else None},
         "retrieved_gold": _slice(ok, rg),
         "fallback": _slice(ok, ~rg),
     }
@@ -307,10 +307,37 @@ def _count(name: str, value: Any, *, minimum: int) -> int:
     return int(value)
 
 
-def headline(rq1_summary: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, Any]:
-    """The flat headline numbers of an analysis, from its RQ1 section and an RQ2 cell.
+def pick(data: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """``{name: value}`` for canonical names (dotted paths) into nested ``data``; a
+    missing key gives None."""
+    out: dict[str, Any] = {}
+    for name in names:
+        node: Any = data
+        for part in name.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        out[name] = node
+    return out
 
-    Used wherever analyses are compared side by side (retrievers, sweep points).
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested metrics as ``{canonical name: value}``: ``{"phi_sc": {"mean": x}}`` →
+    ``{"phi_sc.mean": x}`` (the sweep table's columns, the notebooks' names)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def headline(rq1_summary: Mapping[str, Any], point: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline numbers of an analysis from its RQ1 section and an RQ2 cell, under
+    the names they have there (``phi_sc.mean`` is ``rq1["phi_sc"]["mean"]``).
+
+    Used wherever analyses are compared side by side (retrievers, robustness arms, sweep
+    points); :func:`flatten` gives the canonical column names.
     """
     r = rq1_summary
     return {
@@ -319,12 +346,10 @@ def headline(rq1_summary: Mapping[str, Any], point: Mapping[str, Any]) -> dict[s
         "share_groundable": r["share_groundable"],
         "n_retrieved_gold": r["n_retrieved_gold"],
         "share_retrieved_gold": r["share_retrieved_gold"],
-        "phi_sc_mean": r["phi_sc"]["mean"],
-        "phi_sc_median": r["phi_sc"]["median"],
-        "phi_suf_mean": r["phi_suf"]["mean"],
-        "phi_suf_median": r["phi_suf"]["median"],
+        "phi_sc": {"mean": r["phi_sc"]["mean"], "median": r["phi_sc"]["median"]},
+        "phi_suf": {"mean": r["phi_suf"]["mean"], "median": r["phi_suf"]["median"]},
         "share_t_suf_1": r["share_t_suf_1"],
-        "volatility_mean": r["volatility"]["mean"],
+        "volatility": {"mean": r["volatility"]["mean"]},
         "streamable_fraction": point["streamable_fraction"],
     }
 

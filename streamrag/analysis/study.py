@@ -8,28 +8,21 @@ figures, every file atomically.
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import structlog
 
 from streamrag import __version__
+from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.report import write_figures, write_summary
 from streamrag.analysis.robustness import robustness_arms
-from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis, analyze_file
+from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.stats import resolve_params, summarize
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
-from streamrag.cache import ChunkCache
-from streamrag.data.crag import OnError
-from streamrag.errors import EmptySelectionError
-
-if TYPE_CHECKING:
-    from streamrag.retrieval.embed import Embedder
+from streamrag.data.selection import Selection
 
 log = structlog.get_logger(__name__)
 
@@ -43,31 +36,6 @@ class StudyResult:
     summary: dict[str, Any]
     analyses: list[QuestionAnalysis]
     files: list[Path]
-
-
-def _split_counts(path: Path) -> Counter[Any]:
-    from streamrag.data.lines import iter_lines
-
-    counts: Counter[Any] = Counter()
-    for _, raw in iter_lines(path):
-        try:
-            counts[json.loads(raw).get("split")] += 1
-        except (ValueError, AttributeError):
-            continue
-    return counts
-
-
-def _empty_selection(path: Path, split: int | None, ids: Collection[str] | None) -> EmptySelectionError:
-    if ids is not None:
-        return EmptySelectionError(f"{path}: none of the {len(ids)} requested interaction ids is in the file")
-    if split is not None:
-        counts = _split_counts(path)
-        present = ", ".join(f"split {s}: {n}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
-        return EmptySelectionError(
-            f"{path}: no record has split {split} ({present or 'no records'}); "
-            "choose another with --split 0, --split 1 or --split all"
-        )
-    return EmptySelectionError(f"{path}: the file holds no record")
 
 
 def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
@@ -87,41 +55,25 @@ def run_study(
     path: str | Path,
     out_dir: str | Path,
     settings: AnalysisSettings = AnalysisSettings(),
+    selection: Selection = Selection(),
     *,
-    split: int | None = 0,
-    limit: int | None = None,
-    ids: Collection[str] | None = None,
-    cache: ChunkCache | None = None,
-    jobs: int = 1,
-    on_error: OnError = "raise",
-    parallel_decompression: bool = False,
     stats_params: dict[str, Any] | None = None,
     figures: bool = True,
-    progress: Callable[[int], None] | None = None,
-    embedder: Embedder | None = None,
+    **input_options: Any,
 ) -> StudyResult:
-    """Analyze ``path`` and write the outputs to ``out_dir`` (``embedder``: for dense retrieval, see ``analyze_file``)."""
-    path, out = Path(path), Path(out_dir)
-    analyses = list(
-        analyze_file(
-            path, settings, split=split, limit=limit, ids=ids, cache=cache, jobs=jobs, on_error=on_error,
-            parallel_decompression=parallel_decompression, progress=progress, embedder=embedder,
-        )  # fmt: skip
-    )
-    if not analyses:
-        raise _empty_selection(path, split, ids)
-    analysis_params = {
-        "data": str(path),
-        "split": "all" if split is None else split,
-        "limit": limit,
-        **json.loads(settings.model_dump_json()),
-    }
-    result = write_study(analyses, out, analysis_params, stats_params=stats_params, figures=figures,
-                         compare_retrievers=settings.compare_retrievers)  # fmt: skip
-    summary = result.summary
+    """Analyze ``path`` (:func:`~streamrag.analysis.entry.analyze_input`: any input, any
+    scope; ``input_options`` are its keyword options) and write the outputs to ``out_dir``."""
+    cache = input_options.get("cache")
+    analyzed = analyze_input(path, settings, selection, **input_options)
+    out = Path(out_dir)
+    result = write_study(
+        analyzed.analyses, out, analyzed.parameters, stats_params=stats_params, figures=figures,
+        compare_retrievers=settings.compare_retrievers,
+    )  # fmt: skip
     log.info(
-        "analysis written", out=str(out), questions=len(analyses), skipped=summary["n_skipped"],
-        cache_hits=None if cache is None else cache.hits, cache_built=None if cache is None else cache.misses + cache.rebuilt,
+        "analysis written", out=str(out), scope=selection.scope, questions=len(analyzed.analyses),
+        skipped=result.summary["n_skipped"], cache_hits=None if cache is None else cache.hits,
+        cache_built=None if cache is None else cache.misses + cache.rebuilt,
     )  # fmt: skip
     return result
 

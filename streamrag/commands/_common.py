@@ -54,22 +54,6 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
                        help="processes for HTML parsing (default: %(default)s)")
 
 
-def read_ids(path: Path | None) -> list[str] | None:
-    """Interaction ids from a file, one per line; blank lines and '#' comments ignored."""
-    if path is None:
-        return None
-    from streamrag.errors import InputError
-
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the id file ({exc.strerror})") from None
-    ids = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if not ids:
-        raise InputError(f"{path}: the id file lists no interaction id")
-    return ids
-
-
 def open_cache(args: Any) -> Any:
     """The chunk cache chosen by ``--cache`` / ``--no-cache``, or None."""
     if args.no_cache:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from streamrag.commands._common import non_negative_int, open_cache, read_ids
+from streamrag.commands._common import non_negative_int
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -28,35 +27,3 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--index-dir", type=Path, metavar="DIR",
                        help="keep the global index here (.npy + JSON); reused, memory-mapped, when the "
                        "corpus and settings match")  # fmt: skip
-
-
-def wants_pool(args: Any) -> bool:
-    return args.scope == "global" or args.corpus is not None
-
-
-def run_pool(args: Any, settings: Any) -> Any:
-    """Run ``analyze`` on a pool (global scope, or per-question over a corpus folder)."""
-    from streamrag.analysis.global_study import open_source, run_pool_study
-    from streamrag.analysis.runner import dense_embedder
-    from streamrag.errors import ConfigError
-
-    if (args.data is None) == (args.corpus is None):
-        raise ConfigError("give DATA (a CRAG file) or --corpus DIR, not both")
-    is_beir = args.corpus is not None and (args.corpus / "corpus.jsonl").exists()
-    gold = args.gold or ("labeled" if is_beir else "answer")
-    if is_beir and gold != "labeled":
-        raise ConfigError(f"--gold {gold}: a BEIR corpus has no answer strings; its gold is the qrels (--gold labeled)")
-    if is_beir and args.scope != "global":
-        raise ConfigError("a BEIR corpus is analyzed in global scope: add --scope global")
-    if args.index_dir is not None and args.scope != "global":
-        raise ConfigError("--index-dir applies to --scope global")
-    cache = open_cache(args)
-    source = open_source(
-        args.corpus or args.data, settings, split=args.split, limit=args.limit, ids=read_ids(args.ids),
-        cache=cache, jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
-        qrels_split=args.qrels, distractors=args.distractors, seed=args.seed,
-    )  # fmt: skip
-    return run_pool_study(
-        source, args.out, settings, scope=args.scope, gold=gold, index_dir=args.index_dir, figures=not args.no_figures,
-        embedder=dense_embedder(settings, cache, None),
-    )  # fmt: skip

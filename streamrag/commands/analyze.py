@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from streamrag.commands._common import add_data_options, open_cache, positive_int, read_ids
-from streamrag.commands._global import add_global_options, run_pool, wants_pool
+from streamrag.commands._common import add_data_options, open_cache, positive_int
+from streamrag.commands._global import add_global_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
-    p.add_argument("--retriever", choices=("bm25", "dense"), default="bm25",
-                   help="prefix ranking: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
+    p.add_argument("--retriever", default="bm25", metavar="KIND",
+                   help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
                    "needs pip install 'streamrag[dense]')")  # fmt: skip
     p.add_argument("--compare-retrievers", action="store_true",
                    help="also rank with the other retriever; summary.json gets a 'retrievers' "
@@ -38,25 +38,28 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.runner import AnalysisSettings
     from streamrag.analysis.study import run_study
     from streamrag.chunking import ChunkSettings
+    from streamrag.data.selection import Selection, read_ids
+    from streamrag.errors import ConfigError
     from streamrag.progress import file_progress
     from streamrag.retrieval.bm25 import BM25Params
 
+    if (args.data is None) == (args.corpus is None):
+        raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
         retriever=args.retriever, compare_retrievers=args.compare_retrievers,
     )  # fmt: skip
-    if wants_pool(args):
-        print(format_study(run_pool(args, settings).summary, args.out))
-        return 0
-    if args.data is None:
-        from streamrag.errors import ConfigError
-
-        raise ConfigError("give DATA (a CRAG file), or --corpus DIR")
-    with file_progress(args.data, "analyzing") as progress:
-        result = run_study(
-            args.data, args.out, settings, split=args.split, limit=args.limit, ids=read_ids(args.ids),
-            cache=open_cache(args), jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
-            parallel_decompression=args.parallel_bz2, figures=not args.no_figures, progress=progress,
-        )  # fmt: skip
+    selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
+    source = args.corpus or args.data
+    options = dict(
+        gold=args.gold, cache=open_cache(args), jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
+        parallel_decompression=args.parallel_bz2, index_dir=args.index_dir, qrels_split=args.qrels,
+        distractors=args.distractors, seed=args.seed,
+    )  # fmt: skip
+    if args.corpus is None and args.scope == "per-question":
+        with file_progress(args.data, "analyzing") as progress:
+            result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)
+    else:
+        result = run_study(source, args.out, settings, selection, figures=not args.no_figures, **options)
     print(format_study(result.summary, args.out))
     return 0

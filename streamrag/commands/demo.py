@@ -21,16 +21,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study
-    from streamrag.analysis.runner import to_sim_question
     from streamrag.analysis.study import run_study
     from streamrag.data.demo import demo_path
-    from streamrag.engine import traceview
-    from streamrag.engine.runner import manifest_json, simulate, write_run
-    from streamrag.engine.scenario import load_scenario
+    from streamrag.data.selection import Selection
+    from streamrag.simulator import traceview
+    from streamrag.simulator.questions import questions_from_analyses, select_for
+    from streamrag.simulator.runner import manifest_json, simulate, write_run
+    from streamrag.simulator.scenario import load_scenario
 
     data = demo_path()
     analysis_dir = args.out / "analysis"
-    study = run_study(data, analysis_dir, split=None, cache=None, jobs=1)
+    study = run_study(data, analysis_dir, selection=Selection(split=None), cache=None, jobs=1)
     print(f"streamrag demo: {len(study.analyses)} questions of the built-in demo set, all splits\n")
     print(format_study(study.summary, analysis_dir))
 
@@ -42,21 +43,22 @@ def run(args: argparse.Namespace) -> int:
     misfire: tuple[Path, str, float] | None = None
     for name, overrides in arms.items():
         rs = load_scenario("paper_rq3", ["select.population=all", *overrides])
-        questions = [q for a in study.analyses if (q := to_sim_question(a, rs.scenario.data.k)) is not None]
+        questions = select_for(questions_from_analyses(study.analyses, rs.scenario.data.k), rs.scenario.selection())
         rows = (run := simulate(questions, rs)).rows
         out = args.out / f"simulation-{name}"
         command = ["streamrag", "demo"]
-        write_run(out, run, rs, manifest=manifest_json(rs, input_path=str(data), input_mode="data", command=command, jobs=1, n_questions=len(rows)))
+        manifest = manifest_json(rs, input_path=str(data), input_mode="data", command=command, jobs=1, n_questions=len(rows))
+        write_run(out, run, rs, manifest=manifest, counts=questions.counts)
         n = len(rows)
         missed = [r for r in rows if r.misfire]
         print(
-            f"  {name:<9} reflector: mean saved {sum(r.saved_ms for r in rows) / n:6.0f} ms (mean H {sum(r.H_ms for r in rows) / n:.0f} ms), "
-            f"{len(missed)} mis-fire(s), {sum(r.saved_ms < 0 for r in rows)} negative, "
-            f"{sum(r.calls_fired for r in rows) / n:.2f} calls fired per question -> {out}/"
+            f"  {name:<9} reflector: mean saved {sum(r.saved_ms or 0.0 for r in rows) / n:6.0f} ms (mean H {sum(r.H_ms or 0.0 for r in rows) / n:.0f} ms), "
+            f"{len(missed)} mis-fire(s), {sum(bool(r.negative) for r in rows)} negative, "
+            f"{sum(r.calls_fired or 0 for r in rows) / n:.2f} calls fired per question -> {out}/"
         )
         if missed and misfire is None:
-            worst = min(missed, key=lambda r: r.saved_ms)
-            misfire = (out, worst.interaction_id, worst.saved_ms)
+            worst = min(missed, key=lambda r: r.saved_ms or 0.0)
+            misfire = (out, worst.interaction_id, worst.saved_ms or 0.0)
     if misfire is None:
         print("\nno mis-fire in either arm")
         return 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 _RECORD_SUFFIXES = (".jsonl", ".jsonl.bz2")
@@ -78,7 +77,9 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid generator settings: {problems}") from None
-    started = time.perf_counter()
+    from streamrag.engine.clock import RealClock
+
+    clock = RealClock()
     with Progress(
         TextColumn("generating"),
         BarColumn(),
@@ -90,7 +91,7 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     ) as progress:
         task = progress.add_task("generate", total=settings.n_questions)
         stats = write_crag_file(out, settings, on_record=lambda n: progress.advance(task, n))
-    elapsed_s = time.perf_counter() - started
+    elapsed_s = clock.now_us() / 1e6
     mb = stats.n_json_bytes / 1e6
     print(
         f"wrote {out}: {stats.n_records} records, {mb:.1f} MB of JSON"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from streamrag.commands._common import add_data_options, open_cache, read_ids
+from streamrag.commands._common import add_data_options, open_cache
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,20 +21,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
 
     from streamrag.chunking import ChunkSettings
     from streamrag.data.crag import SkippedRecord
     from streamrag.data.ingest import ingest
+    from streamrag.data.selection import read_ids
+    from streamrag.engine.clock import RealClock
     from streamrag.progress import file_progress
 
     cache = open_cache(args)
     n_records = n_skipped = n_chunks = 0
-    started = time.perf_counter()
+    clock = RealClock()
     with file_progress(args.data, "ingesting") as progress:
         for item in ingest(
             args.data, settings=ChunkSettings(parser=args.parser), cache=cache, jobs=args.jobs,
-            split=args.split, limit=args.limit, ids=read_ids(args.ids),
+            split=args.split, limit=args.limit, ids=read_ids(args.ids) if args.ids else None,
             on_error="skip" if args.skip_bad else "raise", parallel_decompression=args.parallel_bz2,
             progress=progress,
         ):  # fmt: skip
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 n_records += 1
                 n_chunks += len(item.chunks)
-    elapsed = time.perf_counter() - started
+    elapsed = clock.now_us() / 1e6
     size_mb = args.data.stat().st_size / 1e6
     line = f"{args.data}: {n_records} records, {n_chunks} chunks, {n_skipped} skipped in {elapsed:.1f} s ({size_mb / max(elapsed, 1e-9):.1f} MB/s on disk)"
     if cache is not None:

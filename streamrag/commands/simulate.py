@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -36,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
-    p.add_argument("--retriever", choices=("bm25", "dense"), default=None,
+    p.add_argument("--retriever", default=None, metavar="KIND",
                    help="prefix ranking for DATA (same as --set data.retriever=...); dense = all-MiniLM-L6-v2 "
                    "cosine, judged by reflector.cosine_threshold (default 0.4)")  # fmt: skip
     p.set_defaults(run=run)
@@ -61,32 +60,15 @@ def _command(args: argparse.Namespace) -> list[str]:
     return cmd
 
 
-def _load_data_questions(args: argparse.Namespace, rs, ids):  # type: ignore[no-untyped-def]
-    from streamrag.analysis.runner import sim_questions
-    from streamrag.cache import ChunkCache, default_cache_dir
-
-    data = rs.scenario.data
-    split = None if data.split == "all" else data.split
-    if data.scope == "global" or Path(args.data).is_dir():
-        from streamrag.analysis.global_study import pool_sim_questions
-
-        return pool_sim_questions(
-            args.data, scope=data.scope, gold=data.gold, k=data.k, grounding=data.grounding, split=split, ids=ids,
-            cache=ChunkCache(default_cache_dir()), jobs=args.jobs, retriever=data.retriever,
-        )  # fmt: skip
-    return sim_questions(
-        args.data, split=split, k=data.k, grounding=data.grounding, ids=ids,
-        cache=ChunkCache(default_cache_dir()), jobs=args.jobs, retriever=data.retriever,
-    )  # fmt: skip
-
-
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from streamrag.engine.inputs import questions_from_table, read_ids, select_questions
-    from streamrag.engine.runner import manifest_json, simulate, write_run
-    from streamrag.engine.scenario import load_scenario
+    from streamrag.cache import ChunkCache, default_cache_dir
+    from streamrag.data.selection import read_ids
     from streamrag.errors import ConfigError
+    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.runner import manifest_json, simulate, write_run
+    from streamrag.simulator.scenario import load_scenario
 
     if (args.data is None) == (args.table is None):
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
@@ -97,34 +79,31 @@ def run(args: argparse.Namespace) -> int:
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
-    if args.table:
-        questions, n_skipped = questions_from_table(args.table)
-        mode, input_path = "table", args.table
-    else:
-        questions, n_skipped = _load_data_questions(args, rs, ids)
-        mode, input_path = "data", args.data
-    selected, counts = select_questions(questions, rs, ids=ids, n_skipped=n_skipped)
+    cache = None if args.table else ChunkCache(default_cache_dir())
+    qs = load_selected(rs.scenario, data=args.data, table=args.table, ids=ids, cache=cache, jobs=args.jobs)
+    mode, input_path = ("table", args.table) if args.table else ("data", args.data)
+    n_selected = qs.counts["selected"]
 
     progress = None
-    if sys.stderr.isatty() and len(selected) >= 2000:
+    if sys.stderr.isatty() and n_selected >= 2000:
         from rich.progress import Progress
 
         progress = Progress(transient=True)
     if progress is not None:
         with progress:
-            task = progress.add_task("simulating", total=len(selected))
-            result = simulate(selected, rs, jobs=args.jobs, on_progress=lambda k: progress.advance(task, k))
+            task = progress.add_task("simulating", total=n_selected)
+            result = simulate(qs, rs, jobs=args.jobs, on_progress=lambda k: progress.advance(task, k))
     else:
-        result = simulate(selected, rs, jobs=args.jobs)
+        result = simulate(qs, rs, jobs=args.jobs)
 
     manifest = manifest_json(
-        rs, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs, n_questions=len(selected)
+        rs, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs, n_questions=n_selected
     )
-    out = write_run(args.out, result, rs, manifest=manifest, counts=counts)
+    out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
     rows = result.rows
-    mean_saved = sum(r.saved_ms for r in rows) / len(rows)
-    mean_h = sum(r.H_ms for r in rows) / len(rows)
-    n_neg = sum(1 for r in rows if r.saved_ms < 0)
+    mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
+    mean_h = sum(r.H_ms or 0.0 for r in rows) / len(rows)
+    n_neg = sum(1 for r in rows if r.negative)
     print(
         f"simulated {len(rows)} question(s) [{rs.scenario.name}]: mean saved {mean_saved:.1f} ms "
         f"(mean H {mean_h:.1f} ms), {n_neg} negative; wrote {out}/"

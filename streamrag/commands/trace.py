@@ -17,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.engine import traceview
+    from streamrag.simulator import traceview
 
     events = traceview.load_question(args.run_dir, args.question_id)
     traceview.render_terminal(events)

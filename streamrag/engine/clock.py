@@ -51,34 +51,23 @@ class Priority(IntEnum):
 
 @runtime_checkable
 class Clock(Protocol):
-    """Time source and sleeper passed to every pipeline component.
+    """Time source and sleeper passed to every pipeline component: what they need, no more.
 
-    Instants are integer microseconds (``*_us``) to keep timestamps exact; the
-    ``now``/``sleep``/``sleep_until`` variants take and return float seconds.
+    Instants are integer microseconds (``*_us``) so timestamps are exact. Waiting a
+    negative duration is an error (a component that computes one has a bug), not a
+    silent zero; waiting until an instant that has passed returns at once, after a yield.
     """
 
     def now_us(self) -> int:
         """Current instant in µs."""
         ...
 
-    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
-        """Wait until instant ``at_us`` (returns at once, after a yield, if it passed)."""
-        ...
-
     async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
-        """Wait ``duration_us`` µs."""
+        """Wait ``duration_us`` µs (≥ 0; ValueError otherwise)."""
         ...
 
-    def now(self) -> float:
-        """Current instant in seconds."""
-        ...
-
-    async def sleep(self, seconds: float, priority: int = Priority.DEFAULT) -> None:
-        """Wait ``seconds``."""
-        ...
-
-    async def sleep_until(self, at_s: float, priority: int = Priority.DEFAULT) -> None:
-        """Wait until instant ``at_s`` seconds."""
+    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
+        """Wait until instant ``at_us``."""
         ...
 
 
@@ -87,29 +76,13 @@ def seconds_to_us(seconds: float) -> int:
     return round(seconds * US_PER_S)
 
 
-class _SecondsMixin:
-    """The float-seconds conveniences, built on the µs primitives."""
-
-    def now_us(self) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
-        await self.sleep_until_us(self.now_us() + max(0, int(duration_us)), priority)
-
-    def now(self) -> float:
-        return self.now_us() / US_PER_S
-
-    async def sleep(self, seconds: float, priority: int = Priority.DEFAULT) -> None:
-        await self.sleep_us(seconds_to_us(seconds), priority)
-
-    async def sleep_until(self, at_s: float, priority: int = Priority.DEFAULT) -> None:
-        await self.sleep_until_us(seconds_to_us(at_s), priority)
+def _check_duration(duration_us: int) -> int:
+    if duration_us < 0:
+        raise ValueError(f"cannot sleep a negative duration ({duration_us} µs)")
+    return int(duration_us)
 
 
-class VirtualClock(_SecondsMixin):
+class VirtualClock:
     """Virtual time of a :class:`~streamrag.engine.loop.VirtualEventLoop`.
 
     ``sleep_until_us`` registers a wake-up ``(at_us, priority, seq)`` with the loop's
@@ -130,10 +103,10 @@ class VirtualClock(_SecondsMixin):
 
     async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
         loop = self._loop
-        await loop.wake_at(loop.now_us + max(0, int(duration_us)), priority)
+        await loop.wake_at(loop.now_us + _check_duration(duration_us), priority)
 
 
-class RealClock(_SecondsMixin):
+class RealClock:
     """Wall-clock time for live mode (monotonic; µs since the clock was made).
 
     ``priority`` is ignored: real same-instant events have no defined order, so live
@@ -152,6 +125,9 @@ class RealClock(_SecondsMixin):
         import anyio
 
         await anyio.sleep(max(0, at_us - self.now_us()) / US_PER_S)
+
+    async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
+        await self.sleep_until_us(self.now_us() + _check_duration(duration_us), priority)
 
 
 def wall_clock_iso() -> str:

@@ -3,7 +3,7 @@
 Every question leaves a list of frozen pydantic events, one JSON object per line in
 ``trace.jsonl``: ``{"qid": …, "t_us": …, "kind": …, …}``. ``t_us`` is the integer
 number of microseconds since the question's arrival. Per-question results
-(:func:`streamrag.engine.results.derive_result`) are computed from these events alone.
+(:func:`streamrag.simulator.results.derive_result`) are computed from these events alone.
 
 Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline``):
 

@@ -36,8 +36,8 @@ class SimQuestion:
     final_scores: np.ndarray | None
     final_coverage: np.ndarray | None
     question_type: str = ""
-    retriever: Literal["bm25", "dense"] = "bm25"
-    """Whose scores ``final_scores`` are: BM25 scores or (dense) cosines in [−1, 1]."""
+    scale: Literal["bm25", "cosine"] = "bm25"
+    """What ``final_scores`` are: BM25 scores, or cosines in [−1, 1] (dense retrieval)."""
 
     @property
     def t_star(self) -> int:

@@ -159,7 +159,7 @@ class HeuristicReflectorConfig(_Config):
     def build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
-        threshold = self.cosine_threshold if q.retriever == "dense" else self.score_threshold
+        threshold = self.cosine_threshold if q.scale == "cosine" else self.score_threshold
         return HeuristicReflector(q, threshold, self.min_coverage)
 
 

@@ -30,7 +30,7 @@ Policies (config ``kind``):
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -175,6 +175,8 @@ class IntervalTriggerConfig(_Config):
     """Every ``words`` words, or every ``seconds`` seconds (exactly one of the two)."""
 
     kind: Literal["interval"] = "interval"
+    EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"words", "seconds"}),)
+    """Overriding one of these drops the other (:mod:`streamrag.overrides`)."""
     words: int | None = Field(default=None, ge=1)
     seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 

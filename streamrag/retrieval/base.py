@@ -1,27 +1,64 @@
-"""The ``Retriever`` role and its BM25 implementation.
+"""The ``Retriever`` and ``Rankings`` roles, and the BM25 retriever of one question.
 
-A retriever owns one corpus (one question's chunks in per-question scope) and answers
-the two questions the rest of streamrag asks:
-
-- the analyzer and the simulator: the top-k of every word prefix (:class:`PrefixRankings`);
-- the heuristic reflector: how well one chunk matches the *full* query — its retrieval
-  score (sufficient iff ≥ 2.0 for BM25) and the share of the query's tokens it contains
-  (sufficient iff ≥ 0.4).
-
-A dense retriever satisfies the same protocol (its ``score_chunk`` is then a similarity,
-and ``token_coverage`` stays lexical).
+A retriever owns one corpus — one question's chunks (per-question scope) or a pool shared
+by every question (global scope) — and ranks it for every word prefix of a query:
+``rank(query, k=k)`` returns :class:`Rankings`. Every retriever in both scopes goes
+through this seam: :class:`BM25Retriever` and
+:class:`~streamrag.retrieval.dense.DenseRetriever` per question,
+:class:`~streamrag.retrieval.global_prefix.PrefixScorer` and
+:class:`~streamrag.retrieval.dense_pool.DensePoolScorer` over a pool. Which one runs is
+chosen by kind in :mod:`streamrag.retrieval.kinds`, the one registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
 from streamrag.retrieval.tokenize import Tokenizer
 
-__all__ = ["BM25Retriever", "Retriever"]
+__all__ = ["BM25Retriever", "ChunkScores", "Rankings", "Retriever"]
+
+
+class ChunkScores(Protocol):
+    """Per-chunk values indexable by chunk id: a float64 array (N,) per question, or
+    :class:`~streamrag.retrieval.global_prefix.ChunkValues` (the returned chunks only)
+    over a pool."""
+
+    def __getitem__(self, chunk_idx: int, /) -> Any: ...
+
+
+@runtime_checkable
+class Rankings(Protocol):
+    """The top-k of every prefix ``q[1:t]`` of one query, in either scope.
+
+    ``topk[t-1]`` is the int32 row of ``topk(t)`` (best first); ``final_scores[c]`` the
+    score of the *full* query for chunk c (BM25 score, or cosine for dense retrievers),
+    defined at least for every chunk in ``topk``; ``final_tokens`` the full query's
+    lexical tokens with repetitions.
+    """
+
+    @property
+    def n_words(self) -> int: ...
+
+    @property
+    def k(self) -> int: ...
+
+    @property
+    def topk(self) -> np.ndarray: ...
+
+    @property
+    def top1(self) -> np.ndarray: ...
+
+    @property
+    def final_scores(self) -> ChunkScores: ...
+
+    @property
+    def final_tokens(self) -> tuple[str, ...]: ...
 
 
 @runtime_checkable
@@ -33,16 +70,8 @@ class Retriever(Protocol):
         """N, the number of chunks (ids 0 … N−1)."""
         ...
 
-    def prefix_rankings(self, query: str, *, k: int = 3) -> PrefixRankings:
+    def rank(self, query: str, *, k: int = 3) -> Rankings:
         """Top-k of every prefix ``q[1:t]``, t = 1 … n (raises ``NothingToRankError`` if n = 0 or N = 0)."""
-        ...
-
-    def score_chunk(self, chunk_idx: int, query: str) -> float:
-        """Retrieval score of chunk ``chunk_idx`` for the whole ``query``."""
-        ...
-
-    def token_coverage(self, chunk_idx: int, query: str) -> float:
-        """Share of the query's tokens (with repetition) occurring in chunk ``chunk_idx``, in [0, 1]."""
         ...
 
 
@@ -74,8 +103,10 @@ class BM25Retriever:
     def n_chunks(self) -> int:
         return self.index.n_docs
 
-    def prefix_rankings(self, query: str, *, k: int = 3) -> PrefixRankings:
+    def rank(self, query: str, *, k: int = 3) -> PrefixRankings:
         return prefix_rankings(self.index, query, k=k)
+
+    prefix_rankings = rank
 
     def score_chunk(self, chunk_idx: int, query: str) -> float:
         """BM25 score of the full query for one chunk (equals ``final_scores[chunk_idx]``)."""

@@ -200,7 +200,7 @@ class DenseRetriever:
     def _embed_grid(self, texts: list[str]) -> np.ndarray:
         return to_grid(self.embedder.embed(texts))
 
-    def prefix_rankings(self, query: str, *, k: int = 3) -> PrefixRankings:
+    def rank(self, query: str, *, k: int = 3) -> PrefixRankings:
         """Top-k of every prefix ``q[1:t]`` by cosine; ``final_scores`` = cosines of the full query.
 
         Raises:
@@ -235,6 +235,8 @@ class DenseRetriever:
             final_scores=final,
             final_tokens=tuple(self.index.tokenizer(query)),
         )
+
+    prefix_rankings = rank
 
     def score_chunk(self, chunk_idx: int, query: str) -> float:
         """Cosine of the full query with chunk ``chunk_idx`` (equals ``final_scores[chunk_idx]``)."""

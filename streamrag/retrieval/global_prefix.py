@@ -335,6 +335,10 @@ class PrefixScorer:
             self._acc.fill(0.0)
         self._touched = []
 
+    @property
+    def n_chunks(self) -> int:
+        return self.index.n_docs
+
     def rank(self, query: str, *, k: int = 3) -> GlobalPrefixRankings:
         """:func:`global_prefix_rankings` with this scorer's accumulator."""
         if k < 1:

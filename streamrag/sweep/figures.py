@@ -113,13 +113,13 @@ def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> P
     marker is a grid point. Points on the diagonal reach the bound."""
     fig = _figure(10.0, 4.4)
     axes = fig.subplots(1, 2, sharey=True)
-    lo = min(0.0, float(pd.to_numeric(table["mean_saved_ms"]).min()))
-    for ax, bound, label in ((axes[0], "mean_H_ms", "mean H (ms)"), (axes[1], "mean_H_G_ms", "mean H_G (ms)")):
-        hi = float(np.nanmax(table[[bound, "mean_saved_ms"]].to_numpy(dtype=float)))
+    lo = min(0.0, float(pd.to_numeric(table["saved_ms.mean"]).min()))
+    for ax, bound, label in ((axes[0], "H_ms.mean", "mean H (ms)"), (axes[1], "H_G_ms.mean", "mean H_G (ms)")):
+        hi = float(np.nanmax(table[[bound, "saved_ms.mean"]].to_numpy(dtype=float)))
         ax.plot([lo, hi], [lo, hi], color="0.6", linestyle="--", linewidth=1, label="saved = bound")
         for trig in _triggers(table):
             rows = table[table["trigger"].astype(str) == trig] if trig else table
-            ax.scatter(rows[bound], rows["mean_saved_ms"], s=22, alpha=0.85, label=trig or None)
+            ax.scatter(rows[bound], rows["saved_ms.mean"], s=22, alpha=0.85, label=trig or None)
         ax.axhline(0, color="0.3", linewidth=0.6)
         ax.set_xlabel(label)
         ax.grid(color="0.92")
@@ -148,15 +148,15 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         panel = rows if L is None else rows[rows["L_ms"] == L]
         oracle = panel["trigger_kind"] == "oracle" if "trigger_kind" in panel.columns else pd.Series(False, index=panel.index)
         on_front = pareto_front(panel[~oracle]).reindex(panel.index, fill_value=False)
-        front = panel[on_front].sort_values("wasted_calls_per_question")
-        ax.plot(front["wasted_calls_per_question"], front["mean_saved_ms"], color="0.5", linewidth=1, zorder=1,
+        front = panel[on_front].sort_values("wasted_calls.mean")
+        ax.plot(front["wasted_calls.mean"], front["saved_ms.mean"], color="0.5", linewidth=1, zorder=1,
                 drawstyle="steps-post", label="Pareto front")  # fmt: skip
         for idx, r in panel.iterrows():
             trig = str(r.get("trigger", ""))
             colour, marker, size = style.get(trig, ("C0", "o", 40))
             if oracle[idx]:
                 marker, size, trig = "*", 160, f"{trig} (bound)"
-            ax.scatter(r["wasted_calls_per_question"], r["mean_saved_ms"], s=size, color=colour, marker=marker,
+            ax.scatter(r["wasted_calls.mean"], r["saved_ms.mean"], s=size, color=colour, marker=marker,
                        edgecolor="black" if on_front[idx] else "none", linewidth=1.2, zorder=2, label=trig)  # fmt: skip
         ax.axhline(0, color="0.3", linewidth=0.6)
         ax.set_xlabel("wasted calls per question")
@@ -199,6 +199,8 @@ def plot_saved_vs_H_scatter(
     axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
     for ax, (_, point) in zip(axes, rows.iterrows(), strict=False):
         res = read_point_results(run_dir, point["key"])
+        if "skip_reason" in res.columns:
+            res = res[res["skip_reason"].isna()]  # questions the point did not replay
         h, saved = res["H_ms"].to_numpy(float), res["saved_ms"].to_numpy(float)
         neg = saved < 0
         # Word arrivals quantize H and saved (multiples of 1/δ), so many questions share a
@@ -211,10 +213,10 @@ def plot_saved_vs_H_scatter(
         top = float(max(h.max(initial=0.0), 1.0))
         ax.plot([0, top], [0, top], color="0.5", linestyle="--", linewidth=1, label="saved = H")
         ax.axhline(0, color="0.3", linewidth=0.6)
-        rho = point.get("rho_H_saved")
+        rho = point.get("spearman_H_saved.rho")
         rho_text = "ρ undefined" if rho is None or pd.isna(rho) else f"ρ = {rho:+.2f}"
         title = ", ".join(_fmt(c, point[c]) for c in ("trigger", "L_ms", "delta_wps") if c in point.index)
-        ax.set_title(f"{title}\nmean saved {point['mean_saved_ms']:.0f} ms vs H {point['mean_H_ms']:.0f} ms, {rho_text}",
+        ax.set_title(f"{title}\nmean saved {point['saved_ms.mean']:.0f} ms vs H {point['H_ms.mean']:.0f} ms, {rho_text}",
                      fontsize=9)  # fmt: skip
         ax.set_xlabel("H (ms); both axes jittered")
         ax.grid(color="0.92")
@@ -239,7 +241,7 @@ def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     width = 0.8 / max(len(arms), 1)
     for ax, column, label, scale in (
         (axes[0], "share_retrieved_gold", "retrieved-gold questions (%)", 100.0),
-        (axes[1], "phi_suf_mean", "mean φ_suf (retrieved-gold)", 1.0),
+        (axes[1], "phi_suf.mean", "mean φ_suf (retrieved-gold)", 1.0),
     ):
         values_by_k = pd.to_numeric(table[column]).groupby([labels, table["k"]]).mean()
         for i, arm in enumerate(arms):

@@ -272,12 +272,9 @@ def grid_from_text(
 
 def list_grids() -> list[str]:
     """Names of the built-in grids (``sim/grids/*.toml``)."""
-    from streamrag.engine.profiles import grids_dir
+    from streamrag.resources import grids_dir, toml_names
 
-    folder = grids_dir()
-    if not folder.is_dir():
-        return []
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+    return toml_names(grids_dir())
 
 
 def load_grid(name_or_path: str | Path, *, input: str | None = None) -> Grid:
@@ -285,7 +282,7 @@ def load_grid(name_or_path: str | Path, *, input: str | None = None) -> Grid:
 
     ``input`` replaces the grid's input source (a path relative to the current folder).
     """
-    from streamrag.engine.profiles import grids_dir
+    from streamrag.resources import grids_dir
 
     text_path = str(name_or_path)
     path = Path(text_path)

@@ -31,7 +31,7 @@ from streamrag.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from streamrag.pipeline.question import SimQuestion
+    from streamrag.simulator.questions import QuestionSet
 
 InputKind = Literal["table", "data", "demo", "generated"]
 _GENERATED = re.compile(r"generated:(\d+)(?::seed=(\d+))?")
@@ -179,43 +179,29 @@ class PreparedInputs:
         return self._memo[memo_key]
 
     def _analyze(self, analysis: Mapping[str, Any]) -> pd.DataFrame:
-        from streamrag.analysis.runner import AnalysisSettings, analyze_file, to_sim_question
+        from streamrag.analysis.entry import analyze_input
+        from streamrag.analysis.runner import AnalysisSettings
         from streamrag.analysis.study import table_frame
+        from streamrag.data.selection import Selection
+        from streamrag.simulator.questions import questions_from_analyses
 
         fields = dict(analysis)
         scope, gold = fields.pop("scope", "per-question"), fields.pop("gold", None)
         settings = AnalysisSettings.model_validate(fields)
-        if scope == "global":
-            from streamrag.analysis.global_runner import analyze_pool
-            from streamrag.analysis.global_study import open_source
-
-            source = open_source(
-                self.spec.data_path, settings, split=self.spec.split_arg(), limit=self.spec.limit,
-                cache=self.cache, jobs=self.jobs,
-            )  # fmt: skip
-            analyses = list(analyze_pool(source, settings, gold=gold or "answer"))
-        else:
-            analyses = list(
-                analyze_file(
-                    self.spec.data_path, settings, split=self.spec.split_arg(), limit=self.spec.limit,
-                    cache=self.cache, jobs=self.jobs,
-                )  # fmt: skip
-            )
-        if not analyses:
-            from streamrag.errors import EmptySelectionError
-
-            raise EmptySelectionError(f"input {self.spec.source}: no record selected (split {self.spec.split})")
+        selection = Selection(split=self.spec.split_arg(), limit=self.spec.limit, scope=scope)
+        analyses = analyze_input(
+            self.spec.data_path, settings, selection, gold=gold, cache=self.cache, jobs=self.jobs
+        ).analyses
         # One pass gives both views: keep the full-mode questions for simulate points.
-        questions = [q for a in analyses if (q := to_sim_question(a, settings.k)) is not None]
-        self._memo[f"questions:{_canonical(analysis)}"] = (questions, len(analyses) - len(questions))
+        self._memo[f"questions:{_canonical(analysis)}"] = questions_from_analyses(analyses, settings.k)
         return table_frame(analyses)
 
-    def questions(self, analysis: Mapping[str, Any] | None = None) -> tuple[list[SimQuestion], int]:
-        """The simulator's questions and the number of input rows that cannot be simulated
-        (a data input is analyzed with ``analysis``, as in :meth:`table`)."""
+    def questions(self, analysis: Mapping[str, Any] | None = None) -> QuestionSet:
+        """The simulator's questions, one entry per input row (a data input is analyzed
+        with ``analysis``, as in :meth:`table`)."""
         if self.spec.trace_driven:
             if "questions" not in self._memo:
-                from streamrag.engine.inputs import questions_from_frame
+                from streamrag.simulator.questions import questions_from_frame
 
                 self._memo["questions"] = questions_from_frame(self.table())
             return self._memo["questions"]

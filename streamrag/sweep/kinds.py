@@ -14,15 +14,15 @@
                  data file
 ===============  ==================================================================
 
-Overrides apply in order — the grid's ``[base]``, then each axis — and, within one
-group, a section's ``kind`` first. Setting a ``kind`` starts that section from the
-kind's defaults (so a variant ``{trigger.kind = "interval", trigger.seconds = 1}``
-does not inherit the base's ``words = 3``).
+Overrides apply in groups — the grid's ``[base]``, then each axis — by the one rule of
+:mod:`streamrag.overrides` that ``simulate --set`` follows too: a new ``kind`` resets its
+section, the same kind keeps it, and the interval trigger's ``words`` and ``seconds``
+replace each other (a variant ``{trigger.kind = "interval", trigger.seconds = 1}`` on
+the base's ``words = 3`` is a 1-second interval).
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from streamrag.errors import ConfigError
+from streamrag.overrides import nest
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
 
@@ -70,33 +71,6 @@ class Resolved:
     """Why the point cannot run on this input (``on_incompatible`` decides)."""
 
 
-def nest(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    """``[("a.b", 1)]`` → ``{"a": {"b": 1}}``."""
-    out: dict[str, Any] = {}
-    apply_groups(out, [pairs])
-    return out
-
-
-def apply_groups(data: dict[str, Any], groups: Overrides) -> dict[str, Any]:
-    """Apply override groups to ``data`` in place (kind first within a group; a kind
-    resets its section)."""
-    for group in groups:
-        for path, value in sorted(group, key=lambda kv: kv[0].rsplit(".", 1)[-1] != "kind"):
-            parts = path.split(".")
-            node = data
-            for i, part in enumerate(parts[:-1]):
-                child = node.get(part)
-                if child is None:
-                    child = node[part] = {}
-                elif not isinstance(child, dict):
-                    raise ConfigError(f"{path}: {'.'.join(parts[: i + 1])} is a value, not a table")
-                node = child
-            if parts[-1] == "kind":
-                node.clear()
-            node[parts[-1]] = value
-    return data
-
-
 def _paths(groups: Overrides) -> list[str]:
     return [path for group in groups for path, _ in group]
 
@@ -121,30 +95,17 @@ class SimulateKind:
         self._raw = self._scenario_raw(grid.scenario or "paper_rq3")
 
     def _scenario_raw(self, name_or_path: str) -> dict[str, Any]:
-        import tomllib
-        from pathlib import Path
+        from streamrag.simulator.scenario import read_scenario
 
-        from streamrag.engine.profiles import builtin_scenario, list_scenarios
-
-        if name_or_path.endswith(".toml") or Path(name_or_path).is_file():
-            try:
-                return tomllib.loads(Path(name_or_path).read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                raise ConfigError(f"grid {self.grid.origin}: scenario: no such file {name_or_path}") from None
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"grid {self.grid.origin}: scenario {name_or_path}: {exc}") from None
-        found = builtin_scenario(name_or_path)
-        if found is None:
-            raise ConfigError(
-                f"grid {self.grid.origin}: scenario {name_or_path!r}: neither a TOML file nor a built-in "
-                f"scenario (built-in: {', '.join(list_scenarios())})"
-            )
-        return found
+        try:
+            return read_scenario(name_or_path)
+        except ConfigError as exc:
+            raise ConfigError(f"grid {self.grid.origin}: {exc}") from None
 
     def resolve(self, groups: Overrides) -> Resolved:
-        from streamrag.engine.runner import parameters
-        from streamrag.engine.scenario import scenario_from_dict
         from streamrag.pipeline import reflectors, triggers
+        from streamrag.simulator.runner import parameters
+        from streamrag.simulator.scenario import scenario_from_dict
 
         spec = self.grid.input
         for path in _paths(groups):
@@ -152,10 +113,10 @@ class SimulateKind:
                 raise ConfigError(f"{path}: set the split in the grid's [input] table (split = 0 | 1 | \"all\")")
             if spec.trace_driven and path.startswith("data."):
                 raise ConfigError(f"{path}: applies to data inputs only; the input {spec.source!r} is a table (k is fixed)")
-        raw = apply_groups(copy.deepcopy(self._raw), groups)
+        groups = [list(g) for g in groups]
         if not spec.trace_driven:
-            raw.setdefault("data", {})["split"] = spec.split
-        rs = scenario_from_dict(raw, origin=self.grid.scenario or "paper_rq3")
+            groups.append([("data.split", spec.split)])
+        rs = scenario_from_dict(self._raw, groups, origin=self.grid.scenario or "paper_rq3")
         sc = rs.scenario
         identity = parameters(rs)
         identity["scenario"] = {k: v for k, v in identity["scenario"].items() if k not in ("name", "description")}

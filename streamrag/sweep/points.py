@@ -133,12 +133,12 @@ def check_selection(plan: SweepPlan, points: list[Point]) -> None:
     """Fail (ConfigError naming the point) when a simulate point selects no question."""
     if plan.grid.kind != "simulate":
         return
-    from streamrag.engine.inputs import select_questions
+    from streamrag.simulator.questions import select_for
 
     for point in points:
-        questions, n_skipped = plan.inputs.questions(ref_analysis(point.job.input_ref))
+        questions = plan.inputs.questions(ref_analysis(point.job.input_ref))
         try:
-            select_questions(questions, point.job.settings, n_skipped=n_skipped)
+            select_for(questions, point.job.settings.scenario.selection())
         except EmptySelectionError as exc:
             raise _fail(plan.grid, point.index, point.values, exc) from None
 

@@ -32,8 +32,8 @@ TABLE_PARQUET = "sweep.parquet"
 def pareto_front(
     df: pd.DataFrame,
     *,
-    x: str = "wasted_calls_per_question",
-    y: str = "mean_saved_ms",
+    x: str = "wasted_calls.mean",
+    y: str = "saved_ms.mean",
     by: Sequence[str] = (),
 ) -> pd.Series:
     """Boolean Series: the row is not dominated within its ``by`` group.
@@ -77,7 +77,7 @@ def build_table(points: Sequence[Point], metrics: Mapping[str, dict[str, Any]], 
         row.update(metrics[p.key])
         rows.append(row)
     df = pd.DataFrame(rows)
-    if "trigger" in df.columns and "mean_saved_ms" in df.columns and df["trigger"].nunique() > 1:
+    if "trigger" in df.columns and "saved_ms.mean" in df.columns and df["trigger"].nunique() > 1:
         others = [a.name for a in axes if not _sets_trigger(a)]
         # The oracle trigger knows t*: it is a bound to compare with, not a competitor.
         contenders = df["trigger_kind"] != "oracle" if "trigger_kind" in df.columns else df["trigger"].notna()

@@ -3,8 +3,10 @@
 A scenario is a TOML file or the name of a built-in one (``sim/NAME.toml``, e.g.
 ``paper_rq3``). ``--set key=value`` overrides address any field by its dotted path; the
 value is parsed as a TOML scalar (``3``, ``0.5``, ``true``, ``"text"``), a bare word
-being taken as a string. Setting a ``kind`` to a new value first resets that table, so
-``--set trigger.kind=oracle`` does not inherit ``words = 3``.
+being taken as a string. What a ``kind`` change keeps is the one rule of
+:mod:`streamrag.overrides`, shared with sweep points: a new kind resets its section
+(``--set trigger.kind=oracle`` does not inherit ``words = 3``), the same kind keeps it,
+and the interval trigger's ``words`` and ``seconds`` replace each other.
 
 Sections::
 
@@ -26,17 +28,25 @@ Every error is a :class:`~streamrag.errors.ConfigError` naming the key.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
 from streamrag.engine.latency import ConstantLatency, LatencyModel, LatencyStages
-from streamrag.engine.profiles import builtin_scenario, list_scenarios, load_profile
+from streamrag.engine.profiles import load_profile
 from streamrag.errors import ConfigError
+from streamrag.overrides import Override, apply_overrides, parse_override
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
+from streamrag.resources import read_toml, scenarios_dir, toml_names
+from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
+
+if TYPE_CHECKING:
+    from streamrag.analysis.runner import AnalysisSettings
 
 
 class _Section(BaseModel):
@@ -71,7 +81,9 @@ class LatencyConfig(_Section):
 
 
 class SelectConfig(_Section):
-    population: Literal["all", "retrieved_gold"] = "all"
+    population: Population = "all"
+    """``all``; ``retrieved_gold`` (t_suf defined, the anchor's RQ3 population); ``fallback``
+    (not retrieved-gold: t* = t_sc)."""
     limit: int | None = Field(default=None, ge=1)
 
 
@@ -80,14 +92,22 @@ class DataConfig(_Section):
     """CRAG split to read (0 = validation); ``"all"`` reads every record."""
     k: int = Field(default=3, ge=1)
     grounding: Literal["exact", "relaxed"] = "exact"
-    retriever: Literal["bm25", "dense"] = "bm25"
-    """Prefix ranking for ``simulate DATA``; with ``dense`` the heuristic reflector uses
-    ``reflector.cosine_threshold`` (cosine scale) instead of ``score_threshold`` (BM25)."""
-    scope: Literal["per-question", "global"] = "per-question"
+    retriever: RetrieverConfig = BM25RetrieverConfig()
+    """Prefix ranking for ``simulate DATA``, by kind (:mod:`streamrag.retrieval.kinds`;
+    ``data.retriever = "dense"`` is short for ``{kind = "dense"}``). On a cosine scale
+    (dense) the heuristic reflector uses ``reflector.cosine_threshold`` instead of
+    ``score_threshold`` (BM25)."""
+    scope: Scope = "per-question"
     """``global``: every question ranked against one index over all questions' pages (or
     over the corpus folder given as DATA: BEIR, or the CRAG data folder)."""
     gold: Literal["answer", "own", "labeled"] | None = None
     """Gold rule in global scope (None: ``labeled`` for a BEIR folder, else ``answer``)."""
+
+    def analysis_settings(self) -> AnalysisSettings:
+        """What the analyzer runs for ``simulate DATA`` (the paper preset otherwise)."""
+        from streamrag.analysis.runner import AnalysisSettings
+
+        return AnalysisSettings(k=self.k, grounding=self.grounding, retriever=self.retriever)
 
 
 class Scenario(_Section):
@@ -103,6 +123,16 @@ class Scenario(_Section):
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     select: SelectConfig = Field(default_factory=SelectConfig)
     data: DataConfig = Field(default_factory=DataConfig)
+
+    def selection(self, ids: Sequence[str] | None = None) -> Selection:
+        """The scenario's question selection (``[data]`` split and scope, ``[select]``)."""
+        return Selection(
+            split=None if self.data.split == "all" else self.data.split,
+            ids=None if ids is None else tuple(ids),
+            limit=self.select.limit,
+            scope=self.data.scope,
+            population=self.select.population,
+        )
 
 
 class ResolvedScenario(_Section):
@@ -124,43 +154,6 @@ class ResolvedScenario(_Section):
         return self.stages.L.nominal_ms
 
 
-def parse_override(item: str) -> tuple[list[str], Any]:
-    """``"a.b=3"`` → ``(["a", "b"], 3)``; the value is a TOML scalar or a bare string."""
-    key, sep, raw = item.partition("=")
-    key = key.strip()
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {item!r}: expected key=value with a dotted key, e.g. latency.L_ms=1000")
-    raw = raw.strip()
-    try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw
-    return key.split("."), value
-
-
-def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """A copy of ``raw`` with ``--set`` overrides applied (kind changes first)."""
-    import copy
-
-    data = copy.deepcopy(raw)
-    parsed = [parse_override(o) for o in overrides]
-    parsed.sort(key=lambda kv: kv[0][-1] != "kind")  # stable: kinds first, then the rest in order
-    for path, value in parsed:
-        node = data
-        for i, part in enumerate(path[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            elif not isinstance(child, dict):
-                raise ConfigError(f"--set {'.'.join(path)}: {'.'.join(path[: i + 1])} is a value, not a table")
-            node = child
-        last = path[-1]
-        if last == "kind" and node.get("kind") != value:
-            node.clear()  # a new kind starts from its own defaults
-        node[last] = value
-    return data
-
-
 def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
@@ -173,36 +166,60 @@ def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
     return ConfigError(f"scenario {origin}: {key}: {err['msg']}{shown}")
 
 
-def load_scenario(
-    name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None
-) -> ResolvedScenario:
-    """Load a built-in scenario by name or a TOML file, apply overrides, resolve latencies."""
+def builtin_scenario(name: str) -> dict[str, Any] | None:
+    """The raw tables of built-in scenario ``name`` (``sim/NAME.toml``), or ``None``."""
+    resource = scenarios_dir() / f"{name}.toml"
+    return read_toml(resource) if resource.is_file() else None
+
+
+def list_scenarios() -> list[str]:
+    """Names of the built-in scenarios."""
+    return toml_names(scenarios_dir())
+
+
+def read_scenario(name_or_path: str) -> dict[str, Any]:
+    """The raw tables of a scenario: a TOML file, or a built-in scenario by name."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml") or path.is_file():
         try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+            return tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"scenario {name_or_path}: no such file") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"scenario {name_or_path}: invalid TOML: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"scenario {name_or_path}: cannot read: {exc}") from None
-    else:
-        found = builtin_scenario(name_or_path)
-        if found is None:
-            raise ConfigError(
-                f"scenario {name_or_path!r}: neither a TOML file nor a built-in scenario "
-                f"(built-in: {', '.join(list_scenarios()) or 'none'})"
-            )
-        raw = found
-    return scenario_from_dict(raw, overrides, seed=seed, origin=name_or_path)
+    found = builtin_scenario(name_or_path)
+    if found is None:
+        raise ConfigError(
+            f"scenario {name_or_path!r}: neither a TOML file nor a built-in scenario "
+            f"(built-in: {', '.join(list_scenarios()) or 'none'})"
+        )
+    return found
+
+
+EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE}
+"""Fields of which one replaces the other when overridden (see :mod:`streamrag.overrides`)."""
+
+
+def load_scenario(
+    name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None
+) -> ResolvedScenario:
+    """Load a built-in scenario by name or a TOML file, apply ``--set`` overrides (one
+    group), resolve latencies."""
+    groups = [[parse_override(o) for o in overrides or []]]
+    return scenario_from_dict(read_scenario(name_or_path), groups, seed=seed, origin=name_or_path)
 
 
 def scenario_from_dict(
-    raw: dict[str, Any], overrides: list[str] | None = None, *, seed: int | None = None, origin: str = "<dict>"
+    raw: dict[str, Any],
+    groups: list[list[Override]] | None = None,
+    *,
+    seed: int | None = None,
+    origin: str = "<dict>",
 ) -> ResolvedScenario:
-    """Validate a scenario given as a dict (TOML tables), apply overrides, resolve latencies."""
-    data = apply_overrides(raw, overrides or [])
+    """Validate a scenario given as tables, apply override groups, resolve latencies."""
+    data = apply_overrides(raw, groups or [], exclusive=EXCLUSIVE_FIELDS)
     if seed is not None:
         data["seed"] = seed
     try:

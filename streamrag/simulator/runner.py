@@ -23,14 +23,15 @@ from typing import Any, NamedTuple
 
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
-from streamrag.engine.results import ResultRow, derive_result, results_csv, summarize
 from streamrag.engine.rng import stream
-from streamrag.engine.scenario import ResolvedScenario
 from streamrag.engine.trace import Recorder, dump_events
 from streamrag.errors import ConfigError
 from streamrag.pipeline import reflectors, triggers
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
+from streamrag.simulator.questions import QuestionSet, SkippedQuestion
+from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
+from streamrag.simulator.scenario import ResolvedScenario
 
 
 def plan_question(q: SimQuestion, rs: ResolvedScenario) -> QuestionPlan:
@@ -120,12 +121,15 @@ def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> 
 
 @dataclass(frozen=True, slots=True)
 class SimulationRun:
-    """A run's outputs, in input order."""
+    """A run's outputs: the replayed questions' outputs and one result row per input
+    question (skipped ones with their reason), both in input order."""
 
     outputs: list[QuestionOutput]
+    all_rows: list[ResultRow]
 
     @property
     def rows(self) -> list[ResultRow]:
+        """The replayed questions' rows."""
         return [o.row for o in self.outputs]
 
     @property
@@ -157,26 +161,34 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(n, i + size)) for i in range(0, n, size)]
 
 
+def _assemble(entries: Sequence[SimQuestion | SkippedQuestion], outputs: list[QuestionOutput]) -> SimulationRun:
+    replayed = iter(outputs)
+    rows = [next(replayed).row if isinstance(e, SimQuestion) else skipped_result(e) for e in entries]
+    return SimulationRun(outputs, rows)
+
+
 def simulate(
-    questions: Sequence[SimQuestion],
+    questions: QuestionSet | Sequence[SimQuestion],
     rs: ResolvedScenario,
     *,
     jobs: int = 1,
     on_progress: Callable[[int], None] | None = None,
 ) -> SimulationRun:
-    """Replay every question; ``jobs > 1`` uses that many worker processes.
+    """Replay every question of the set (skipped entries get their row); ``jobs > 1``
+    uses that many worker processes.
 
     ``on_progress(k)`` is called as k more questions finish.
     """
+    entries = questions.entries if isinstance(questions, QuestionSet) else list(questions)
+    questions = [e for e in entries if isinstance(e, SimQuestion)]
     check_compatible(questions, rs)
-    questions = list(questions)
     if jobs <= 1 or len(questions) < 2:
         outputs: list[QuestionOutput] = []
         for chunk in _chunks(len(questions), 1):
             outputs += run_chunk(questions[chunk.start : chunk.stop], rs)
             if on_progress:
                 on_progress(len(chunk))
-        return SimulationRun(outputs)
+        return _assemble(entries, outputs)
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
@@ -188,7 +200,7 @@ def simulate(
             parts[i] = fut.result()  # a worker's DeadlockError is re-raised here
             if on_progress:
                 on_progress(len(chunks[i]))
-    return SimulationRun([o for part in parts for o in part])  # type: ignore[union-attr]
+    return _assemble(entries, [o for part in parts for o in part])  # type: ignore[union-attr]
 
 
 # --- outputs -------------------------------------------------------------------------
@@ -265,7 +277,7 @@ def write_run(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(out / "trace.jsonl", run.trace_bytes())
-    write_bytes_atomic(out / "results.csv", results_csv(run.rows))
+    write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))
     write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
     write_bytes_atomic(out / "manifest.json", manifest)
     return out

@@ -48,8 +48,22 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
     events = [e.model_dump() for e in read_trace(path, qid)]
     if not events:
+        reason = _skip_reason(Path(run_dir) / "results.csv", qid)
+        if reason:
+            raise InputError(f"{path}: question {qid!r} was not replayed in this run ({reason})")
         raise InputError(f"{path}: no question {qid!r} in this run")
     return events
+
+
+def _skip_reason(results: Path, qid: str) -> str | None:
+    """Why ``qid`` has a row in ``results.csv`` but no events, if it has one."""
+    import csv
+
+    try:
+        with open(results, newline="", encoding="utf-8") as fh:
+            return next((row.get("skip_reason") for row in csv.DictReader(fh) if row.get("interaction_id") == qid), None)
+    except OSError:
+        return None
 
 
 def _lane(e: dict[str, Any]) -> str:

@@ -3,7 +3,17 @@
 The trace is the source of truth: :func:`derive_result` reads nothing but a question's
 events (plus the analytic bounds, which need only n, t*, L, G, δ).
 
-Columns of ``results.csv`` (:class:`ResultRow`, in order):
+**One name per metric.** A per-question metric's name is its ``results.csv`` column;
+its aggregate over the run is ``<column>.<statistic>`` — in ``summary.json`` the nested
+key ``{"saved_ms": {"mean": …}}``, in ``sweep.csv`` the column ``saved_ms.mean``, in the
+notebooks the same string. Numeric columns aggregate to ``mean, median, p10, p90, min,
+max``; boolean columns to ``n`` (count true) and ``rate`` (share true); correlations are
+``spearman_H_saved`` and ``spearman_H_G_saved`` with ``rho, p, n``. A statistic that is
+undefined (no rows, a constant column) is ``null``, never 0.
+
+Columns of ``results.csv`` (:class:`ResultRow`, in order), one row per input question —
+a question that was not replayed has only its id, what is known of it, and
+``skip_reason``:
 
 ==================  ===========================================================
 ``interaction_id``  the question
@@ -26,7 +36,9 @@ Columns of ``results.csv`` (:class:`ResultRow`, in order):
 ``llm_busy_ms``     streaming arm's LLM time: query generation of every call (up to
                     completion or cancel) + response generation
 ``tool_busy_ms``    streaming arm's tool time (up to completion or cancel)
+``negative``        ``saved_ms < 0``
 ``question_type``   from the input, if known
+``skip_reason``     why the question was not replayed (empty when it was)
 ==================  ===========================================================
 
 L and G in the bounds are the stages' nominal values (the constant, else the median).
@@ -62,34 +74,60 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "H_prime_ms",
     "llm_busy_ms",
     "tool_busy_ms",
+    "negative",
     "question_type",
+    "skip_reason",
 )
 
 
 class ResultRow(BaseModel):
-    """One row of ``results.csv``."""
+    """One row of ``results.csv`` (the values of a skipped question are ``None``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     interaction_id: str
-    n_words: int
-    t_star: int
-    H_ms: float
-    H_G_ms: float
-    baseline_ms: float
-    streaming_ms: float
-    saved_ms: float
-    calls_fired: int
-    calls_used: int
-    misfire: bool
-    wasted_calls: int
-    cancelled_calls: int
-    skipped_fires: int
-    used_prefix_t: int
-    H_prime_ms: float
-    llm_busy_ms: float
-    tool_busy_ms: float
+    n_words: int | None = None
+    t_star: int | None = None
+    H_ms: float | None = None
+    H_G_ms: float | None = None
+    baseline_ms: float | None = None
+    streaming_ms: float | None = None
+    saved_ms: float | None = None
+    calls_fired: int | None = None
+    calls_used: int | None = None
+    misfire: bool | None = None
+    wasted_calls: int | None = None
+    cancelled_calls: int | None = None
+    skipped_fires: int | None = None
+    used_prefix_t: int | None = None
+    H_prime_ms: float | None = None
+    llm_busy_ms: float | None = None
+    tool_busy_ms: float | None = None
+    negative: bool | None = None
     question_type: str = ""
+    skip_reason: str = ""
+
+    @property
+    def replayed(self) -> bool:
+        return not self.skip_reason
+
+
+NUMERIC_COLUMNS: tuple[str, ...] = (
+    "n_words", "t_star", "H_ms", "H_G_ms", "H_prime_ms", "baseline_ms", "streaming_ms", "saved_ms", "calls_fired",
+    "calls_used", "wasted_calls", "cancelled_calls", "skipped_fires", "used_prefix_t", "llm_busy_ms", "tool_busy_ms",
+)  # fmt: skip
+"""Columns aggregated to ``mean, median, p10, p90, min, max`` in ``summary.json``."""
+
+BOOL_COLUMNS: tuple[str, ...] = ("misfire", "negative")
+"""Columns aggregated to ``n`` and ``rate``."""
+
+
+def skipped_result(entry: Any) -> ResultRow:
+    """The row of a question that was not replayed (a :class:`SkippedQuestion`)."""
+    return ResultRow(
+        interaction_id=entry.interaction_id, n_words=entry.n_words, t_star=entry.t_star,
+        question_type=entry.question_type, skip_reason=entry.reason,
+    )  # fmt: skip
 
 
 def derive_result(
@@ -176,11 +214,14 @@ def derive_result(
         H_prime_ms=metrics.H_prime(n_words, t_star, L_ms, delta_wps, G_ms),
         llm_busy_ms=(gen_us + f_us) / 1000,
         tool_busy_ms=tool_us / 1000,
+        negative=baseline_us < streaming_us,
         question_type=question_type,
     )
 
 
 def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, float):
@@ -231,36 +272,23 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
 def summarize(
     rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dict[str, int] | None = None
 ) -> dict[str, Any]:
-    """``summary.json``: means, medians, Spearman ρ(H, saved) and ρ(H_G, saved), rates, calls."""
+    """``summary.json`` over the replayed rows, by the naming rule of the module docstring."""
+    rows = [r for r in rows if r.replayed]
 
     def col(name: str) -> np.ndarray:
         return np.array([getattr(r, name) for r in rows], dtype=float)
 
     n = len(rows)
-    saved = col("saved_ms")
     out: dict[str, Any] = {"n_questions": n}
     if counts:
         out["selection"] = counts
-    for name in ("saved_ms", "H_ms", "H_G_ms", "H_prime_ms", "baseline_ms", "streaming_ms"):
+    for name in NUMERIC_COLUMNS:
         out[name] = _stats(col(name))
-    out["spearman"] = {
-        "H_saved": _spearman(col("H_ms"), saved),
-        "H_G_saved": _spearman(col("H_G_ms"), saved),
-    }
-    n_negative = int((saved < 0).sum())
-    n_misfire = sum(1 for r in rows if r.misfire)
-    out["negative"] = {"n": n_negative, "rate": n_negative / n if n else None}
-    out["misfire"] = {"n": n_misfire, "rate": n_misfire / n if n else None}
-    out["calls_per_question"] = {
-        "fired": _clean(float(col("calls_fired").mean())) if n else None,
-        "used": _clean(float(col("calls_used").mean())) if n else None,
-        "wasted": _clean(float(col("wasted_calls").mean())) if n else None,
-        "cancelled": _clean(float(col("cancelled_calls").mean())) if n else None,
-        "skipped_fires": _clean(float(col("skipped_fires").mean())) if n else None,
-    }
-    out["busy_ms_per_question"] = {
-        "llm": _clean(float(col("llm_busy_ms").mean())) if n else None,
-        "tool": _clean(float(col("tool_busy_ms").mean())) if n else None,
-    }
+    for name in BOOL_COLUMNS:
+        hits = int(sum(1 for r in rows if getattr(r, name)))
+        out[name] = {"n": hits, "rate": hits / n if n else None}
+    saved = col("saved_ms")
+    out["spearman_H_saved"] = _spearman(col("H_ms"), saved)
+    out["spearman_H_G_saved"] = _spearman(col("H_G_ms"), saved)
     out["parameters"] = parameters
     return out

@@ -1,0 +1,81 @@
+"""Which questions a run takes: one ``Selection`` and one id-file reader for every command.
+
+``analyze``, ``simulate``, ``ingest`` and sweeps select questions the same way:
+
+- ``split`` — CRAG split (0 = validation, 1) or ``None`` for every record;
+- ``ids`` — only these interaction ids (read with :func:`read_ids`); an id that is not
+  in the input is an error naming it, in every command;
+- ``limit`` — at most this many questions (input order);
+- ``scope`` — ``per-question`` (each question ranks its own pages, the paper) or
+  ``global`` (one index over every selected question's pages, or over a corpus folder);
+- ``population`` — for simulation: ``all``, ``retrieved_gold`` (t_suf defined) or
+  ``fallback`` (not retrieved-gold: t* = t_sc).
+
+An id file holds one interaction id per line; ``#`` starts a comment anywhere on a line
+(``abc  # note`` is the id ``abc``), blank lines are ignored, and an id listed twice is an
+error (it would ask for two rows of one question).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from streamrag.errors import InputError
+
+Scope = Literal["per-question", "global"]
+Population = Literal["all", "retrieved_gold", "fallback"]
+
+
+class Selection(BaseModel):
+    """Which questions of an input a run takes (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    split: int | None = 0
+    ids: tuple[str, ...] | None = None
+    limit: int | None = Field(default=None, ge=1)
+    scope: Scope = "per-question"
+    population: Population = "all"
+
+    @property
+    def split_label(self) -> int | str:
+        """The split as outputs record it (``"all"`` for every record)."""
+        return "all" if self.split is None else self.split
+
+
+def read_ids(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Interaction ids from a file (see the module docstring for the format)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the id file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: the id file is not UTF-8 text") from None
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        value = line.split("#", 1)[0].strip()
+        if not value:
+            continue
+        if value in seen:
+            raise InputError(f"{path}:{line_no}: id {value!r} is listed twice (first on line {seen[value]})")
+        seen[value] = line_no
+        ids.append(value)
+    if not ids:
+        raise InputError(f"{path}: the id file lists no interaction id")
+    return tuple(ids)
+
+
+def check_ids_found(ids: Sequence[str] | None, found: Collection[str], where: str | os.PathLike[str]) -> None:
+    """Raise InputError naming the first requested id that is not in the input."""
+    if ids is None:
+        return
+    missing = [i for i in ids if i not in found]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise InputError(f"--ids: question {missing[0]!r}{more} not in {where}")

@@ -1,0 +1,92 @@
+"""Dotted overrides of nested settings: the one rule behind ``--set`` and sweep points.
+
+An override is ``(dotted path, value)``: ``("trigger.words", 3)``. ``simulate --set``,
+every sweep point (the grid's ``[base]``, then one group per axis), and the load and live
+scenarios all apply them with :func:`apply_overrides`, so one setting means the same
+thing everywhere.
+
+The rule
+--------
+Overrides come in *groups* applied in order (``--set`` flags form one group; a sweep
+point has its base, then one group per axis). Within a group, ``kind`` paths apply first,
+then the rest in the order given.
+
+- Setting a section's ``kind`` to a **different** kind resets the section: the new kind
+  starts from its own defaults, then takes the group's other overrides
+  (``trigger.kind=oracle`` does not inherit ``words = 3``).
+- Setting ``kind`` to the kind the section **already has** changes nothing
+  (``--set trigger.kind=interval`` on an interval trigger keeps its ``words``).
+- Fields declared *exclusive* (``exclusive``, e.g. the interval trigger's ``words`` and
+  ``seconds``: exactly one may be set) replace each other: setting ``trigger.seconds``
+  drops an inherited ``trigger.words``.
+
+Values given as text (``--set key=value``) are parsed as TOML scalars (``3``, ``0.5``,
+``true``, ``"text"``); a bare word is taken as a string.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from streamrag.errors import ConfigError
+
+Override = tuple[str, Any]
+"""``(dotted path, value)``."""
+
+Exclusive = Mapping[str, Iterable[frozenset[str]]]
+"""Section path → sets of field names of which at most one may be set."""
+
+
+def parse_override(item: str) -> Override:
+    """``"a.b=3"`` → ``("a.b", 3)``; the value is a TOML scalar or a bare string."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set {item!r}: expected key=value with a dotted key, e.g. latency.L_ms=1000")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def _section(data: dict[str, Any], parts: Sequence[str], path: str) -> dict[str, Any]:
+    node = data
+    for i, part in enumerate(parts):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"{path}: {'.'.join(parts[: i + 1])} is a value, not a table")
+        node = child
+    return node
+
+
+def apply_overrides(
+    data: Mapping[str, Any], groups: Iterable[Iterable[Override]], *, exclusive: Exclusive | None = None
+) -> dict[str, Any]:
+    """A deep copy of ``data`` with the override groups applied by the module's rule."""
+    out = copy.deepcopy(dict(data))
+    exclusive = exclusive or {}
+    for group in groups:
+        for path, value in sorted(group, key=lambda kv: kv[0].rsplit(".", 1)[-1] != "kind"):
+            parts = path.split(".")
+            section_path, last = parts[:-1], parts[-1]
+            node = _section(out, section_path, path)
+            if last == "kind" and "kind" in node and node["kind"] != value:
+                node.clear()
+            for fields in exclusive.get(".".join(section_path), ()):
+                if last in fields:
+                    for other in fields - {last}:
+                        node.pop(other, None)
+            node[last] = value
+    return out
+
+
+def nest(pairs: Iterable[Override]) -> dict[str, Any]:
+    """``[("a.b", 1)]`` → ``{"a": {"b": 1}}``."""
+    return apply_overrides({}, [pairs])

@@ -1,0 +1,61 @@
+"""Built-in TOML resources: calibration profiles, scenarios and sweep grids.
+
+The files live in the repository's top-level ``calibration/`` (latency sources and
+profiles) and ``sim/`` (scenarios; sweep grids in ``sim/grids/``). A wheel ships them as
+the data-only packages ``streamrag._calibration`` and ``streamrag._sim`` (a
+``package-dir`` mapping in ``setup.py``); in a development checkout where those packages
+are absent, the top-level folders are read directly. Either way they are read with
+:mod:`importlib.resources`, never through a hard-coded install path.
+
+This module sits at the bottom of the layers: the kernel reads latency profiles through
+it, the simulator scenarios, the sweep grids.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import tomllib
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from streamrag.errors import ConfigError
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _root(package: str, folder: str) -> Traversable:
+    try:
+        return importlib.resources.files(package)
+    except ModuleNotFoundError:
+        return _REPO_ROOT / folder
+
+
+def calibration_dir() -> Traversable:
+    """Folder of ``sources.toml`` and ``profiles/*.toml``."""
+    return _root("streamrag._calibration", "calibration")
+
+
+def scenarios_dir() -> Traversable:
+    """Folder of the built-in scenario TOML files."""
+    return _root("streamrag._sim", "sim")
+
+
+def grids_dir() -> Traversable:
+    """Folder of the built-in sweep grids (``sim/grids/*.toml``)."""
+    return _root("streamrag._sim.grids", "sim/grids")
+
+
+def read_toml(resource: Traversable) -> dict[str, Any]:
+    """A built-in TOML file as tables (ConfigError naming the file if it is invalid)."""
+    try:
+        return tomllib.loads(resource.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{resource}: invalid TOML: {exc}") from None
+
+
+def toml_names(folder: Traversable) -> list[str]:
+    """Names (without ``.toml``) of the TOML files directly in ``folder``, sorted."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
