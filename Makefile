@@ -30,3 +30,5 @@ clean:
 
 lint: $(STAMP)
 	$(BIN)/ruff check streamrag tests benchmarks scripts
+	$(BIN)/ruff format --check streamrag tests benchmarks scripts
+	$(BIN)/mypy

@@ -37,10 +37,10 @@ import numpy as np
 from _common import CRAG_DIR, save
 
 from streamrag.analysis.runner import AnalysisSettings, analyze_question
-from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.data.ingest import ingest
 from streamrag.retrieval.dense import exact_topk, to_grid
 from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.minilm import MiniLMEmbedder, dense_unavailable_reason
 
 
@@ -144,8 +144,14 @@ def main() -> int:
     analysis: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         embedder = CachedEmbedder(model, EmbeddingCache(tmp, model.model_id, model.dim))
-        for name, settings, emb in (("bm25 (peer)", bm25, None), ("dense, cold cache", dense, embedder), ("dense, warm cache", dense, embedder)):
-            rows, seconds = _timed(lambda s=settings, e=emb: [analyze_question(q, s, env=RetrieverEnv(embedder=e)).row for q in questions])
+        for name, settings, emb in (
+            ("bm25 (peer)", bm25, None),
+            ("dense, cold cache", dense, embedder),
+            ("dense, warm cache", dense, embedder),
+        ):
+            rows, seconds = _timed(
+                lambda s=settings, e=emb: [analyze_question(q, s, env=RetrieverEnv(embedder=e)).row for q in questions]
+            )
             analysis[name] = {"seconds": round(seconds, 2), "questions_per_s": round(len(rows) / seconds, 2)}
     n_chunks, n_prefixes = len(chunks), sum(len(q.record.query.split()) for q in questions)
     ratio = analysis["dense, cold cache"]["seconds"] / analysis["bm25 (peer)"]["seconds"]

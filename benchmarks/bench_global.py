@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT_DIR, machine  # noqa: E402
+from _common import OUT_DIR, machine
 
 V = 1 << 20
 DATA_DIR = OUT_DIR / "bench_global_data"
@@ -152,7 +152,7 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify):  # type: igno
         results.append((topk, scores))
     query_s, query_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     # From scratch: every prefix re-scored over all N chunks, fully ranked by (score desc, id asc).
-    for (topk, _), q in zip(results[:verify], queries[:verify]):
+    for (topk, _), q in zip(results[:verify], queries[:verify], strict=True):
         scores = np.zeros(index.n_docs)
         for t, term in enumerate(q):
             lo, hi = int(index.indptr[term]), int(index.indptr[term + 1])
@@ -211,7 +211,7 @@ def arm_rank_bm25(tokens, lens, n_terms, queries, k, idf, verify):  # type: igno
     for q in queries:
         rows = [model.get_scores(q[:t]) for t in range(1, len(q) + 1)]
         topk = np.array([rank_topk(s, k) for s in rows])
-        results.append((topk, np.array([s[r] for s, r in zip(rows, topk)])))
+        results.append((topk, np.array([s[r] for s, r in zip(rows, topk, strict=True)])))
     return build_s, time.perf_counter() - t0, time.process_time() - c0, results
 
 
@@ -228,7 +228,11 @@ def run_arm(name: str, folder: Path, k: int, n_queries: int, verify: int, out: P
     fn, idf = ARMS[name]
     build_s, query_s, query_cpu_s, results = fn(tokens, lens, n_terms, queries, k, idf, verify)
     peak = peak_mb()
-    np.savez(out.with_suffix(".npz"), **{f"ids{i}": r[0] for i, r in enumerate(results)}, **{f"sc{i}": r[1] for i, r in enumerate(results)})
+    np.savez(
+        out.with_suffix(".npz"),
+        **{f"ids{i}": r[0] for i, r in enumerate(results)},
+        **{f"sc{i}": r[1] for i, r in enumerate(results)},
+    )
     n_prefixes = sum(len(q) for q in queries)
     report = {
         "arm": name, "n_queries": len(queries), "n_prefixes": n_prefixes, "build_s": build_s, "query_s": query_s,
@@ -251,7 +255,9 @@ def compare(ours: Path, peer: Path, n: int, *, ids_exact: bool) -> dict[str, int
         for t in range(ids_a.shape[0]):
             counts["prefixes"] += 1
             if not np.array_equal(sc_a[t], sc_b[t]):
-                raise SystemExit(f"{peer.name}: query {i} prefix {t + 1}: scores {sc_b[t].tolist()} != streamrag {sc_a[t].tolist()}")
+                raise SystemExit(
+                    f"{peer.name}: query {i} prefix {t + 1}: scores {sc_b[t].tolist()} != streamrag {sc_a[t].tolist()}"
+                )
             if np.array_equal(ids_a[t], ids_b[t]):
                 counts["ids_identical"] += 1
                 continue
@@ -259,7 +265,9 @@ def compare(ours: Path, peer: Path, n: int, *, ids_exact: bool) -> dict[str, int
             above_a = set(ids_a[t][sc_a[t] > kth].tolist())
             above_b = set(ids_b[t][sc_b[t] > kth].tolist())
             if ids_exact or above_a != above_b:
-                raise SystemExit(f"{peer.name}: query {i} prefix {t + 1}: ids {ids_b[t].tolist()} != streamrag {ids_a[t].tolist()}")
+                raise SystemExit(
+                    f"{peer.name}: query {i} prefix {t + 1}: ids {ids_b[t].tolist()} != streamrag {ids_a[t].tolist()}"
+                )
             counts["ids_differ_in_ties"] += 1  # same ids above the k-th score; order or choice within ties differ
     return counts
 
@@ -289,7 +297,7 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
     checks = {"bm25s": compare(folder / "streamrag.npz", folder / "bm25s.npz", args.queries, ids_exact=False)}
     if n_okapi:
         checks["rank_bm25"] = compare(folder / "streamrag-okapi.npz", folder / "rank_bm25.npz", n_okapi, ids_exact=True)
-    tokens, lens, n_terms, queries = load(folder)
+    _, lens, n_terms, queries = load(folder)
     return {
         "n_chunks": n_chunks, "n_tokens": int(lens.sum()), "n_terms": n_terms, "n_queries": args.queries,
         "mean_query_words": float(np.mean([len(q) for q in queries])), "k": args.k, "arms": arms, "checks": checks,

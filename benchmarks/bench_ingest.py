@@ -46,7 +46,9 @@ def _ensure_file(min_mb: float) -> Path:
     print(f"generating {n_questions} questions (≈{per_question / 1e3:.0f} KB each compressed) → {path.name}")
     started = time.perf_counter()
     stats = write_crag_file(path, GeneratorSettings(n_questions=n_questions, seed=7))
-    print(f"  {stats.n_file_bytes / 1e6:.0f} MB on disk, {stats.n_json_bytes / 1e6:.0f} MB of JSON in {time.perf_counter() - started:.0f} s")
+    print(
+        f"  {stats.n_file_bytes / 1e6:.0f} MB on disk, {stats.n_json_bytes / 1e6:.0f} MB of JSON in {time.perf_counter() - started:.0f} s"
+    )
     return path
 
 
@@ -91,17 +93,24 @@ def main() -> int:
             cache = ChunkCache(Path(tmp) / f"{parser_name}-{jobs}")
             settings = ChunkSettings(parser=parser_name)
             arms[f"cold ingest, {parser_name}, {jobs} process(es)"] = _timed(
-                lambda: sum(1 for _ in ingest(path, settings=settings, cache=cache, jobs=jobs))
+                lambda settings=settings, cache=cache, jobs=jobs: sum(
+                    1 for _ in ingest(path, settings=settings, cache=cache, jobs=jobs)
+                )
             )
             if jobs == 2:
                 arms[f"cached ingest, {parser_name}"] = _timed(
-                    lambda: sum(1 for _ in ingest(path, settings=settings, cache=cache, jobs=2))
+                    lambda settings=settings, cache=cache: sum(1 for _ in ingest(path, settings=settings, cache=cache, jobs=2))
                 )
                 arms[f"cached ingest, {parser_name}, indexed_bzip2"] = _timed(
-                    lambda: sum(1 for _ in ingest(path, settings=settings, cache=cache, jobs=2, parallel_decompression=True))
+                    lambda settings=settings, cache=cache: sum(
+                        1 for _ in ingest(path, settings=settings, cache=cache, jobs=2, parallel_decompression=True)
+                    )
                 )
     peer = arms["bzip2 -dc > /dev/null (peer)"]
-    rows = {name: {"seconds": round(s, 2), "mb_per_s": round(mb / s, 1), "ratio_to_bzip2": round(peer / s, 3)} for name, s in arms.items()}
+    rows = {
+        name: {"seconds": round(s, 2), "mb_per_s": round(mb / s, 1), "ratio_to_bzip2": round(peer / s, 3)}
+        for name, s in arms.items()
+    }
     width = max(map(len, rows))
     print(f"{'arm':<{width}}  {'s':>8}  {'MB/s':>8}  {'× bzip2':>8}")
     for name, r in rows.items():

@@ -39,9 +39,7 @@ from streamrag.retrieval import BM25Index, BM25Params, RegexTokenizer, prefix_ra
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
-CRAG_SAMPLE = Path(
-    os.environ.get("STREAMRAG_CRAG_DIR", ROOT.parent / "shared" / "data" / "crag")
-) / "dev_data.jsonl.bz2"
+CRAG_SAMPLE = Path(os.environ.get("STREAMRAG_CRAG_DIR", ROOT.parent / "shared" / "data" / "crag")) / "dev_data.jsonl.bz2"
 OKAPI = BM25Params(idf="okapi")
 
 Question = tuple[str, list[str]]  # (query, chunks)
@@ -54,8 +52,7 @@ def synthetic_questions(n_questions: int, seed: int) -> list[Question]:
     settings = GeneratorSettings(n_questions=n_questions, seed=seed, html_overhead=0.0)
     chunking = ChunkSettings(parser="lexbor")
     return [
-        (r["query"], chunk_pages([SearchResult(**p) for p in r["search_results"]], chunking))
-        for r in generate_records(settings)
+        (r["query"], chunk_pages([SearchResult(**p) for p in r["search_results"]], chunking)) for r in generate_records(settings)
     ]
 
 
@@ -75,7 +72,7 @@ def run_streamrag(tokenized: list[list[list[str]]], queries: list[str], k: int) 
     t0 = time.perf_counter()
     indexes = [BM25Index.from_tokens(docs, tokenizer=tokenizer, params=OKAPI) for docs in tokenized]
     t1 = time.perf_counter()
-    topks = [prefix_rankings(index, q, k=k).topk for index, q in zip(indexes, queries)]
+    topks = [prefix_rankings(index, q, k=k).topk for index, q in zip(indexes, queries, strict=True)]
     t2 = time.perf_counter()
     return t1 - t0, t2 - t1, topks
 
@@ -86,7 +83,7 @@ def run_rank_bm25(tokenized: list[list[list[str]]], queries: list[str], k: int) 
     models = [BM25Okapi(docs) for docs in tokenized]
     t1 = time.perf_counter()
     topks = []
-    for model, q in zip(models, queries):
+    for model, q in zip(models, queries, strict=True):
         words = q.split()
         k_eff = min(k, model.corpus_size)
         rows = [rank_topk(model.get_scores(tokenizer(" ".join(words[:t]))), k_eff) for t in range(1, len(words) + 1)]
@@ -111,7 +108,7 @@ def bench(name: str, questions: list[Question], k: int, repeats: int) -> dict:
             if arm == "streamrag":
                 ours = topks
             else:
-                for i, (a, b) in enumerate(zip(ours, topks)):
+                for i, (a, b) in enumerate(zip(ours, topks, strict=True)):
                     if not np.array_equal(a, b):
                         raise SystemExit(f"{name}: top-{k} differ for question {i}: {a.tolist()} vs {b.tolist()}")
 

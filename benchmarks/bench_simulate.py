@@ -104,7 +104,9 @@ def main() -> None:
 
     rq3 = [_rq3(questions, L) for L in (600, 1000)]
     print("\npaper_rq3 (retrieved-gold slice) on the same table:")
-    print(f"{'L ms':>5} {'n':>4} {'saved':>8} {'H':>7} {'H_G':>7} {'ρ(H,s)':>7} {'ρ(H_G,s)':>9} {'neg':>6} {'fired/q':>8} {'used/q':>7}")
+    print(
+        f"{'L ms':>5} {'n':>4} {'saved':>8} {'H':>7} {'H_G':>7} {'ρ(H,s)':>7} {'ρ(H_G,s)':>9} {'neg':>6} {'fired/q':>8} {'used/q':>7}"
+    )
     for r in rq3:
         print(
             f"{r['L_ms']:>5} {r['n']:>4} {r['saved_mean_ms']:>8.1f} {r['H_mean_ms']:>7.1f} {r['H_G_mean_ms']:>7.1f} "

@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from demo_content import COMMENTS, FILLER, GENERAL, QUESTIONS, SITES  # noqa: E402
+from demo_content import COMMENTS, FILLER, GENERAL, QUESTIONS, SITES
 
 OUT = Path(__file__).resolve().parents[1] / "streamrag" / "data" / "demo" / "demo_questions.jsonl"
 NAMESPACE = uuid.UUID("6f1c2a3e-5b7d-4e8f-9a0b-1c2d3e4f5a6b")  # streamrag demo ids
@@ -64,13 +64,10 @@ def fillers(page: dict, domain: str, rng: random.Random) -> list[str]:
     n_general = len(GENERAL) if page.get("long") else rng.choice((0, 1, 1, 2))
     chosen += rng.sample(GENERAL, n_general)
     rng.shuffle(chosen)
-    out = []
-    for text in chosen:
-        if entity:
-            text = text.replace("{e}", entity)
-            text = text[0].upper() + text[1:]
-        out.append(text)
-    return out
+    if not entity:
+        return chosen
+    named = [text.replace("{e}", entity) for text in chosen]
+    return [text[0].upper() + text[1:] for text in named]
 
 
 def interleave(body: list[str], extra: list[str], rng: random.Random, *, body_first: bool = False) -> list[str]:
@@ -79,11 +76,11 @@ def interleave(body: list[str], extra: list[str], rng: random.Random, *, body_fi
         return extra
     # the first body paragraph usually leads; now and then other paragraphs come first
     lead = 0 if rng.random() < 0.6 or body_first else min(len(extra), rng.randint(1, 3))
-    paragraphs = extra[:lead] + [body[0]]
+    paragraphs = [*extra[:lead], body[0]]
     rest = extra[lead:]
     for text in body[1:]:
         k = rng.randint(0, min(2, len(rest)))
-        paragraphs += rest[:k] + [text]
+        paragraphs += [*rest[:k], text]
         rest = rest[k:]
     return paragraphs + rest
 
@@ -108,18 +105,24 @@ def render(page: dict, question: dict, related: list[str], rng: random.Random) -
     n = rng.randint(100000, 999999)
     analytics = ANALYTICS.replace("{n}", str(n))
     json_ld = json.dumps(
-        {"@context": "https://schema.org", "@type": "Article", "headline": title, "description": snippet[:200], "publisher": site["name"]}
+        {
+            "@context": "https://schema.org",
+            "@type": "Article",
+            "headline": title,
+            "description": snippet[:200],
+            "publisher": site["name"],
+        }
     )
     head = (
-        f"<head><meta charset=\"utf-8\"><title>{esc(title)} | {esc(site['name'])}</title>"
-        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        f"<meta name=\"description\" content=\"{esc(snippet[:160])}\">"
-        f"<meta property=\"og:title\" content=\"{esc(title)}\"><meta property=\"og:site_name\" content=\"{esc(site['name'])}\">"
-        f"<link rel=\"stylesheet\" href=\"https://www.{site['host']}/static/main.css\">"
+        f'<head><meta charset="utf-8"><title>{esc(title)} | {esc(site["name"])}</title>'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f'<meta name="description" content="{esc(snippet[:160])}">'
+        f'<meta property="og:title" content="{esc(title)}"><meta property="og:site_name" content="{esc(site["name"])}">'
+        f'<link rel="stylesheet" href="https://www.{site["host"]}/static/main.css">'
         f"<style>{STYLE}</style><script>{analytics}</script>"
-        f"<script type=\"application/ld+json\">{json_ld}</script></head>"
+        f'<script type="application/ld+json">{json_ld}</script></head>'
     )
-    nav = "".join(f"<li><a href=\"/{slugify(label)}/\">{esc(label)}</a></li>" for label in site["nav"])
+    nav = "".join(f'<li><a href="/{slugify(label)}/">{esc(label)}</a></li>' for label in site["nav"])
     author = rng.choice(AUTHORS)
     # the byline date precedes the question's query_time ("MM/DD/YYYY, hh:mm:ss PT")
     asked_month, asked_day = int(question["query_time"][:2]), int(question["query_time"][3:5])
@@ -127,14 +130,14 @@ def render(page: dict, question: dict, related: list[str], rng: random.Random) -
     day = rng.randint(1, asked_day - 1 if month == asked_month and asked_day > 1 else 28)
     month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[month - 1]
     parts = [
-        "<!DOCTYPE html><html lang=\"en\">",
+        '<!DOCTYPE html><html lang="en">',
         head,
-        f"<body class=\"site-{page['site']}\"><a class=\"skip\" href=\"#main\">Skip to content</a>",
-        f"<header><div class=\"logo\">{esc(site['name'])}</div><nav><ul>{nav}</ul></nav></header>",
-        "<div class=\"cookie-banner\">We use cookies to improve your experience. By continuing to browse "
+        f'<body class="site-{page["site"]}"><a class="skip" href="#main">Skip to content</a>',
+        f'<header><div class="logo">{esc(site["name"])}</div><nav><ul>{nav}</ul></nav></header>',
+        '<div class="cookie-banner">We use cookies to improve your experience. By continuing to browse '
         "you agree to our use of cookies. <button>Accept</button></div>",
-        f"<main id=\"main\"><article><h1>{esc(title)}</h1>",
-        f"<p class=\"byline\">By {author} · Updated {month} {day}, 2024</p>",
+        f'<main id="main"><article><h1>{esc(title)}</h1>',
+        f'<p class="byline">By {author} · Updated {month} {day}, 2024</p>',
     ]
     parts += [f"<p>{esc(text)}</p>" for text in paragraphs]
     parts.append("</article>")
@@ -142,19 +145,19 @@ def render(page: dict, question: dict, related: list[str], rng: random.Random) -
     if n_comments:
         picked = rng.sample(COMMENTS, min(n_comments, len(COMMENTS)))
         comments = "".join(
-            f"<div class=\"comment\"><p class=\"author\">{rng.choice(USERS)}</p><p>{esc(text)}</p></div>" for text in picked
+            f'<div class="comment"><p class="author">{rng.choice(USERS)}</p><p>{esc(text)}</p></div>' for text in picked
         )
-        parts.append(f"<section class=\"comments\"><h2>{len(picked)} comments</h2>{comments}</section>")
+        parts.append(f'<section class="comments"><h2>{len(picked)} comments</h2>{comments}</section>')
         parts.append(
-            "<template id=\"comment-form\"><form class=\"comment-form\"><textarea>Write a comment</textarea>"
+            '<template id="comment-form"><form class="comment-form"><textarea>Write a comment</textarea>'
             "<button>Post comment</button></form></template>"
         )
-    links = "".join(f"<li><a href=\"/{slugify(t)}\">{esc(t)}</a></li>" for t in related)
-    parts.append(f"<aside class=\"related\"><h2>Related</h2><ul>{links}</ul></aside></main>")
+    links = "".join(f'<li><a href="/{slugify(t)}">{esc(t)}</a></li>' for t in related)
+    parts.append(f'<aside class="related"><h2>Related</h2><ul>{links}</ul></aside></main>')
     parts.append(
         f"<footer><p>{esc(site['footer'])}</p><p>© 2024 {esc(site['name'])}. All rights reserved.</p>"
-        "<ul><li><a href=\"/about\">About us</a></li><li><a href=\"/privacy\">Privacy</a></li>"
-        "<li><a href=\"/terms\">Terms</a></li></ul></footer>"
+        '<ul><li><a href="/about">About us</a></li><li><a href="/privacy">Privacy</a></li>'
+        '<li><a href="/terms">Terms</a></li></ul></footer>'
     )
     if rng.random() < 0.4:
         parts.append("<noscript><p>Please enable JavaScript to see live data and comments.</p></noscript>")

@@ -33,9 +33,7 @@ class ChunkSettings(BaseModel):
     @model_validator(mode="after")
     def _overlap_below_window(self) -> ChunkSettings:
         if self.overlap_words >= self.window_words:
-            raise ValueError(
-                f"overlap_words ({self.overlap_words}) must be smaller than window_words ({self.window_words})"
-            )
+            raise ValueError(f"overlap_words ({self.overlap_words}) must be smaller than window_words ({self.window_words})")
         return self
 
     @property

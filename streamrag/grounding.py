@@ -20,9 +20,10 @@ from typing import Literal
 GroundingMode = Literal["exact", "relaxed"]
 
 DROPPED_ANSWERS = frozenset({"", "i don't know", "i dont know", "invalid question", "unknown"})
-RELAXED_STOPWORDS = frozenset(
-    "the a an of in on at to and or for is are was were be by with as that this".split()
-)
+RELAXED_STOPWORDS = frozenset([
+    "the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "is", "are", "was", "were",
+    "be", "by", "with", "as", "that", "this"
+])  # fmt: skip
 _NOT_ALNUM_SPACE = re.compile(r"[^a-z0-9 ]")
 
 
@@ -77,9 +78,7 @@ def gold_chunks(chunks: Sequence[str], answers: Iterable[str], mode: GroundingMo
     return gold_in_normalized([normalize(c) for c in chunks], answers, mode)
 
 
-def gold_in_normalized(
-    normalized_chunks: Sequence[str], answers: Iterable[str], mode: GroundingMode = "exact"
-) -> frozenset[int]:
+def gold_in_normalized(normalized_chunks: Sequence[str], answers: Iterable[str], mode: GroundingMode = "exact") -> frozenset[int]:
     """:func:`gold_chunks` for chunks already passed through :func:`normalize`.
 
     With the paper tokenizer, ``normalize(chunk) == " ".join(tokens(chunk))``, so the

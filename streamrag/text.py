@@ -20,9 +20,7 @@ REMOVED_TAGS: tuple[str, ...] = ("script", "style", "noscript", "head", "templat
 _LEXBOR_MAX_DEPTH = 5_000
 _LEXBOR_TAG_CHECK = 10_000  # below this many '<', nesting cannot be deep enough to matter
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
-_VOID = frozenset(
-    "area base br col embed hr img input link meta param source track wbr".split()
-)
+_VOID = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"])
 
 
 def collapse_whitespace(text: str) -> str:

@@ -22,9 +22,7 @@ def naive_prefix_tokens(query: str) -> list[list[str]]:
     return [naive_tokens(" ".join(words[:t])) for t in range(1, len(words) + 1)]
 
 
-def naive_paper_scores(
-    docs: Sequence[Sequence[str]], query: Sequence[str], k1: float = 1.5, b: float = 0.75
-) -> list[float]:
+def naive_paper_scores(docs: Sequence[Sequence[str]], query: Sequence[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
     """score(Q, d) = Σ_{q ∈ Q} idf(q)·tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)),
     idf(q) = ln(1 + (N − df + 0.5)/(df + 0.5)); repeated query tokens count again.
 
@@ -42,7 +40,7 @@ def naive_paper_scores(
     for c in tfs:
         df.update(c.keys())
     scores = []
-    for doc, c in zip(docs, tfs):
+    for doc, c in zip(docs, tfs, strict=True):
         total = 0.0
         for q in query:
             f = c.get(q, 0)

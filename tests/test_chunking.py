@@ -128,4 +128,4 @@ def test_records_keep_their_metadata_but_not_their_pages(crag_sample: Path) -> N
     (q,) = ingest(crag_sample, ids={"db078969-dcfd-4bd3-8d07-ee8ceceebafd"})
     assert q.record.query == "what is the shortest highway in the us in feet?"
     assert q.record.search_results == ()
-    assert len(list(read_records(crag_sample, ids={q.interaction_id}))[0].search_results) == 5
+    assert len(next(iter(read_records(crag_sample, ids={q.interaction_id}))).search_results) == 5

@@ -17,9 +17,9 @@ def test_help_imports_no_heavy_module() -> None:
     code = (
         "import sys, json\n"
         "from streamrag.cli import main\n"
-        "for argv in [['--help']] + [[c, '--help'] for c in %r]:\n"
+        f"for argv in [['--help']] + [[c, '--help'] for c in {list(COMMANDS)!r}]:\n"
         "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
-        "print(json.dumps(sorted(m for m in %r if m in sys.modules)))\n" % (list(COMMANDS), list(HEAVY))
+        f"print(json.dumps(sorted(m for m in {list(HEAVY)!r} if m in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.splitlines()[-1]) == []

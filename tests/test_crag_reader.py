@@ -64,7 +64,11 @@ def test_v4_and_older_alt_answer_formats(tmp_path: Path) -> None:
 
 
 def test_numeric_and_list_answers_become_text(tmp_path: Path) -> None:
-    lines = [json.dumps(_record(0, answer=3696)), json.dumps(_record(1, answer=2.0)), json.dumps(_record(2, answer=["x", "y"], alt_ans=["z"]))]
+    lines = [
+        json.dumps(_record(0, answer=3696)),
+        json.dumps(_record(1, answer=2.0)),
+        json.dumps(_record(2, answer=["x", "y"], alt_ans=["z"])),
+    ]
     r0, r1, r2 = read_records(_write(tmp_path / "a.jsonl", lines))
     assert r0.answer == "3696"
     assert r1.answer == "2"
@@ -114,7 +118,9 @@ def test_bad_fields_name_file_line_and_field(tmp_path: Path, change, field: str,
 
 def test_non_utf8_bytes_are_a_record_error(tmp_path: Path) -> None:
     path = tmp_path / "latin.jsonl"
-    path.write_bytes(json.dumps(_record(0)).encode() + b"\n" + json.dumps(_record(1)).replace("jane", "jan\xe9").encode("latin-1") + b"\n")
+    path.write_bytes(
+        json.dumps(_record(0)).encode() + b"\n" + json.dumps(_record(1)).replace("jane", "jan\xe9").encode("latin-1") + b"\n"
+    )
     with pytest.raises(RecordError, match=r"latin.jsonl:2: not valid UTF-8"):
         list(read_records(path))
 
@@ -123,10 +129,15 @@ def test_truncated_bz2_is_a_data_file_error(tmp_path: Path) -> None:
     full = bz2.compress(("\n".join(json.dumps(_record(i)) for i in range(10000)) + "\n").encode())
     path = tmp_path / "cut.jsonl.bz2"
     path.write_bytes(full[: len(full) // 2])
-    with pytest.raises(DataFileError, match=r"cut.jsonl.bz2: compressed data is truncated or corrupt after line \d+ \(Compressed file ended"):
+    with pytest.raises(
+        DataFileError, match=r"cut.jsonl.bz2: compressed data is truncated or corrupt after line \d+ \(Compressed file ended"
+    ):
         list(read_records(path))
     # The parallel decoder reads ahead, so it may notice before yielding any line.
-    with pytest.raises(DataFileError, match=r"cut.jsonl.bz2: compressed data is truncated or corrupt (after line \d+|before the first line) \(bzip2 stream is cut short or damaged\)"):
+    with pytest.raises(
+        DataFileError,
+        match=r"cut.jsonl.bz2: compressed data is truncated or corrupt (after line \d+|before the first line) \(bzip2 stream is cut short or damaged\)",
+    ):
         list(read_records(path, parallel_decompression=True))
 
 

@@ -106,7 +106,7 @@ def test_dense_errors_match_the_bm25_ones() -> None:
         r.prefix_rankings("   ")
     with pytest.raises(EmptyCorpusError):
         DenseRetriever([], HashingEmbedder()).prefix_rankings(QUERY)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="k must be ≥ 1, got 0"):
         r.prefix_rankings(QUERY, k=0)
 
 
@@ -198,7 +198,7 @@ def test_unwritable_cache_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_cache_must_match_the_embedder(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\(d=16\) used with .*\(d=8\)"):
         CachedEmbedder(HashingEmbedder(dim=8), EmbeddingCache(tmp_path, HashingEmbedder(dim=16).model_id, 16))
 
 
@@ -230,7 +230,14 @@ def test_dense_analysis_row_and_sim_question() -> None:
 
 def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
     settings_ = AnalysisSettings(retriever="dense", compare_retrievers=True)
-    result = run_study(demo_path(), tmp_path / "out", settings_, Selection(split=None), figures=False, env=RetrieverEnv(embedder=HashingEmbedder(dim=128)))
+    result = run_study(
+        demo_path(),
+        tmp_path / "out",
+        settings_,
+        Selection(split=None),
+        figures=False,
+        env=RetrieverEnv(embedder=HashingEmbedder(dim=128)),
+    )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     section = summary["retrievers"]
     assert summary["parameters"]["analysis"]["retriever"] == {"kind": "dense"}
@@ -242,7 +249,10 @@ def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
     order = section["type_order"]
     assert order["n"] == len(order["types"]) >= 3 and -1 <= order["rho"] <= 1
     agreement = section["agreement"]
-    assert agreement["n_retrieved_gold_both"] + agreement["n_retrieved_gold_dense_only"] == section["arms"]["dense"]["n_retrieved_gold"]
+    assert (
+        agreement["n_retrieved_gold_both"] + agreement["n_retrieved_gold_dense_only"]
+        == section["arms"]["dense"]["n_retrieved_gold"]
+    )
     assert retriever_comparison([a for a in bm25_only if a.rankings is not None], summary["parameters"]) is None
     assert len(result.analyses) == 32
 
@@ -250,15 +260,34 @@ def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
 def test_scenario_and_cli_take_the_retriever(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rs = load_scenario("paper_rq3", ["data.retriever=dense"])
     assert rs.scenario.data.retriever.kind == "dense" and rs.scenario.reflector.cosine_threshold == 0.4  # type: ignore[union-attr]
-    assert main(["simulate", "--table", str(tmp_path / "t.csv"), "--scenario", "paper_rq3", "--out", str(tmp_path), "--retriever", "dense"]) == 1
+    assert (
+        main(
+            [
+                "simulate",
+                "--table",
+                str(tmp_path / "t.csv"),
+                "--scenario",
+                "paper_rq3",
+                "--out",
+                str(tmp_path),
+                "--retriever",
+                "dense",
+            ]
+        )
+        == 1
+    )
     assert "--retriever applies to DATA" in capsys.readouterr().err
 
 
-def test_missing_extra_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_extra_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from streamrag.retrieval import minilm
 
     monkeypatch.setattr(minilm, "DENSE_PACKAGES", ("streamrag_no_such_module",))
-    code = main(["analyze", str(demo_path()), "--split", "all", "--out", str(tmp_path / "o"), "--retriever", "dense", "--no-figures"])
+    code = main(
+        ["analyze", str(demo_path()), "--split", "all", "--out", str(tmp_path / "o"), "--retriever", "dense", "--no-figures"]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1
     assert "pip install 'streamrag[dense]'" in err and "streamrag_no_such_module" in err

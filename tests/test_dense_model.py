@@ -91,7 +91,7 @@ print(r.prefix_rankings("capital of france", k=1).top1.tolist())
 """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9",
            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[0, 0, 0]"
 
@@ -100,7 +100,7 @@ def test_dense_retriever_ranks_the_answer_chunk_first(tmp_path: Path) -> None:
     chunks = ["bananas are yellow and sweet", "paris is the capital and largest city of france", "berlin has many museums"]
     r = DenseRetriever(chunks, minilm_embedder(tmp_path, threads=2))
     pr = r.prefix_rankings("what is the capital of france", k=2)
-    assert pr.top1[-1] == 1 and -1 <= pr.final_scores.min() and pr.final_scores.max() <= 1
+    assert pr.top1[-1] == 1 and pr.final_scores.min() >= -1 and pr.final_scores.max() <= 1
     assert r.score_chunk(1, "what is the capital of france") == pr.final_scores[1] > 0.4  # above the cosine threshold
 
 

@@ -67,10 +67,6 @@ def test_a_questions_draws_do_not_depend_on_the_other_questions():
 
 
 def test_streams_differ_by_question_and_component():
-    draws = {
-        (qid, comp): stream(1, qid, comp).random()
-        for qid in ("q1", "q2")
-        for comp in ("cadence", "latency.G", "latency.L")
-    }
+    draws = {(qid, comp): stream(1, qid, comp).random() for qid in ("q1", "q2") for comp in ("cadence", "latency.G", "latency.L")}
     assert len(set(draws.values())) == len(draws)
     assert stream(1, "q1", "cadence").random() == draws[("q1", "cadence")]

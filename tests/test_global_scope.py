@@ -67,7 +67,7 @@ def _beir(folder: Path, corpus: list[dict], queries: list[dict], qrels: str) -> 
     return folder
 
 
-@pytest.fixture()
+@pytest.fixture
 def beir_dir(tmp_path: Path) -> Path:
     corpus = [{"_id": f"d{i}", "title": f"title {i}", "text": f"filler words number {i} " * 3} for i in range(20)]
     corpus[7]["text"] = "the eiffel tower is in paris"
@@ -100,7 +100,11 @@ def test_beir_distractor_sample_is_seeded_and_keeps_gold(beir_dir: Path) -> None
 @pytest.mark.parametrize(
     ("file", "content", "message"),
     [
-        ("corpus.jsonl", '{"_id": "d0", "text": "x"}\n{"title": "no id", "text": "y"}\n', r"corpus\.jsonl:2: field '_id': missing"),
+        (
+            "corpus.jsonl",
+            '{"_id": "d0", "text": "x"}\n{"title": "no id", "text": "y"}\n',
+            r"corpus\.jsonl:2: field '_id': missing",
+        ),
         ("corpus.jsonl", '{"_id": "d0", "text": 3}\n', r"corpus\.jsonl:1: field 'text': expected a string, got int"),
         ("corpus.jsonl", '{"_id": "d0", "text": "x"}\n{"_id": "d0", "text": "y"}\n', r"corpus\.jsonl:2: field '_id': duplicate"),
         ("corpus.jsonl", '{"_id": "d0", "text": "x"\n', r"corpus\.jsonl:1: not valid JSON"),

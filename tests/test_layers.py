@@ -6,7 +6,8 @@ dependencies; lazy imports inside functions count too):
 ==========  =================================================  ===========================
 layer       modules                                            may import
 ==========  =================================================  ===========================
-base        errors, atomic, progress, resources, overrides     —
+base        errors, atomic, progress, resources, overrides,    —
+            processes
 data        data.*, text, chunking, grounding, cache           base
 retrieval   retrieval.*                                        base, data
 analysis    analysis.*                                         base, data, retrieval
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1] / "streamrag"
 
 LAYER_OF_PREFIX = {
     "streamrag.errors": "base", "streamrag.atomic": "base", "streamrag.progress": "base",
-    "streamrag.resources": "base", "streamrag.overrides": "base",
+    "streamrag.resources": "base", "streamrag.overrides": "base", "streamrag.processes": "base",
     "streamrag.data": "data", "streamrag.text": "data", "streamrag.chunking": "data",
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",
@@ -78,7 +79,11 @@ def imports(path: Path, module: str) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the package
-                base = module.split(".")[: -node.level] if not path.name == "__init__.py" else module.split(".")[: len(module.split(".")) - node.level + 1]
+                base = (
+                    module.split(".")[: -node.level]
+                    if path.name != "__init__.py"
+                    else module.split(".")[: len(module.split(".")) - node.level + 1]
+                )
                 name = ".".join([*base, node.module] if node.module else base)
             else:
                 name = node.module or ""

@@ -95,7 +95,7 @@ def any_scenario(draw):
 
 @FAST
 @given(q=table_questions(max_n=15), rs=any_scenario())
-def test_saved_never_exceeds_baseline_minus_F(q, rs):
+def test_saved_never_exceeds_baseline_minus_f(q, rs):
     events = replay(q, rs)
     row = derive_result(events, n_words=q.n_words, t_star=q.t_star, L_ms=rs.L_ms, G_ms=rs.G_ms, delta_wps=rs.delta_wps)
     respond = {e["arm"]: e["t_us"] for e in events if e["kind"] == "respond"}

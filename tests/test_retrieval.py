@@ -154,7 +154,7 @@ def test_rank_topk_rows_equals_rank_topk_per_row(seed: int, shape: tuple, n_valu
     scores = rng.integers(0, n_values, size=shape).astype(np.float64)
     got = rank_topk_rows(scores, k)
     assert got.dtype == np.int32 and got.shape == (shape[0], min(k, shape[1]))
-    for row, expected in zip(got, scores):
+    for row, expected in zip(got, scores, strict=True):
         assert row.tolist() == naive_topk(expected.tolist(), k)
 
 
@@ -191,7 +191,7 @@ def test_term_columns_are_cached_and_read_only() -> None:
     index = BM25Index.build(["alpha beta", "beta gamma"])
     col = index.term_scores("beta")
     assert index.term_scores("beta") is col
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         col[0] = 1.0
     idx, vals = index.postings("beta")
     assert idx.tolist() == [0, 1] and vals.tolist() == col.tolist()
@@ -282,7 +282,7 @@ def test_nothing_to_rank_errors_carry_a_reason() -> None:
         prefix_rankings(BM25Index.build(["x"]), "  \n ")
     assert exc2.value.reason == "empty query"
     assert issubclass(NothingToRankError, InputError)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="k must be ≥ 1, got 0"):
         prefix_rankings(BM25Index.build(["x"]), "x", k=0)
     assert prefix_scores(BM25Index.build([]), "a b").shape == (2, 0)
 

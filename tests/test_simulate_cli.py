@@ -88,9 +88,13 @@ def test_ids_file_selects_questions(tmp_path, table):
     with open(out / "results.csv", newline="") as fh:
         assert [r["interaction_id"] for r in csv.DictReader(fh)] == ["t-0003", "t-0007"]
     ids.write_text("t-0003\nt-0003\n")
-    assert main(["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "y"), "--ids", str(ids)]) == 1
+    assert (
+        main(["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "y"), "--ids", str(ids)]) == 1
+    )
     ids.write_text("nope\n")
-    assert main(["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "x"), "--ids", str(ids)]) == 1
+    assert (
+        main(["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "x"), "--ids", str(ids)]) == 1
+    )
 
 
 @pytest.mark.parametrize(

@@ -367,7 +367,7 @@ def test_streamable_plot_from_grid(tmp_path, summary):
 
     path = plot_streamable_vs_L(summary["rq2"]["grid"], tmp_path / "s.png", theta=0.5)
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    with pytest.raises(ConfigError, match="theta 0.7 is not in the grid"):
+    with pytest.raises(ConfigError, match=r"theta 0\.7 is not in the grid"):
         plot_streamable_vs_L(summary["rq2"]["grid"], tmp_path / "t.png", theta=0.7)
     assert not (tmp_path / "t.png").exists()
 

@@ -23,6 +23,7 @@ questions (:mod:`streamrag.simulator.questions`); sweeps do both.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -155,15 +156,17 @@ def _check_route(path: Path, kind: str, selection: Selection, gold: GoldRule | N
         if gold not in (None, "labeled"):
             raise ConfigError(f"gold {gold!r}: a BEIR corpus has no answer strings; its gold is the qrels (labeled)")
         if selection.scope != "global":
-            raise ConfigError("a BEIR corpus is analyzed in global scope (--scope global, or data.scope = \"global\")")
+            raise ConfigError('a BEIR corpus is analyzed in global scope (--scope global, or data.scope = "global")')
     if selection.scope == "per-question" and gold not in (None, "answer"):
-        raise ConfigError("per-question scope grounds answers in each question's own pages; the gold rule applies to global scope")
+        raise ConfigError(
+            "per-question scope grounds answers in each question's own pages; the gold rule applies to global scope"
+        )
     if index_dir is not None and selection.scope != "global":
         raise ConfigError("--index-dir applies to global scope")
 
 
 def analyze_input(
-    path: str | Path,
+    path: str | os.PathLike[str],
     settings: AnalysisSettings = AnalysisSettings(),
     selection: Selection = Selection(),
     *,
@@ -193,9 +196,18 @@ def analyze_input(
     if kind == "file" and selection.scope == "per-question":
         analyses = list(
             analyze_file(
-                path, settings, split=selection.split, limit=selection.limit, ids=selection.ids, cache=cache, jobs=jobs,
-                on_error=on_error, parallel_decompression=parallel_decompression, progress=progress, env=env,
-            )  # fmt: skip
+                path,
+                settings,
+                split=selection.split,
+                limit=selection.limit,
+                ids=selection.ids,
+                cache=cache,
+                jobs=jobs,
+                on_error=on_error,
+                parallel_decompression=parallel_decompression,
+                progress=progress,
+                env=env,
+            )
         )
         parameters: dict[str, Any] = {"data": str(path), "split": selection.split_label, "limit": selection.limit}
     else:

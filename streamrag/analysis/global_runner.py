@@ -57,7 +57,9 @@ def index_key(source: PoolSource, settings: AnalysisSettings) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def pool_index(source: PoolSource, settings: AnalysisSettings = AnalysisSettings(), *, index_dir: str | Path | None = None) -> GlobalIndex:
+def pool_index(
+    source: PoolSource, settings: AnalysisSettings = AnalysisSettings(), *, index_dir: str | Path | None = None
+) -> GlobalIndex:
     """The pool's index: memory-mapped from ``index_dir`` when it holds this pool's index
     (same content key), else built (and saved there when ``index_dir`` is given)."""
     from streamrag.retrieval.global_store import load_index, read_key, save_index
@@ -93,9 +95,7 @@ def analyze_pool_question(
         rankings = scorer.rank(record.query, k=max(settings.k, *ROBUSTNESS_K))
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
-    golds = {
-        mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES
-    }
+    golds = {mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, index.n_docs, settings)
     gold = golds[settings.grounding]
     support = np.unique(rankings.topk).astype(np.int64)  # what a reflector can ask about

@@ -214,7 +214,7 @@ def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
     """
     q = active(df)
     rg = q[bool_column(q, "retrieved_gold")]
-    out: dict[str, Any] = {"n": int(len(rg))}
+    out: dict[str, Any] = {"n": len(rg)}
     if len(rg) == 0:
         return out
     t_suf = pd.to_numeric(rg["t_suf"], errors="coerce").to_numpy(dtype=float)

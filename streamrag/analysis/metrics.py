@@ -8,6 +8,7 @@ question returns ``None``, never 0.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import overload
 
 import numpy as np
 
@@ -98,8 +99,16 @@ def H_prime(n_words: int, t_star_value: int, L_ms: float, delta_wps: float, G_ms
     return min(float(L_ms), r) + min(float(G_ms), r)
 
 
-def streamable(H_ms: float, L_ms: float, theta: float) -> bool:
-    """Streamable at (L, δ, θ): ``H ≥ θ·L``."""
+@overload
+def streamable(H_ms: float, L_ms: float, theta: float) -> bool: ...
+
+
+@overload
+def streamable(H_ms: np.ndarray, L_ms: float, theta: float) -> np.ndarray: ...
+
+
+def streamable(H_ms: float | np.ndarray, L_ms: float, theta: float) -> bool | np.ndarray:
+    """Streamable at (L, δ, θ): ``H ≥ θ·L`` (elementwise, a boolean array, for an array of H)."""
     return H_ms >= theta * L_ms
 
 

@@ -62,8 +62,8 @@ def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         (phi_sc, "φ_sc = t_sc / n (self-consistency), all questions", "tab:blue"),
         (phi_suf, "φ_suf = t_suf / n (sufficiency), retrieved-gold", "tab:orange"),
     )
-    for ax, (x, title, color) in zip(axes, panels, strict=True):
-        x = x[~np.isnan(x)]
+    for ax, (values, title, color) in zip(axes, panels, strict=True):
+        x = values[~np.isnan(values)]
         ax.set_title(f"{title}\n(n = {x.size})", fontsize=10)
         ax.set_xlabel("φ (fraction of the question heard)")
         ax.set_xlim(0, 1)
@@ -93,7 +93,7 @@ def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: 
     fig = _figure(8.0, 1.2 + 0.45 * max(len(order), 2))
     ax = fig.subplots()
     if order:
-        style = {"widths": 0.6, "medianprops": {"color": "tab:orange", "linewidth": 2}}
+        style: dict[str, Any] = {"widths": 0.6, "medianprops": {"color": "tab:orange", "linewidth": 2}}
         try:
             ax.boxplot([groups[g] for g in order], orientation="horizontal", **style)
         except TypeError:  # matplotlib < 3.10 has no `orientation`
@@ -116,9 +116,7 @@ def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> 
     if isinstance(grid, pd.DataFrame) and "n_words" in grid.columns:  # a stabilization table
         from streamrag.analysis.stats import GRID_DELTA_WPS, GRID_L_MS, rq2_grid
 
-        cells = pd.DataFrame(
-            rq2_grid(grid, L_values=GRID_L_MS, delta_values=GRID_DELTA_WPS, theta_values=(theta,))
-        )
+        cells = pd.DataFrame(rq2_grid(grid, L_values=GRID_L_MS, delta_values=GRID_DELTA_WPS, theta_values=(theta,)))
     else:
         cells = pd.DataFrame(list(grid) if not isinstance(grid, pd.DataFrame) else grid)
     if cells.empty:
@@ -146,8 +144,8 @@ def plot_streamable_vs_L(
     else:
         # Lines often coincide at small L: distinct markers and dashes keep each visible.
         styles = [("o", "-", 8), ("s", "--", 6), ("^", ":", 5), ("D", "-.", 4)]
-        for i, (delta, line) in enumerate(cells.groupby("delta_wps", sort=True)):
-            line = line.sort_values("L_ms")
+        for i, (delta, group) in enumerate(cells.groupby("delta_wps", sort=True)):
+            line = group.sort_values("L_ms")
             y = pd.to_numeric(line["streamable_fraction"]).to_numpy(dtype=float, na_value=np.nan) * 100.0
             marker, dash, size = styles[i % len(styles)]
             ax.plot(line["L_ms"], y, marker=marker, linestyle=dash, markersize=size, label=f"δ = {delta:g} words/s")

@@ -40,9 +40,8 @@ def write_figures(df: pd.DataFrame, summary: dict[str, Any], out_dir: str | os.P
     theta = float(summary.get("parameters", {}).get("theta", 0.8))
     grid = summary.get("rq2", {}).get("grid") or []
     in_grid = any(abs(cell["theta"] - theta) < 1e-9 for cell in grid)
-    paths = [
+    return [
         plots.plot_phi_histograms(df, out / FIGURES[0]),
         plots.plot_phi_suf_by_type(df, out / FIGURES[1]),
         plots.plot_streamable_vs_L(grid if in_grid else df, out / FIGURES[2], theta=theta),
     ]
-    return paths

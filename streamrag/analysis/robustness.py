@@ -17,9 +17,10 @@ import pandas as pd
 from streamrag.analysis._values import to_float
 from streamrag.analysis.runner import GROUNDING_MODES, ROBUSTNESS_K, QuestionAnalysis
 from streamrag.analysis.stats import streamable_cell
+from streamrag.grounding import GroundingMode
 
 
-def _arm_table(analyses: Sequence[QuestionAnalysis], k: int, mode: str) -> pd.DataFrame:
+def _arm_table(analyses: Sequence[QuestionAnalysis], k: int, mode: GroundingMode) -> pd.DataFrame:
     rows = []
     for a in analyses:
         n = a.row["n_words"]

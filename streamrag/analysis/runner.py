@@ -32,7 +32,7 @@ from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
 from streamrag.errors import EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
-from streamrag.retrieval.base import Rankings
+from streamrag.retrieval.base import ChunkScores, Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
 from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
@@ -63,9 +63,9 @@ class QuestionAnalysis:
     row: dict[str, Any]
     rankings: Rankings | None = None
     gold: frozenset[int] = frozenset()
-    coverage: np.ndarray | None = None
-    arm_t_suf: dict[tuple[int, str], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
-    arm_groundable: dict[str, bool] = field(default_factory=dict)  # grounding → groundable
+    coverage: ChunkScores | None = None  # full-query token coverage by chunk id
+    arm_t_suf: dict[tuple[int, GroundingMode], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
+    arm_groundable: dict[GroundingMode, bool] = field(default_factory=dict)  # grounding → groundable
     by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever kind → row (compare_retrievers)
     scale: Scale = "bm25"  # what rankings.final_scores are: BM25 scores or cosines
 
@@ -116,7 +116,7 @@ def stabilization_row(
     index: Any,
     n_passages: int,
     settings: AnalysisSettings,
-) -> tuple[dict[str, Any], dict[tuple[int, str], int | None], dict[str, bool]]:
+) -> tuple[dict[str, Any], dict[tuple[int, GroundingMode], int | None], dict[GroundingMode, bool]]:
     """The §7 row of one ranked question (any scope), its robustness-arm t_suf values and
     groundable flags. ``rankings`` ranks at ``k ≥ 5``; ``golds`` maps each grounding mode to
     gold chunk ids; ``index`` is the lexical index the anchors read; ``n_passages`` is N."""

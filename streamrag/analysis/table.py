@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -129,8 +129,7 @@ def _check_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> 
     if abs(phi - expected) > PHI_TOLERANCE:
         raise _RowError(
             column,
-            f"{phi!r} is inconsistent with {t_column}/n_words = {t}/{n_words} = {expected:.6g} "
-            f"(tolerance {PHI_TOLERANCE:g})",
+            f"{phi!r} is inconsistent with {t_column}/n_words = {t}/{n_words} = {expected:.6g} (tolerance {PHI_TOLERANCE:g})",
         )
 
 
@@ -156,13 +155,9 @@ def _check_row(v: dict[str, Any]) -> None:
     if rg and not v["groundable"]:
         raise _RowError("retrieved_gold", "True, but groundable is False (retrieved-gold questions are groundable)")
     if rg and t_suf is None:
-        raise _RowError(
-            "t_suf", "empty, but retrieved_gold is True (t_suf is defined exactly for retrieved-gold questions)"
-        )
+        raise _RowError("t_suf", "empty, but retrieved_gold is True (t_suf is defined exactly for retrieved-gold questions)")
     if not rg and t_suf is not None:
-        raise _RowError(
-            "t_suf", f"{t_suf}, but retrieved_gold is False (leave t_suf empty when gold is never retrieved)"
-        )
+        raise _RowError("t_suf", f"{t_suf}, but retrieved_gold is False (leave t_suf empty when gold is never retrieved)")
     if t_suf is None:
         if phi_suf is not None:
             raise _RowError("phi_suf", f"{phi_suf!r}, but t_suf is empty (phi_suf = t_suf/n_words)")
@@ -199,6 +194,16 @@ def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
+def _open_table(path: str | os.PathLike[str]) -> TextIO:
+    """The table file opened for reading; :class:`DataFileError` when it cannot be."""
+    try:
+        return open(path, encoding="utf-8-sig", newline="")
+    except FileNotFoundError:
+        raise DataFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate a stabilization table.
 
@@ -217,17 +222,10 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     read at all.
     """
     name = str(path)
-    try:
-        fh = open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise DataFileError(f"{name}: no such file") from None
-    except OSError as exc:
-        raise DataFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
-
     records: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
     line = 1
-    with fh:
+    with _open_table(path) as fh:
         reader = csv.reader(fh)
         try:
             header = [h.strip() for h in next(reader)]
@@ -265,8 +263,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
                 qid = values["interaction_id"]
                 if qid in first_line:
                     raise TableError(
-                        f"{name}:{line}: column 'interaction_id': {qid!r} repeats line {first_line[qid]} "
-                        "(one row per question)"
+                        f"{name}:{line}: column 'interaction_id': {qid!r} repeats line {first_line[qid]} (one row per question)"
                     )
                 first_line[qid] = line
                 for col in extra:
@@ -305,10 +302,9 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         raise ValueError(f"write_table: frame lacks column(s) {', '.join(missing)}")
     columns = list(STABILIZATION_COLUMNS) + [c for c in df.columns if c not in STABILIZATION_COLUMNS]
     target = Path(path)
-    with atomic_path(target) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(columns)
-            for row in df[columns].itertuples(index=False, name=None):
-                writer.writerow([_format(v) for v in row])
+    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(columns)
+        for row in df[columns].itertuples(index=False, name=None):
+            writer.writerow([_format(v) for v in row])
     return target

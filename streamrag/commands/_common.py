@@ -38,20 +38,40 @@ def non_negative_int(text: str) -> int:
 def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0") -> None:
     """Record selection, chunking, cache and parallelism options."""
     group = parser.add_argument_group("data")
-    group.add_argument("--split", type=split_value, default=split_value(default_split), metavar="0|1|all",
-                       help=f"records of this split (0 = validation; default {default_split})")
+    group.add_argument(
+        "--split",
+        type=split_value,
+        default=split_value(default_split),
+        metavar="0|1|all",
+        help=f"records of this split (0 = validation; default {default_split})",
+    )
     group.add_argument("--limit", type=positive_int, metavar="N", help="stop after N records")
     group.add_argument("--ids", type=Path, metavar="FILE", help="file of interaction ids to keep, one per line")
-    group.add_argument("--skip-bad", action="store_true",
-                       help="turn a malformed record into a row with the reason instead of stopping")
-    group.add_argument("--parser", choices=("html.parser", "lexbor"), default="html.parser",
-                       help="HTML parser (html.parser = the paper preset; lexbor is faster, text differs slightly)")
-    group.add_argument("--cache", type=Path, metavar="DIR", help="chunk cache folder (default $STREAMRAG_CACHE or ~/.cache/streamrag)")
+    group.add_argument(
+        "--skip-bad", action="store_true", help="turn a malformed record into a row with the reason instead of stopping"
+    )
+    group.add_argument(
+        "--parser",
+        choices=("html.parser", "lexbor"),
+        default="html.parser",
+        help="HTML parser (html.parser = the paper preset; lexbor is faster, text differs slightly)",
+    )
+    group.add_argument(
+        "--cache", type=Path, metavar="DIR", help="chunk cache folder (default $STREAMRAG_CACHE or ~/.cache/streamrag)"
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the chunk cache")
-    group.add_argument("--parallel-bz2", action="store_true",
-                       help="decode bzip2 blocks on all cores (indexed_bzip2); fastest when chunks are cached")
-    group.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1), metavar="N",
-                       help="processes for HTML parsing (default: %(default)s)")
+    group.add_argument(
+        "--parallel-bz2",
+        action="store_true",
+        help="decode bzip2 blocks on all cores (indexed_bzip2); fastest when chunks are cached",
+    )
+    group.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=min(2, os.cpu_count() or 1),
+        metavar="N",
+        help="processes for HTML parsing (default: %(default)s)",
+    )
 
 
 def open_cache(args: Any) -> Any:

@@ -51,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
     source = args.corpus or args.data
-    options = dict(
-        gold=args.gold, cache=open_cache(args), jobs=args.jobs, on_error="skip" if args.skip_bad else "raise",
-        parallel_decompression=args.parallel_bz2, index_dir=args.index_dir, qrels_split=args.qrels,
-        distractors=args.distractors, seed=args.seed,
-    )  # fmt: skip
+    options = {
+        "gold": args.gold, "cache": open_cache(args), "jobs": args.jobs, "on_error": "skip" if args.skip_bad else "raise",
+        "parallel_decompression": args.parallel_bz2, "index_dir": args.index_dir, "qrels_split": args.qrels,
+        "distractors": args.distractors, "seed": args.seed,
+    }  # fmt: skip
     if args.corpus is None and args.scope == "per-question":
         with file_progress(args.data, "analyzing") as progress:
             result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)

@@ -14,8 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "for streamrag), simulate the anchor study's RQ3 pipeline on every question in virtual "
         "time, print a summary and the timeline of one mis-fire. Outputs go to --out.",
     )
-    p.add_argument("--out", type=Path, default=Path("streamrag-demo"), metavar="DIR",
-                   help="output folder (default: %(default)s)")
+    p.add_argument("--out", type=Path, default=Path("streamrag-demo"), metavar="DIR", help="output folder (default: %(default)s)")
     p.set_defaults(run=run)
 
 
@@ -63,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         print("\nno mis-fire in either arm")
         return 0
     run_dir, qid, saved_ms = misfire
-    print(f"\none mis-fire, {qid} in {run_dir.name} (saved {saved_ms:.0f} ms): no speculative result was sufficient, so the full query was fired again")
+    print(
+        f"\none mis-fire, {qid} in {run_dir.name} (saved {saved_ms:.0f} ms): no speculative result was sufficient, so the full query was fired again"
+    )
     events = traceview.load_question(run_dir, qid)
     traceview.render_terminal(events)
     png = traceview.write_png(events, args.out / "misfire.png")

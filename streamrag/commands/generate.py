@@ -1,7 +1,7 @@
 """``streamrag generate``: CRAG-shaped records, or a synthetic stabilization table.
 
-    streamrag generate OUT.jsonl[.bz2] --questions N [--page-words W] [--seed S]
-    streamrag generate OUT.csv --questions N --table [--seed S]
+streamrag generate OUT.jsonl[.bz2] --questions N [--page-words W] [--seed S]
+streamrag generate OUT.csv --questions N --table [--seed S]
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("out", type=Path, metavar="OUT", help="output file: .jsonl, .jsonl.bz2, or .csv with --table")
     parser.add_argument("--questions", type=int, required=True, metavar="N", help="number of questions")
     parser.add_argument(
-        "--page-words", type=int, default=3000, metavar="W", help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)"
+        "--page-words",
+        type=int,
+        default=3000,
+        metavar="W",
+        help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)",
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument("--table", action="store_true", help="write a synthetic stabilization table (CSV) instead of records")

@@ -22,18 +22,47 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("table", metavar="TABLE", help="stabilization table (CSV)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if absent)")
-    p.add_argument("--L-ms", dest="L_ms", type=float, default=600.0, metavar="MS",
-                   help="tool latency L of the configured point, ms (default: 600)")
-    p.add_argument("--delta-wps", dest="delta_wps", type=float, default=3.0, metavar="WPS",
-                   help="input cadence delta, words per second (default: 3)")
-    p.add_argument("--theta", type=float, default=0.8,
-                   help="coverage: streamable when H >= theta * L (default: 0.8)")
-    p.add_argument("--G-ms", dest="G_ms", type=float, default=590.0, metavar="MS",
-                   help="query-generation latency G for H_G and H', ms (default: 590)")
-    p.add_argument("--density-cap", dest="density_cap", type=float, default=0.05, metavar="CAP",
-                   help="gold density at most CAP = 'specifically grounded' (default: 0.05)")
-    p.add_argument("--bootstrap", dest="n_resamples", type=int, default=2000, metavar="N",
-                   help="bootstrap resamples for the median CIs (default: 2000)")
+    p.add_argument(
+        "--L-ms",
+        dest="L_ms",
+        type=float,
+        default=600.0,
+        metavar="MS",
+        help="tool latency L of the configured point, ms (default: 600)",
+    )
+    p.add_argument(
+        "--delta-wps",
+        dest="delta_wps",
+        type=float,
+        default=3.0,
+        metavar="WPS",
+        help="input cadence delta, words per second (default: 3)",
+    )
+    p.add_argument("--theta", type=float, default=0.8, help="coverage: streamable when H >= theta * L (default: 0.8)")
+    p.add_argument(
+        "--G-ms",
+        dest="G_ms",
+        type=float,
+        default=590.0,
+        metavar="MS",
+        help="query-generation latency G for H_G and H', ms (default: 590)",
+    )
+    p.add_argument(
+        "--density-cap",
+        dest="density_cap",
+        type=float,
+        default=0.05,
+        metavar="CAP",
+        help="gold density at most CAP = 'specifically grounded' (default: 0.05)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        dest="n_resamples",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples for the median CIs (default: 2000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     p.set_defaults(run=run)
     return p

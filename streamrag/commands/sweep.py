@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamrag.cache import ChunkCache
+    from streamrag.sweep.run import PointDone
 
 HELP = "run a grid of settings (sweep table, figures), in parallel or on Dask, resumable"
 
@@ -22,9 +27,7 @@ points/KEY/ (each point's files), manifest.json (written last).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sweep", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = sub.add_parser("sweep", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("grid", metavar="GRID", help="grid TOML file, or a built-in grid name (paper_rq2, paper_rq3, triggers, topk)")
     p.add_argument("--out", required=True, metavar="DIR", help="run folder")
     p.add_argument("--resume", action="store_true", help="continue the sweep in DIR: finished points are not recomputed")
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             task = bar.add_task("points", total=None)
 
-            def on_point(event):  # type: ignore[no-untyped-def]
+            def on_point(event: PointDone) -> None:
                 bar.update(task, completed=event.n_done, total=event.n_pending)
 
         result = run_sweep(
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cache():  # type: ignore[no-untyped-def]
+def _cache() -> ChunkCache:
     """The default chunk cache (data inputs are chunked once, then read from it)."""
     from streamrag.cache import ChunkCache, default_cache_dir
 

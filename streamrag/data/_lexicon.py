@@ -18,14 +18,16 @@ import numpy as np
 
 # Real English at the top of the ranking so that text and queries open with familiar
 # words; "yes" and "no" are left out because they are answers.
-FUNCTION_WORDS = (
-    "the of and to a in is for on that with as was by it at from this be are an or "
-    "which his their has have its not but were had they first also who more one after "
-    "new can all two been her other most into when there would some about over than "
-    "year what many during time only between three world used up both where while "
-    "then made out under years how he she these known may such later since people "
-    "season team album film company market records city series including best"
-).split()
+FUNCTION_WORDS = [
+    "the", "of", "and", "to", "a", "in", "is", "for", "on", "that", "with", "as", "was", "by", "it",
+    "at", "from", "this", "be", "are", "an", "or", "which", "his", "their", "has", "have", "its",
+    "not", "but", "were", "had", "they", "first", "also", "who", "more", "one", "after", "new",
+    "can", "all", "two", "been", "her", "other", "most", "into", "when", "there", "would", "some",
+    "about", "over", "than", "year", "what", "many", "during", "time", "only", "between", "three",
+    "world", "used", "up", "both", "where", "while", "then", "made", "out", "under", "years", "how",
+    "he", "she", "these", "known", "may", "such", "later", "since", "people", "season", "team",
+    "album", "film", "company", "market", "records", "city", "series", "including", "best"
+]  # fmt: skip
 _ONSETS = ("b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "br", "ch", "cl", "dr", "fr", "gr", "pl", "pr", "sh", "st", "th", "tr")  # fmt: skip
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "io", "y")
 _CODAS = ("", "", "", "n", "r", "s", "l", "t", "m", "nd", "rt", "ck", "st", "x")
@@ -99,10 +101,8 @@ def build_lexicon(vocabulary_size: int, zipf_exponent: float, n_names: int = 20_
                 name_seen.add(name)
                 names.append(name.capitalize())
     caps = [w.capitalize() for w in words]
-    surface = np.array(
-        words + caps + [w + "." for w in words] + [w + "." for w in caps] + [w + "," for w in words], dtype=object
-    )
-    ranks = np.arange(1, vocabulary_size + 1, dtype=float)
-    cdf = np.cumsum(ranks**-zipf_exponent)
+    surface = np.array(words + caps + [w + "." for w in words] + [w + "." for w in caps] + [w + "," for w in words], dtype=object)
+    zipf_ranks = np.arange(1, vocabulary_size + 1, dtype=float)
+    cdf = np.cumsum(zipf_ranks**-zipf_exponent)
     cdf /= cdf[-1]
     return Lexicon(words=tuple(words), surface=surface, cdf=cdf, names=tuple(names))

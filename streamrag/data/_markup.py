@@ -132,7 +132,9 @@ def render_page(
                 '<noscript><img src="https://ads.example.net/pixel.gif" alt=""></noscript></div>'
             )
     if rng.random() < 0.3:
-        parts.append(f'<template id="tpl-{cls[3]}"><div class="{classes[cls[4]]}">{pool.cut(pool.script, 200, rng)}</div></template>')
+        parts.append(
+            f'<template id="tpl-{cls[3]}"><div class="{classes[cls[4]]}">{pool.cut(pool.script, 200, rng)}</div></template>'
+        )
     body_close = (
         f'</article></main><footer class="{classes[cls[5]]}"><p>Privacy policy · Terms of use · Contact us</p>'
         "<p>All rights reserved.</p></footer>"

@@ -65,7 +65,9 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             if line_no == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
                 continue
             if len(row) < 3:
-                raise RecordError(str(path), line_no, "score" if len(row) == 2 else "corpus-id", "missing (expected query-id, corpus-id, score)")
+                raise RecordError(
+                    str(path), line_no, "score" if len(row) == 2 else "corpus-id", "missing (expected query-id, corpus-id, score)"
+                )
             qid, doc, raw = row[0].strip(), row[1].strip(), row[2].strip()
             if not qid:
                 raise RecordError(str(path), line_no, "query-id", "empty")

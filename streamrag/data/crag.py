@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from streamrag.data.lines import iter_lines
 from streamrag.errors import RecordError
@@ -157,7 +158,7 @@ class SkippedRecord:
     reason: str
 
 
-def _field_name(error: dict[str, Any]) -> str:
+def _field_name(error: ErrorDetails) -> str:
     loc = [str(p) for p in error.get("loc", ()) if p != "__root__"]
     return ".".join(loc)
 
@@ -242,7 +243,11 @@ def read_records(
             if wanted is not None and rid not in wanted:
                 continue
             n_yielded += 1
-            yield SkippedRecord(line_no=line_no, interaction_id=rid, reason=f"line {line_no}: {exc.field + ': ' if exc.field else ''}{exc.problem}")
+            yield SkippedRecord(
+                line_no=line_no,
+                interaction_id=rid,
+                reason=f"line {line_no}: {exc.field + ': ' if exc.field else ''}{exc.problem}",
+            )
             continue
         if split is not None and record.split != split:
             continue

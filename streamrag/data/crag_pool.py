@@ -182,7 +182,9 @@ def _add_finance(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, se
     for pos, case in enumerate(cases):
         iid, expected = case.get("crag_interaction_id"), case.get("expected_doc")
         if not isinstance(iid, str) or not isinstance(expected, str):
-            raise DataFileError(f"{paths.finance_cases}: case {pos}: fields 'crag_interaction_id' and 'expected_doc' must be strings")
+            raise DataFileError(
+                f"{paths.finance_cases}: case {pos}: fields 'crag_interaction_id' and 'expected_doc' must be strings"
+            )
         expected_doc = f"finance/{expected.removesuffix('.md')}"
         # Identical pages were stored once: a case's expected page may sit in another case's folder.
         labels.add(labels.own, iid, [*folder_docs.get(str(pos), []), expected_doc])

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -186,9 +187,7 @@ def _make_record(settings: GeneratorSettings, question_idx: int, lexicon: Lexico
         lo, hi = int(offsets[page_idx]), int(offsets[page_idx + 1])
         # the gold page's snippet is taken around the gold spot, as a search engine would
         at = gold_at - lo if page_idx == gold_page else int(page_rng.integers(0, max(1, hi - lo - 30)))
-        search_results.append(
-            _page(words[lo:hi], at, bool(empty[page_idx]), keys, settings, lexicon, pool, page_rng, markup_rng)
-        )
+        search_results.append(_page(words[lo:hi], at, bool(empty[page_idx]), keys, settings, lexicon, pool, page_rng, markup_rng))
     return {
         "interaction_id": interaction_id,
         "query_time": f"{month:02d}/{day:02d}/2024, {hour:02d}:{minute:02d}:{second:02d} PT",
@@ -260,9 +259,9 @@ def _page(
     url = f"https://www.{site}.example/{'-'.join(title_words).lower()}"
     html = ""
     if not empty:
-        cuts = np.cumsum(rng.integers(40, 140, size=len(words) // 40 + 2))
-        cuts = [0, *cuts[cuts < len(words)].tolist(), len(words)]
-        paragraphs = [" ".join(words[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        ends = np.cumsum(rng.integers(40, 140, size=len(words) // 40 + 2))
+        cuts = [0, *ends[ends < len(words)].tolist(), len(words)]
+        paragraphs = [" ".join(words[a:b]) for a, b in pairwise(cuts)]
         text_bytes = sum(len(p) + 1 for p in paragraphs)
         nav = [lexicon.words[i].capitalize() for i in rng.integers(60, 2000, size=int(rng.integers(4, 9))).tolist()]
         html = render_page(

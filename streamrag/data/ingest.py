@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
@@ -79,6 +79,15 @@ def _without_pages(record: CragRecord) -> CragRecord:
     return record.model_copy(update={"search_results": ()})
 
 
+class _InFlight(NamedTuple):
+    """A record whose chunks are cached or being computed by the pool."""
+
+    record: CragRecord
+    key: str
+    cached: list[str] | None
+    future: Any  # the pool's AsyncResult; None when the chunks were cached
+
+
 def _ingest_parallel(
     records: Iterator[CragRecord | SkippedRecord],
     settings: ChunkSettings,
@@ -88,29 +97,29 @@ def _ingest_parallel(
     import multiprocessing
 
     window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
-    # Each entry: (skipped line, None, None, None) or (record, key, cached chunks, async result).
-    pending: deque[tuple[Any, str | None, list[str] | None, Any]] = deque()
+    pending: deque[SkippedRecord | _InFlight] = deque()
     with multiprocessing.get_context().Pool(jobs) as pool:
 
         def drain(keep: int) -> Iterator[Question | SkippedRecord]:
             while len(pending) > keep:
-                item, key, chunks, future = pending.popleft()
-                if isinstance(item, SkippedRecord):
-                    yield item
+                entry = pending.popleft()
+                if isinstance(entry, SkippedRecord):
+                    yield entry
                     continue
+                chunks = entry.cached
                 if chunks is None:
-                    chunks = future.get()
+                    chunks = entry.future.get()
                     if cache is not None:
-                        cache.put(key, chunks)
-                yield Question(item, chunks)
+                        cache.put(entry.key, chunks)
+                yield Question(entry.record, chunks)
 
         for item in records:
             if isinstance(item, SkippedRecord):
-                pending.append((item, None, None, None))
+                pending.append(item)
             else:
                 key = chunk_key(item.search_results, settings)
                 cached = cache.get(key) if cache is not None else None
                 future = None if cached is not None else pool.apply_async(_chunk_job, (item.search_results, settings))
-                pending.append((_without_pages(item), key, cached, future))
+                pending.append(_InFlight(_without_pages(item), key, cached, future))
             yield from drain(window)
         yield from drain(0)

@@ -10,6 +10,7 @@ import bz2
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from streamrag.errors import DataFileError
 
@@ -42,6 +43,8 @@ def iter_lines(
         raise DataFileError(f"{path}: not a bzip2 file (its name ends in .bz2)")
     raw = path.open("rb")
     line_no = 0
+    stream: IO[bytes]
+    position: Callable[[], int]
     try:
         if not compressed:
             stream = io.BufferedReader(raw, _BUFFER_BYTES)
@@ -49,10 +52,11 @@ def iter_lines(
         elif parallel:
             import indexed_bzip2
 
-            stream = indexed_bzip2.open(raw, parallelization=0)  # 0 = all cores
+            decoder = indexed_bzip2.open(raw, parallelization=0)  # 0 = all cores
+            stream = decoder
 
             def position() -> int:
-                return stream.tell_compressed() // 8  # bits → bytes
+                return decoder.tell_compressed() // 8  # bits → bytes
         else:
             stream = bz2.BZ2File(raw)
             position = raw.tell

@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -132,7 +133,7 @@ class PoolSource:
     pool: ChunkPool
     items: list[PoolQuestion | SkippedRecord]
     name: str
-    parameters: dict[str, object] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
     def questions(self) -> list[PoolQuestion]:

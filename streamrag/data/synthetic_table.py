@@ -51,7 +51,7 @@ import pandas as pd
 from streamrag.data import crag_profile as profile
 from streamrag.errors import ConfigError
 
-__all__ = ["TableModel", "generate_stabilization_table", "TABLE_COLUMNS"]
+__all__ = ["TABLE_COLUMNS", "TableModel", "generate_stabilization_table"]
 
 TABLE_COLUMNS = (
     "interaction_id", "domain", "question_type", "static_or_dynamic", "n_words", "n_passages",

@@ -18,6 +18,7 @@ used for the analytic bounds ``H``/``H_G`` (the constant, else the median).
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Annotated, Literal
 
 import numpy as np
@@ -110,9 +111,9 @@ class QuantileLatency(_Model):
         ms = [p[1] for p in self.points]
         if qs[0] != 0.0 or qs[-1] != 1.0:
             raise ValueError("points must start at q = 0 and end at q = 1")
-        if any(b <= a for a, b in zip(qs, qs[1:], strict=False)):
+        if any(b <= a for a, b in pairwise(qs)):
             raise ValueError("quantile levels q must be strictly increasing")
-        if any(b < a for a, b in zip(ms, ms[1:], strict=False)) or ms[0] < 0:
+        if any(b < a for a, b in pairwise(ms)) or ms[0] < 0:
             raise ValueError("durations must be non-negative and non-decreasing in q")
         return self
 

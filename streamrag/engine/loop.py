@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import selectors
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from streamrag.engine.clock import Priority, RealClock, VirtualClock
@@ -81,7 +81,7 @@ class _VirtualSelector(selectors.BaseSelector):
             self.loop._advance()
         return []
 
-    def get_map(self) -> dict[int, selectors.SelectorKey]:
+    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
         return self._map
 
     def close(self) -> None:
@@ -125,7 +125,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         if not ready and not self._stopping:  # type: ignore[attr-defined]
             self._advance()
         if scheduled:
-            end = self.now_us / US_PER_S + self._clock_resolution
+            end = self.now_us / US_PER_S + self._clock_resolution  # type: ignore[attr-defined]
             while scheduled and scheduled[0]._when < end:
                 handle = heapq.heappop(scheduled)
                 handle._scheduled = False

@@ -165,7 +165,7 @@ class Recorder:
     ``validate=True`` checks every event against its model as it is emitted.
     """
 
-    __slots__ = ("qid", "clock", "origin_us", "events", "validate")
+    __slots__ = ("clock", "events", "origin_us", "qid", "validate")
 
     def __init__(self, qid: str, clock: Clock, origin_us: int, *, validate: bool = False) -> None:
         self.qid = qid

@@ -12,9 +12,17 @@ Two modes:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
+
+
+class ChunkLookup(Protocol):
+    """Per-chunk values read by chunk id: an array over all N chunks (per-question scope),
+    or the values of the ranked chunks only (global scope). The retrieval layer's
+    ``ChunkScores`` has this shape; the pipeline cannot import it (layers go one way)."""
+
+    def __getitem__(self, chunk_idx: int, /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +41,8 @@ class SimQuestion:
     t_suf: int | None
     topk: np.ndarray | None
     gold: frozenset[int] | None
-    final_scores: np.ndarray | None
-    final_coverage: np.ndarray | None
+    final_scores: ChunkLookup | None
+    final_coverage: ChunkLookup | None
     question_type: str = ""
     scale: Literal["bm25", "cosine"] = "bm25"
     """What ``final_scores`` are: BM25 scores, or cosines in [−1, 1] (dense retrieval)."""

@@ -90,8 +90,7 @@ class HeuristicReflector:
     def __init__(self, q: SimQuestion, score_threshold: float, min_coverage: float) -> None:
         if q.final_scores is None or q.final_coverage is None or q.topk is None:
             raise ConfigError(
-                f"reflector.kind: 'heuristic' needs final_scores and final_coverage, "
-                f"question {q.interaction_id!r} has none"
+                f"reflector.kind: 'heuristic' needs final_scores and final_coverage, question {q.interaction_id!r} has none"
             )
         self._top = q.topk[:, 0]
         self._scores = q.final_scores

@@ -95,7 +95,7 @@ class OracleTrigger(_WordTrigger):
 class WordIntervalTrigger(_WordTrigger):
     """An opportunity every ``words`` words since the last opportunity."""
 
-    __slots__ = ("words", "last_t")
+    __slots__ = ("last_t", "words")
 
     def __init__(self, words: int) -> None:
         self.words = words

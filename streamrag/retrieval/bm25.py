@@ -166,11 +166,9 @@ class BM25Index:
         starts = np.flatnonzero(new_term)
         indptr = np.append(starts, keys.shape[0]).astype(np.int64)
         # first_seen iterates in first-occurrence order, which is also term-id order.
-        vocabulary = dict(zip(first_seen, range(starts.shape[0])))
+        vocabulary = dict(zip(first_seen, range(starts.shape[0]), strict=True))
         n_terms = len(vocabulary)
-        tf = sp.csr_array(
-            (counts.astype(np.int32), cols.astype(np.int32), indptr), shape=(n_terms, n_docs)
-        )
+        tf = sp.csr_array((counts.astype(np.int32), cols.astype(np.int32), indptr), shape=(n_terms, n_docs))
         return cls(
             tf=tf,
             vocabulary=vocabulary,
@@ -320,6 +318,5 @@ class BM25Index:
     def __repr__(self) -> str:
         p = self.params
         return (
-            f"BM25Index(n_docs={self.n_docs}, n_terms={self.n_terms}, avgdl={self.avgdl:.1f}, "
-            f"k1={p.k1}, b={p.b}, idf={p.idf!r})"
+            f"BM25Index(n_docs={self.n_docs}, n_terms={self.n_terms}, avgdl={self.avgdl:.1f}, k1={p.k1}, b={p.b}, idf={p.idf!r})"
         )

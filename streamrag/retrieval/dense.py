@@ -74,9 +74,7 @@ def to_grid(embeddings: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(embeddings, dtype=np.float64) * _GRID) / _GRID
 
 
-def embed_corpus(
-    texts: Sequence[str], embedder: Embedder, *, progress: Callable[[int], None] | None = None
-) -> np.ndarray:
+def embed_corpus(texts: Sequence[str], embedder: Embedder, *, progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Grid embeddings of a corpus, float32 (N, d), embedded slice by slice (bounded memory).
 
     ``progress`` receives the number of texts done. Use a

@@ -87,7 +87,8 @@ class EmbeddingCache:
             conn.execute("PRAGMA page_size=16384")
             with contextlib.suppress(sqlite3.OperationalError):  # e.g. a file system without shared memory
                 conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: atomic and consistent; a power cut may lose the last commits
+            # WAL + NORMAL: atomic and consistent; a power cut may lose the last commits.
+            conn.execute("PRAGMA synchronous=NORMAL")
             with conn:
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 # A rowid table, not WITHOUT ROWID: the latter keeps rows in an index b-tree
@@ -222,8 +223,8 @@ class CachedEmbedder:
         if self.cache is not None and unique:
             keys = [self.cache.key(t) for t in unique]
             found = self.cache.get_many(keys)
-            todo = [(t, k) for t, k in zip(unique, keys) if k not in found]
-            vectors.update((t, found[k]) for t, k in zip(unique, keys) if k in found)
+            todo = [(t, k) for t, k in zip(unique, keys, strict=True) if k not in found]
+            vectors.update((t, found[k]) for t, k in zip(unique, keys, strict=True) if k in found)
         else:
             todo = [(t, b"") for t in unique]
         if todo:

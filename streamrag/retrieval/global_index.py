@@ -68,10 +68,10 @@ class GlobalIndex:
         "avgdl",
         "chunk_idx",
         "doc_len",
+        "head_impact",
         "idf",
         "impact",
         "indptr",
-        "head_impact",
         "max_impact",
         "params",
         "terms",
@@ -110,9 +110,7 @@ class GlobalIndex:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def build(
-        cls, chunks: Iterable[str], *, tokenizer: Tokenizer | None = None, params: BM25Params | None = None
-    ) -> GlobalIndex:
+    def build(cls, chunks: Iterable[str], *, tokenizer: Tokenizer | None = None, params: BM25Params | None = None) -> GlobalIndex:
         """Tokenize ``chunks`` (streamed; default: the ``paper`` tokenizer) and index them; id = position."""
         tok = tokenizer if tokenizer is not None else RegexTokenizer()
         return cls.from_tokens(map(tok, chunks), tokenizer=tok, params=params)

@@ -84,7 +84,7 @@ class ChunkValues:
         return int(self.ids.shape[0])
 
     def as_dict(self) -> dict[int, float]:
-        return dict(zip(self.ids.tolist(), self.values.tolist()))
+        return dict(zip(self.ids.tolist(), self.values.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

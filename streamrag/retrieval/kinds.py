@@ -120,9 +120,7 @@ RetrieverConfig = Annotated[
 ]
 """A retriever, chosen by ``kind`` (a bare string is the kind)."""
 
-RETRIEVER_KINDS: tuple[str, ...] = tuple(
-    cls.model_fields["kind"].default for cls in get_args(get_args(RetrieverConfig)[0])
-)
+RETRIEVER_KINDS: tuple[str, ...] = tuple(cls.model_fields["kind"].default for cls in get_args(get_args(RetrieverConfig)[0]))
 """The registered kinds (``bm25``, ``dense``), in the order help texts list them."""
 
 

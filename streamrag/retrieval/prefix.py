@@ -143,9 +143,7 @@ def prefix_scores(index: BM25Index, query: str, *, tokenizer: Tokenizer | None =
     return out
 
 
-def prefix_rankings(
-    index: BM25Index, query: str, *, k: int = 3, tokenizer: Tokenizer | None = None
-) -> PrefixRankings:
+def prefix_rankings(index: BM25Index, query: str, *, k: int = 3, tokenizer: Tokenizer | None = None) -> PrefixRankings:
     """Top-k of every prefix ``q[1:t]``, t = 1 … n, by the incremental identity.
 
     Ranking: score descending, ties by chunk id ascending, zero-score chunks eligible

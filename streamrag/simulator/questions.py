@@ -82,7 +82,7 @@ def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
         t_suf=metrics.t_suf(topk, analysis.gold),
         topk=topk,
         gold=analysis.gold,
-        final_scores=rankings.final_scores,  # type: ignore[arg-type]
+        final_scores=rankings.final_scores,
         final_coverage=analysis.coverage,
         question_type=row["question_type"],
         scale=analysis.scale,
@@ -124,8 +124,8 @@ def questions_from_frame(frame: Any) -> QuestionSet:
 
     df: pd.DataFrame = frame
 
-    def opt_int(v: object) -> int | None:
-        return None if v is None or pd.isna(v) else int(v)  # type: ignore[arg-type,call-overload]
+    def opt_int(v: Any) -> int | None:  # a table cell: int, float NaN, pd.NA or None
+        return None if v is None or pd.isna(v) else int(v)
 
     def text(column: str, i: int) -> str:
         if column not in df.columns:

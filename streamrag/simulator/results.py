@@ -189,7 +189,7 @@ def derive_result(
             respond_at = t_us
         elif kind == "answer_ready":
             answer_s = t_us
-            f_us = t_us - respond_at  # type: ignore[operator]
+            f_us = t_us - respond_at
     if input_end is None or answer_s is None or answer_b is None:
         raise ValueError(f"trace of {qid!r} is incomplete (no input_end or answer_ready)")
     baseline_us = answer_b - input_end
@@ -269,9 +269,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
     return {"rho": _clean(float(res.statistic)), "p": _clean(float(res.pvalue)), "n": int(x.size)}
 
 
-def summarize(
-    rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dict[str, int] | None = None
-) -> dict[str, Any]:
+def summarize(rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dict[str, int] | None = None) -> dict[str, Any]:
     """``summary.json`` over the replayed rows, by the naming rule of the module docstring."""
     rows = [r for r in rows if r.replayed]
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
@@ -29,9 +29,13 @@ from streamrag.errors import ConfigError
 from streamrag.pipeline import reflectors, triggers
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
+from streamrag.processes import mp_context
 from streamrag.simulator.questions import QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
 from streamrag.simulator.scenario import ResolvedScenario
+
+if TYPE_CHECKING:
+    pass
 
 
 def plan_question(q: SimQuestion, rs: ResolvedScenario) -> QuestionPlan:
@@ -58,9 +62,7 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario) -> QuestionPlan:
     )
 
 
-async def replay_question(
-    clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False
-) -> list[dict[str, Any]]:
+async def replay_question(clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False) -> list[dict[str, Any]]:
     """Replay one question on ``clock`` (arriving now); return its trace events."""
     sc = rs.scenario
     plan = plan_question(q, rs)
@@ -144,18 +146,6 @@ class SimulationRun:
         return b"".join(o.trace for o in self.outputs)
 
 
-def _mp_context():  # type: ignore[no-untyped-def]
-    """``fork`` on Linux when this process runs no other thread (workers start in ms,
-    sharing the imported modules); ``spawn`` otherwise (safe with threads, other OSes).
-    Results do not depend on the choice."""
-    import multiprocessing
-    import threading
-
-    if sys.platform == "linux" and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
 def _chunks(n: int, jobs: int) -> list[range]:
     size = max(1, min(256, math.ceil(n / (jobs * 8))))
     return [range(i, min(n, i + size)) for i in range(0, n, size)]
@@ -191,10 +181,8 @@ def simulate(
         return _assemble(entries, outputs)
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
-        futures = {
-            pool.submit(run_chunk, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)
-        }
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context()) as pool:
+        futures = {pool.submit(run_chunk, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)}
         for fut in as_completed(futures):
             i = futures[fut]
             parts[i] = fut.result()  # a worker's DeadlockError is re-raised here

@@ -72,7 +72,7 @@ class LatencyConfig(_Section):
     def resolve(self) -> LatencyStages:
         """Profile stages, then ``stages`` overrides, then the ``*_ms`` constants."""
         stages = dict(load_profile(self.profile).stages)
-        stages.update(self.stages)
+        stages.update(self.stages.items())  # as pairs: dict keys are invariant, Literal["G", "L", "F"] is not str
         for stage in ("G", "L", "F"):
             ms = getattr(self, f"{stage}_ms")
             if ms is not None:
@@ -202,9 +202,7 @@ EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE}
 """Fields of which one replaces the other when overridden (see :mod:`streamrag.overrides`)."""
 
 
-def load_scenario(
-    name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None
-) -> ResolvedScenario:
+def load_scenario(name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None) -> ResolvedScenario:
     """Load a built-in scenario by name or a TOML file, apply ``--set`` overrides (one
     group), resolve latencies."""
     groups = [[parse_override(o) for o in overrides or []]]

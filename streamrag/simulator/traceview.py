@@ -81,11 +81,11 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
     for seq, e in enumerate(events):
         k, t = e["kind"], e["t_us"]
 
-        def mark(lane: str, name: str, detail: str) -> None:
-            instants.append(Instant(lane, name, t, detail, seq))  # noqa: B023 - used at once
+        def mark(lane: str, name: str, detail: str, t: int = t, seq: int = seq) -> None:
+            instants.append(Instant(lane, name, t, detail, seq))
 
-        def close(lane: str, name: str, opened: tuple[int, int], cancelled: bool = False) -> None:
-            spans.append(Span(lane, name, opened[0], t, cancelled, opened[1]))  # noqa: B023
+        def close(lane: str, name: str, opened: tuple[int, int], cancelled: bool = False, t: int = t) -> None:
+            spans.append(Span(lane, name, opened[0], t, cancelled, opened[1]))
 
         if k == "word":
             mark("input", "word", f"word {e['word']}")
@@ -168,8 +168,7 @@ def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width:
     console.print(
         Text.assemble(
             (f"{qid}", "bold"),
-            f"  E = {head['E_ms']:.1f} ms   baseline {head['baseline_ms']:.1f} ms   "
-            f"streaming {head['streaming_ms']:.1f} ms   ",
+            f"  E = {head['E_ms']:.1f} ms   baseline {head['baseline_ms']:.1f} ms   streaming {head['streaming_ms']:.1f} ms   ",
             ("saved ", "bold"),
             (f"{head['saved_ms']:.1f} ms", "bold red" if head["saved_ms"] < 0 else "bold green"),
         )
@@ -245,7 +244,7 @@ def write_png(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Pat
     ax.axvline(e_ms, color="black", linestyle="--", linewidth=0.8)
     ax.text(e_ms, -0.8, " E (end of input)", fontsize=8, va="center")
     head = headline(events)
-    ax.set_yticks(range(len(lanes)), [lane for lane in reversed(lanes)])
+    ax.set_yticks(range(len(lanes)), list(reversed(lanes)))
     ax.set_xlabel("virtual time since arrival (ms)")
     ax.set_title(
         f"{events[0]['qid']}: baseline {head['baseline_ms']:.0f} ms, streaming {head['streaming_ms']:.0f} ms, "
@@ -273,8 +272,7 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
     out: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": qid}}]
     out += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"name": lane}} for lane in lanes]
     out += [
-        {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"sort_index": tid[lane]}}
-        for lane in lanes
+        {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"sort_index": tid[lane]}} for lane in lanes
     ]
     for s in spans:
         out.append({

@@ -52,7 +52,7 @@ _PUBLIC = {
     "write_figures": "figures",
 }
 
-__all__ = sorted(_PUBLIC)
+__all__ = tuple(sorted(_PUBLIC))
 
 
 def __getattr__(name: str) -> Any:

@@ -19,13 +19,16 @@ it completes.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streamrag.errors import ConfigError
+from streamrag.processes import mp_context
 from streamrag.sweep.kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
+
+if TYPE_CHECKING:
+    pass
 
 
 class Executor(Protocol):
@@ -37,7 +40,7 @@ class Executor(Protocol):
 
     def __exit__(self, *exc: object) -> None: ...
 
-    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]: ...
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]: ...
 
 
 class SerialExecutor:
@@ -51,30 +54,23 @@ class SerialExecutor:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]:
         for job in jobs:
             yield execute_point(job, shared.get(job.input_ref) if job.input_ref else None)
 
 
+# A pool worker's prepared inputs, filled once by the pool initializer (_install) so
+# that points do not ship them again.
+_WORKER_SHARED: dict[str, Any] = {}
+
+
 def _install(shared: Mapping[str, Any]) -> None:
-    global _WORKER_SHARED
-    _WORKER_SHARED = shared
+    _WORKER_SHARED.clear()
+    _WORKER_SHARED.update(shared)
 
 
 def _execute_installed(job: PointJob) -> PointOutput:
     return execute_point(job, _WORKER_SHARED.get(job.input_ref) if job.input_ref else None)
-
-
-def _mp_context():  # type: ignore[no-untyped-def]
-    """``fork`` on Linux when this process runs no other thread (workers inherit the
-    prepared input and imported modules for free); ``spawn`` otherwise, which is safe
-    with threads. Outputs do not depend on the choice."""
-    import multiprocessing
-    import threading
-
-    if sys.platform == "linux" and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
 
 
 class ProcessExecutor:
@@ -93,13 +89,13 @@ class ProcessExecutor:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         if not jobs:
             return
         pool = ProcessPoolExecutor(
-            max_workers=min(self.jobs, len(jobs)), mp_context=_mp_context(), initializer=_install, initargs=(dict(shared),)
+            max_workers=min(self.jobs, len(jobs)), mp_context=mp_context(), initializer=_install, initargs=(dict(shared),)
         )
         try:
             futures = [pool.submit(_execute_installed, job) for job in jobs]
@@ -153,7 +149,7 @@ class DaskExecutor:
             return 0
         return len(self._client.scheduler_info().get("workers", {}))
 
-    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Iterator[PointOutput]:
+    def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]:
         import uuid
 
         from dask.distributed import as_completed
@@ -168,9 +164,12 @@ class DaskExecutor:
         token = uuid.uuid4().hex[:8]
         futures = [
             client.submit(
-                execute_point, job, refs.get(job.input_ref) if job.input_ref else None,
-                key=f"streamrag-point-{job.key}-{token}", pure=False,
-            )  # fmt: skip
+                execute_point,
+                job,
+                refs.get(job.input_ref) if job.input_ref else None,
+                key=f"streamrag-point-{job.key}-{token}",
+                pure=False,
+            )
             for job in jobs
         ]
         try:

@@ -103,7 +103,8 @@ def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) 
         ax.set_xlabel("cadence δ (words/s)")
         ax.set_title(f"θ = {theta:g}", fontsize=10)
     axes[0].set_ylabel("tool latency L (ms)")
-    fig.colorbar(image, ax=list(axes), label="streamable questions (%)", shrink=0.9)
+    if image is not None:  # one panel per θ, so there is one when the table has rows
+        fig.colorbar(image, ax=list(axes), label="streamable questions (%)", shrink=0.9)
     fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L", fontsize=11)
     return _save(fig, path)
 
@@ -143,7 +144,9 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     fig = _figure(min(4.2 * len(Ls), 17.0) + 1.8, 4.2)
     axes = np.atleast_1d(fig.subplots(1, len(Ls), sharey=True))
     triggers = _triggers(table)
-    style = {t: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)], 90 - 55 * i / max(len(triggers) - 1, 1)) for i, t in enumerate(triggers)}
+    style = {
+        t: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)], 90 - 55 * i / max(len(triggers) - 1, 1)) for i, t in enumerate(triggers)
+    }
     for ax, L in zip(axes, Ls, strict=True):
         panel = rows if L is None else rows[rows["L_ms"] == L]
         oracle = panel["trigger_kind"] == "oracle" if "trigger_kind" in panel.columns else pd.Series(False, index=panel.index)

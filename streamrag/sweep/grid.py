@@ -33,6 +33,7 @@ Every problem is a :class:`~streamrag.errors.ConfigError` naming the file and th
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -172,8 +173,7 @@ def _variants_axis(origin: str, name: str, table: dict[str, Any]) -> Axis:
         where = f"axes.{name}.{label}"
         if not isinstance(body, dict):
             raise ConfigError(
-                f"grid {origin}: {where}: a variant is a table of overrides, e.g. "
-                f'{label} = {{ "trigger.kind" = "oracle" }}'
+                f'grid {origin}: {where}: a variant is a table of overrides, e.g. {label} = {{ "trigger.kind" = "oracle" }}'
             )
         overrides = tuple((path, _scalar(origin, f"{where}.{path}", v)) for path, v in _leaves(body))
         values.append(AxisValue(label=label, value=label, overrides=overrides))
@@ -204,8 +204,7 @@ def parse_axes(origin: str, axes: dict[str, Any]) -> tuple[Axis, ...]:
                 out.append(_variants_axis(origin, name, value))
         else:
             raise ConfigError(
-                f"grid {origin}: axes.{name}: expected a list of values or a table of labeled variants, "
-                f"got {value!r}"
+                f"grid {origin}: axes.{name}: expected a list of values or a table of labeled variants, got {value!r}"
             )
     names = [a.name for a in out]
     for i, axis in enumerate(out):
@@ -225,9 +224,7 @@ def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
     return ConfigError(f"grid {origin}: {key}: {err['msg']}{shown}")
 
 
-def grid_from_text(
-    text: str, *, origin: str, base_dir: Path, input_override: str | None = None, name: str | None = None
-) -> Grid:
+def grid_from_text(text: str, *, origin: str, base_dir: Path, input_override: str | None = None, name: str | None = None) -> Grid:
     """Parse and shape-check a grid file's text (see the module docstring)."""
     try:
         raw = tomllib.loads(text)
@@ -277,7 +274,7 @@ def list_grids() -> list[str]:
     return toml_names(grids_dir())
 
 
-def load_grid(name_or_path: str | Path, *, input: str | None = None) -> Grid:
+def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None) -> Grid:
     """Read a grid file, or a built-in grid by name (``paper_rq2``, ``triggers``, …).
 
     ``input`` replaces the grid's input source (a path relative to the current folder).

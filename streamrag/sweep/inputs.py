@@ -68,12 +68,10 @@ class InputSpec(BaseModel):
 
     def split_arg(self) -> int | None:
         """The split as the analyzer takes it (``None`` = all)."""
-        return None if self.split == "all" else self.split  # type: ignore[return-value]
+        return None if self.split == "all" else self.split
 
 
-def parse_input(
-    source: str, *, base_dir: Path, split: int | Literal["all"] | None = None, limit: int | None = None
-) -> InputSpec:
+def parse_input(source: str, *, base_dir: Path, split: int | Literal["all"] | None = None, limit: int | None = None) -> InputSpec:
     """Parse an input source string (see the module docstring); check files exist."""
     text = source.strip()
     if text == "demo":
@@ -189,9 +187,7 @@ class PreparedInputs:
         scope, gold = fields.pop("scope", "per-question"), fields.pop("gold", None)
         settings = AnalysisSettings.model_validate(fields)
         selection = Selection(split=self.spec.split_arg(), limit=self.spec.limit, scope=scope)
-        analyses = analyze_input(
-            self.spec.data_path, settings, selection, gold=gold, cache=self.cache, jobs=self.jobs
-        ).analyses
+        analyses = analyze_input(self.spec.data_path, settings, selection, gold=gold, cache=self.cache, jobs=self.jobs).analyses
         # One pass gives both views: keep the full-mode questions for simulate points.
         self._memo[f"questions:{_canonical(analysis)}"] = questions_from_analyses(analyses, settings.k)
         return table_frame(analyses)

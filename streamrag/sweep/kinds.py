@@ -24,14 +24,14 @@ the base's ``words = 3`` is a 1-second interval).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from streamrag.errors import ConfigError
-from streamrag.overrides import nest
+from streamrag.overrides import Override, nest
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
 
@@ -110,13 +110,13 @@ class SimulateKind:
         spec = self.grid.input
         for path in _paths(groups):
             if path == "data.split":
-                raise ConfigError(f"{path}: set the split in the grid's [input] table (split = 0 | 1 | \"all\")")
+                raise ConfigError(f'{path}: set the split in the grid\'s [input] table (split = 0 | 1 | "all")')
             if spec.trace_driven and path.startswith("data."):
                 raise ConfigError(f"{path}: applies to data inputs only; the input {spec.source!r} is a table (k is fixed)")
-        groups = [list(g) for g in groups]
+        applied: list[list[Override]] = [list(g) for g in groups]
         if not spec.trace_driven:
-            groups.append([("data.split", spec.split)])
-        rs = scenario_from_dict(self._raw, groups, origin=self.grid.scenario or "paper_rq3")
+            applied.append([("data.split", spec.split)])
+        rs = scenario_from_dict(self._raw, applied, origin=self.grid.scenario or "paper_rq3")
         sc = rs.scenario
         identity = parameters(rs)
         identity["scenario"] = {k: v for k, v in identity["scenario"].items() if k not in ("name", "description")}
@@ -242,4 +242,9 @@ def _analysis_settings(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
 
 def point_kind(grid: Grid) -> SimulateKind | StreamableKind | AnalyzeKind:
     """The kind object of ``grid``."""
-    return {"simulate": SimulateKind, "streamable": StreamableKind, "analyze": AnalyzeKind}[grid.kind](grid)
+    kinds: dict[str, Callable[[Grid], SimulateKind | StreamableKind | AnalyzeKind]] = {
+        "simulate": SimulateKind,
+        "streamable": StreamableKind,
+        "analyze": AnalyzeKind,
+    }
+    return kinds[grid.kind](grid)

@@ -121,9 +121,7 @@ def plan(grid: Grid, inputs: PreparedInputs) -> SweepPlan:
             data = {"path": str(spec.data_path), "split": spec.split_arg(), "limit": spec.limit}
         job = PointJob(key, grid.kind, resolved.settings, resolved.input_ref, data, grid.output.traces)
         overrides = tuple(pair for group in groups for pair in group)
-        points.append(
-            Point(index, key, values, overrides, resolved.descriptors, resolved.identity, job, resolved.incompatible)
-        )
+        points.append(Point(index, key, values, overrides, resolved.descriptors, resolved.identity, job, resolved.incompatible))
     if not any(p.skipped is None for p in points):
         raise ConfigError(f"grid {grid.origin}: every point is skipped ({points[0].skipped})")
     return SweepPlan(grid, inputs, points)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import atexit
 from contextlib import ExitStack
+from functools import cache
 from importlib.resources import as_file, files
 from pathlib import Path
 
 __all__ = ["DEMO_FILE", "demo_path"]
 
 DEMO_FILE = "demo_questions.jsonl"
-_extracted: ExitStack | None = None
-_cached: Path | None = None
 
 
 def demo_path() -> Path:
@@ -24,12 +23,15 @@ def demo_path() -> Path:
     From a normal install this is the file inside the package. From a zipped install
     the file is extracted once to a temporary file that lives until the process exits.
     """
-    global _extracted, _cached
     resource = files(__name__) / DEMO_FILE
     if isinstance(resource, Path):
         return resource
-    if _cached is None:
-        _extracted = ExitStack()
-        atexit.register(_extracted.close)
-        _cached = _extracted.enter_context(as_file(resource))
-    return _cached
+    return _extracted_demo()
+
+
+@cache
+def _extracted_demo() -> Path:
+    """The demo file extracted from a zipped install, once; removed at exit."""
+    stack = ExitStack()
+    atexit.register(stack.close)
+    return stack.enter_context(as_file(files(__name__) / DEMO_FILE))
