@@ -14,30 +14,47 @@ from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 
 
 def table_q(qid: str = "q", n: int = 6, t_sc: int | None = None, t_suf: int | None = None, qtype: str = "") -> SimQuestion:
-    """A trace-driven question (what a stabilization table gives)."""
-    return SimQuestion(qid, n, n if t_sc is None else t_sc, t_suf, None, None, None, None, qtype)
+    """A question known only by its table row (oracle reflector: sufficient iff t ≥ t*)."""
+    return SimQuestion(qid, n, n if t_sc is None else t_sc, t_suf, question_type=qtype)
 
 
 def full_q(
     qid: str,
     topk: list[list[int]],
     *,
-    gold: set[int] = frozenset(),
+    gold: set[int] | frozenset[int] = frozenset(),
     scores: dict[int, float] | None = None,
     coverage: dict[int, float] | None = None,
-    n_chunks: int = 10,
+    occurrences: dict[int, float] | None = None,
 ) -> SimQuestion:
-    """A full-mode question from explicit prefix top-k rows."""
-    from streamrag.analysis.metrics import t_sc, t_suf
+    """An evidence-mode question from explicit prefix top-k rows; ``scores`` and
+    ``coverage`` (distinct tokens; ``occurrences`` defaults to the same) are the full
+    query's values per chunk, read for each prefix's top chunk."""
+    from streamrag.analysis.evidence import PrefixEvidence
+    from streamrag.simulator.questions import sim_question
 
-    arr = np.array(topk, dtype=np.int64)
-    fs = np.zeros(n_chunks)
-    fc = np.zeros(n_chunks)
-    for c, v in (scores or {}).items():
-        fs[c] = v
-    for c, v in (coverage or {}).items():
-        fc[c] = v
-    return SimQuestion(qid, len(topk), t_sc(list(arr[:, 0])), t_suf(arr, frozenset(gold)), arr, frozenset(gold), fs, fc)
+    arr = np.array(topk, dtype=np.int32)
+    top1 = arr[:, 0].tolist()
+    scores, coverage = scores or {}, coverage or {}
+    occurrences = coverage if occurrences is None else occurrences
+    rank = [next((r for r, c in enumerate(row, start=1) if c in gold), 0) for row in arr.tolist()]
+    ev = PrefixEvidence(
+        arr,
+        np.array([scores.get(c, 0.0) for c in top1]),
+        np.array([coverage.get(c, 0.0) for c in top1]),
+        np.array([occurrences.get(c, 0.0) for c in top1]),
+        np.array(rank, dtype=np.int8),
+    )
+    return sim_question(qid, len(topk), ev, arr.shape[1])
+
+
+OLD_RULES = [
+    "pipeline.capped_fire=drop",
+    "pipeline.turn_end_order=calls_first",
+    "reflector.rejudge=newest",
+    "reflector.fallback=reuse",
+]
+"""streamrag's rules before the anchor's were adopted (the alternatives to the paper preset)."""
 
 
 def const_scenario(

@@ -135,5 +135,33 @@ def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
     questions = {q.interaction_id: q for q in found}
     q = questions["55b219e5-ba31-4318-a73d-551f0fb9c546"]
     assert (q.n_words, q.t_sc, q.t_suf) == (11, 6, 1)
-    assert q.topk.shape == (11, 3) and q.final_scores.shape == (110,) and q.final_coverage.shape == (110,)
-    assert q.gold and 0.0 <= q.final_coverage.min() <= q.final_coverage.max() <= 1.0
+    assert q.topk.shape == (11, 3) and q.top_score.shape == q.coverage_distinct.shape == q.gold_hit.shape == (11,)
+    assert q.gold_hit[0] and 0.0 <= q.coverage_distinct.min() <= q.coverage_distinct.max() <= 1.0
+
+
+def test_prefix_evidence_is_what_a_from_scratch_computation_gives(crag_sample: Path) -> None:
+    """top1_score = BM25 of the full query on the prefix's top chunk; coverage = the share
+    of the full query's distinct tokens (or occurrences) found in that chunk; gold_rank =
+    rank of the first gold chunk in the prefix's top ids."""
+    from streamrag.data.ingest import ingest
+    from streamrag.retrieval.base import BM25Retriever
+    from streamrag.retrieval.tokenize import RegexTokenizer
+
+    by_id = {a.row["interaction_id"]: a for a in analyze_file(crag_sample, split=None)}
+    tok = RegexTokenizer()
+    for item in ingest(crag_sample, split=None):
+        analysis = by_id[item.interaction_id]
+        ev = analysis.evidence
+        assert ev is not None
+        retriever = BM25Retriever(item.chunks)
+        query = item.record.query
+        tokens = tok(query)
+        for t in range(1, ev.n_words + 1):
+            top = int(ev.top_ids[t - 1, 0])
+            assert ev.top1_score[t - 1] == retriever.score_chunk(top, query)
+            chunk_tokens = set(tok(item.chunks[top]))
+            distinct = list(dict.fromkeys(tokens))
+            assert ev.coverage_distinct[t - 1] == sum(x in chunk_tokens for x in distinct) / len(distinct)
+            assert ev.coverage_occurrences[t - 1] == sum(x in chunk_tokens for x in tokens) / len(tokens)
+            ranks = [r for r, c in enumerate(ev.top_ids[t - 1].tolist(), start=1) if c in analysis.gold]
+            assert ev.gold_rank[t - 1] == (ranks[0] if ranks else 0)

@@ -218,8 +218,8 @@ def test_dense_analysis_row_and_sim_question() -> None:
     assert result.scale == "cosine" and set(result.by_retriever) == {"bm25", "dense"}
     assert result.by_retriever["bm25"] == analyze_question(q).row  # the comparison arm is the plain BM25 analysis
     sim = to_sim_question(result, 3)
-    assert sim is not None and sim.scale == "cosine" and sim.final_scores is not None
-    assert float(sim.final_scores.max()) <= 1.0 + 1e-9  # cosines
+    assert sim is not None and sim.scale == "cosine" and sim.top_score is not None
+    assert float(sim.top_score.max()) <= 1.0 + 1e-9  # cosines
     # The heuristic reflector judges dense questions on the cosine scale.
     reflector = HeuristicReflectorConfig(cosine_threshold=0.2).build(sim)
     assert reflector.score_threshold == 0.2  # type: ignore[attr-defined]

@@ -130,7 +130,7 @@ def test_live_mode_runs_the_same_pipeline_on_the_real_clock():
 
     async def main(clock: Clock):
         rec = Recorder(q.interaction_id, clock, clock.now_us(), validate=True)
-        await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), sc.pipeline.thread_cap, rec)
+        await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, rec)
         return rec.events
 
     events = run_real(main)

@@ -157,7 +157,7 @@ def test_global_sim_questions_run_in_the_simulator() -> None:
 
     qs = questions_from_analyses(analyze_pool(_tiny_pool()), 3)
     questions = qs.questions
-    assert qs.n_skipped == 0 and questions[0].gold == frozenset({0, 1})
+    assert qs.n_skipped == 0 and questions[0].gold_hit is not None and questions[0].gold_hit.all()
     run = simulate(questions, load_scenario("paper_rq3", ["select.population='all'"]))
     assert len(run.rows) == 1
 

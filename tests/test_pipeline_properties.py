@@ -148,5 +148,5 @@ def test_policies_needing_rankings_refuse_trace_driven_input(section, spec):
     rs = const_scenario(**kwargs)
     from streamrag.simulator.runner import simulate
 
-    with pytest.raises(ConfigError, match=rf"{section}\.kind: '{spec['kind']}' needs prefix rankings"):
+    with pytest.raises(ConfigError, match=rf"{section}\.kind: '{spec['kind']}' needs per-prefix evidence"):
         simulate([table_q("x", n=5, t_sc=3)], rs)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from _simhelpers import compact, const_scenario, full_q, replay, table_q
+import pytest
+from _simhelpers import OLD_RULES, compact, const_scenario, full_q, replay, table_q
 
 from streamrag.simulator.results import derive_result
 
@@ -11,9 +12,11 @@ def _row(events, q, rs):
     return derive_result(events, n_words=q.n_words, t_star=q.t_star, L_ms=rs.L_ms, G_ms=rs.G_ms, delta_wps=rs.delta_wps)
 
 
-def test_interval_trigger_speculative_hit_timeline():
+def test_interval_trigger_speculative_hit_timeline_calls_first():
     # δ = 2 w/s, n = 6, interval every 3 words, G = 100 ms, L = 300 ms, F = 500 ms;
-    # trace-driven with t* = t_suf = 2, heuristic reflector (sufficient iff t ≥ 2).
+    # trace-driven with t* = t_suf = 2, heuristic reflector (sufficient iff t ≥ 2);
+    # turn_end_order = calls_first: the call fired on the last word starts before the
+    # reflector looks.
     #
     # words at 0.5, 1.0, 1.5, 2.0, 2.5, 3.0 s; E = 3.0 s
     # call 1 on prefix 3: fired 1.5, G until 1.6, L until 1.9 → result (t = 3 ≥ 2)
@@ -24,7 +27,9 @@ def test_interval_trigger_speculative_hit_timeline():
     # baseline: 3.0 → G 3.1 → L 3.4 → F 3.9
     # saved = (3.9 − 3.0) − (3.5 − 3.0) = 0.4 s = G + L
     q = table_q("q1", n=6, t_sc=5, t_suf=2)
-    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "interval", "words": 3})
+    rs = const_scenario(
+        delta=2, G=100, L=300, F=500, trigger={"kind": "interval", "words": 3}, extra=["pipeline.turn_end_order=calls_first"]
+    )
     events = replay(q, rs)
     assert compact(events) == [
         (500_000, "word", 1),
@@ -62,6 +67,46 @@ def test_interval_trigger_speculative_hit_timeline():
     assert (row.llm_busy_ms, row.tool_busy_ms) == (600.0, 300.0)
     # H = min(L, (6 − 2)/2 s) = 300; H_G = min(G + L, 2000) = 400
     assert (row.H_ms, row.H_G_ms) == (300.0, 400.0)
+
+
+def test_the_reflector_looks_before_the_last_words_call_starts_and_it_is_not_counted():
+    # The same question under the anchor's order (rule e): the call fired on word 6 at
+    # E = 3.0 does not start before the reflector's first look; call 1 is sufficient, so
+    # call 2 is cancelled unstarted: fired once, nothing cancelled in flight, no G spent.
+    q = table_q("q1", n=6, t_sc=5, t_suf=2)
+    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "interval", "words": 3})
+    events = replay(q, rs)
+    assert compact(events)[9:] == [
+        (3_000_000, "word", 6),
+        (3_000_000, "input_end", 6),
+        (3_000_000, "fire", "streaming", 2, 6, "trigger"),
+        (3_000_000, "fire", "baseline", 1, 6, "baseline"),
+        (3_000_000, "thread_start", "baseline", 1),
+        (3_000_000, "reflect", (1,), (2,)),
+        (3_000_000, "check", 1, 3, True, None, None),
+        (3_000_000, "decision", "speculative", 1, 3),
+        (3_000_000, "cancel", "streaming", 2, "unstarted"),
+        (3_000_000, "respond", "streaming", 1, 3),
+        (3_100_000, "gen_done", "baseline", 1),
+        (3_400_000, "tool_done", "baseline", 1, 6, None),
+        (3_400_000, "respond", "baseline", 1, 6),
+        (3_500_000, "answer_ready", "streaming"),
+        (3_900_000, "answer_ready", "baseline"),
+    ]
+    row = _row(events, q, rs)
+    assert (row.saved_ms, row.calls_fired, row.wasted_calls, row.cancelled_calls) == (400.0, 1, 0, 0)
+    assert (row.llm_busy_ms, row.tool_busy_ms) == (600.0, 300.0)
+    # When the reflector must wait, the held call starts at E and counts.
+    q = table_q("q1b", n=6, t_sc=6, t_suf=None)  # t* = 6: only the last call is sufficient
+    events = replay(q, rs)
+    assert compact(events)[14:18] == [
+        (3_000_000, "reflect", (1,), (2,)),
+        (3_000_000, "check", 1, 3, False, None, None),
+        (3_000_000, "thread_start", "streaming", 2),
+        (3_100_000, "gen_done", "baseline", 1),
+    ]
+    row = _row(events, q, rs)
+    assert (row.calls_fired, row.streaming_ms, row.saved_ms) == (2, 900.0, 0.0)
 
 
 def test_reflector_waits_then_misfires_timeline():
@@ -141,19 +186,45 @@ def test_completion_at_the_same_instant_as_a_word_is_seen_first():
     ]
 
 
-def test_thread_cap_skips_opportunities():
+@pytest.mark.parametrize(("rule", "reason"), [("defer", "deferred"), ("drop", "cap")])
+def test_thread_cap_holds_back_opportunities(rule, reason):
     # every_word with cap 2, δ = 4 (0.25 s per word), G = 100, L = 900: each call takes
-    # 1 s, so after two fires the next two words are skipped until call 1 finishes.
+    # 1 s, so after two fires the next two words meet a full cap until call 1 finishes.
     # words 0.25 0.5 0.75 1.0 1.25 …; call 1 done 1.25 (same instant as word 5: seen first)
     q = table_q("q4", n=6, t_sc=6)
-    rs = const_scenario(delta=4, G=100, L=900, F=100, trigger={"kind": "every_word"}, max_threads=2)
+    rs = const_scenario(
+        delta=4, G=100, L=900, F=100, trigger={"kind": "every_word"}, max_threads=2, extra=[f"pipeline.capped_fire={rule}"]
+    )
     events = replay(q, rs)
     fires = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["arm"] == "streaming"]
     skips = [(e["t_us"], e["prefix_t"], e["reason"]) for e in events if e["kind"] == "skip"]
     assert fires[:4] == [(250_000, 1), (500_000, 2), (1_250_000, 5), (1_500_000, 6)]
-    assert skips == [(750_000, 3, "cap"), (1_000_000, 4, "cap")]
+    assert skips == [(750_000, 3, reason), (1_000_000, 4, reason)]
     row = _row(events, q, rs)
     assert row.skipped_fires == 2
+
+
+def test_a_capped_interval_fire_is_deferred_and_the_interval_counts_from_the_actual_fire():
+    # interval 3 words, cap 1, δ = 2, G = 100, L = 1900: call on prefix 3 fired at 1.5 s
+    # runs until 3.5 s. Word 6 (3.0 s) meets the full cap.
+    # defer (the anchor's): word 7 at 3.5 s sees the completion first (same instant) and
+    #   fires prefix 7; the interval counts from 7, so the next fire is prefix 10.
+    # drop: the opportunity at 6 is lost and the interval restarts at 6: next is prefix 9.
+    q = table_q("q9", n=11, t_sc=11)
+    fires = {}
+    for rule in ("defer", "drop"):
+        rs = const_scenario(
+            delta=2,
+            G=100,
+            L=1900,
+            F=100,
+            max_threads=1,
+            extra=[f"pipeline.capped_fire={rule}", "pipeline.turn_end_order=calls_first"],
+        )
+        events = replay(q, rs)
+        fires[rule] = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["by"] == "trigger"]
+    assert fires["defer"] == [(1_500_000, 3), (3_500_000, 7), (5_500_000, 11)]
+    assert fires["drop"] == [(1_500_000, 3), (4_500_000, 9)]
 
 
 def test_replace_trigger_kills_the_in_flight_call():
@@ -217,12 +288,12 @@ def test_seconds_interval_trigger_ticks_see_the_word_of_the_same_instant():
     assert fires == [(1_000_000, 2), (2_000_000, 4), (3_000_000, 6)]
 
 
-def test_heuristic_full_mode_rescoring():
+def test_heuristic_full_mode_rescoring_judging_the_newest_result():
     # top chunks per prefix: 0, 0, 5, 5, 5, 5. Full-query score/coverage: chunk 0 scores
     # 3.0 but covers 0.2 (insufficient); chunk 5 scores 2.5, covers 0.5 (sufficient).
     topk = [[0, 1, 2], [0, 1, 2], [5, 0, 1], [5, 0, 1], [5, 1, 0], [5, 1, 0]]
     q = full_q("q8", topk, scores={0: 3.0, 5: 2.5}, coverage={0: 0.2, 5: 0.5})
-    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None)
+    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None, extra=OLD_RULES)
     events = replay(q, rs)
     checks = [(e["call"], e["prefix_t"], e["sufficient"], e["score"], e["coverage"]) for e in events if e["kind"] == "check"]
     # at E = 3.0 calls 1-5 finished (prefix 5: 2.5 → 2.9), call 6 (prefix 6: 3.0 → 3.4)
@@ -233,3 +304,50 @@ def test_heuristic_full_mode_rescoring():
     decision = next(e for e in events if e["kind"] == "decision")
     assert (decision["call"], decision["t_us"]) == (6, 3_400_000)
     assert [e["call"] for e in events if e["kind"] == "cancel"] == []
+
+
+def test_heuristic_rejudges_the_best_of_all_completed_results_as_the_anchor_does():
+    # The same question under the anchor's rule (b): after call 6 completes (3.4 s) the
+    # reflector judges the best of *all* completed results, still call 1 (score 3.0 >
+    # 2.5), already known insufficient — call 6, sufficient, is never the best. Nothing
+    # left in flight: the full query is fired again (rule c) at 3.4 → 3.8, answer 4.3.
+    topk = [[0, 1, 2], [0, 1, 2], [5, 0, 1], [5, 0, 1], [5, 1, 0], [5, 1, 0]]
+    q = full_q("q8", topk, scores={0: 3.0, 5: 2.5}, coverage={0: 0.2, 5: 0.5})
+    rs = const_scenario(delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None)
+    events = replay(q, rs)
+    checks = [(e["call"], e["prefix_t"], e["sufficient"]) for e in events if e["kind"] == "check"]
+    assert checks == [(1, 1, False)]  # each call is judged once; call 6 is never the best
+    decision = next(e for e in events if e["kind"] == "decision")
+    assert (decision["outcome"], decision["call"], decision["t_us"]) == ("fallback", None, 3_400_000)
+    answer = next(e["t_us"] for e in events if e["kind"] == "answer_ready" and e["arm"] == "streaming")
+    assert answer == 4_300_000
+    row = _row(events, q, rs)
+    # baseline 3.0 → 3.4 → 3.9: saved −400 ms = the refired G + L; the call on prefix 6
+    # (the full query) had just returned, and is not reused (rule c)
+    assert (row.saved_ms, row.misfire, row.calls_fired, row.used_prefix_t) == (-400.0, True, 7, 6)
+
+
+@pytest.mark.parametrize(("fallback", "saved_ms", "fired"), [("refire", -400.0, 7), ("reuse", 0.0, 6)])
+def test_fallback_refires_the_full_query_or_reuses_a_finished_call_on_it(fallback, saved_ms, fired):
+    # No result is sufficient (all coverage 0.1); every_word: call 6 on the full query
+    # (fired at E = 3.0, held, started after the first look) returns at 3.4.
+    topk = [[0, 1, 2]] * 6
+    q = full_q("q10", topk, scores={0: 9.0}, coverage={0: 0.1})
+    rs = const_scenario(
+        delta=2, G=100, L=300, F=500, trigger={"kind": "every_word"}, max_threads=None, extra=[f"reflector.fallback={fallback}"]
+    )
+    row = _row(replay(q, rs), q, rs)
+    assert (row.saved_ms, row.calls_fired, row.misfire) == (saved_ms, fired, True)
+
+
+def test_coverage_counts_distinct_tokens_or_occurrences():
+    # A query with a repeated word: the top chunk holds 2 of its 4 distinct tokens (0.5)
+    # but only 2 of its 6 occurrences (0.33 < 0.4): sufficient only for distinct coverage.
+    topk = [[4, 1, 2]] * 3
+    q = full_q("q11", topk, scores={4: 5.0}, coverage={4: 0.5}, occurrences={4: 2 / 6})
+    verdicts = {}
+    for rule in ("distinct", "occurrences"):
+        rs = const_scenario(delta=2, trigger={"kind": "every_word"}, extra=[f"reflector.coverage={rule}"])
+        checks = [e for e in replay(q, rs) if e["kind"] == "check"]
+        verdicts[rule] = (checks[0]["sufficient"], checks[0]["coverage"])
+    assert verdicts == {"distinct": (True, 0.5), "occurrences": (False, 2 / 6)}

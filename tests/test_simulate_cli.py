@@ -102,7 +102,7 @@ def test_ids_file_selects_questions(tmp_path, table):
     [
         (["--scenario", "nope"], "neither a TOML file nor a built-in scenario"),
         (["--scenario", "paper_rq3", "--set", "trigger.words=0"], "trigger.words"),
-        (["--scenario", "paper_rq3", "--set", "trigger.kind=stable"], "needs prefix rankings"),
+        (["--scenario", "paper_rq3", "--set", "trigger.kind=stable"], "needs per-prefix evidence"),
         (["--scenario", "paper_rq3", "--jobs", "0"], "--jobs"),
     ],
 )

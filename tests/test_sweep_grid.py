@@ -40,7 +40,7 @@ def test_triggers_on_a_table_skip_the_policies_that_need_rankings():
     swept = _plan(load_grid("triggers", input=SMALL))
     assert len(swept.points) == 112 and len(swept.runnable) == 80
     assert {p.values["trigger"] for p in swept.skipped} == {"replace_500ms", "stable_2w"}
-    assert all("needs prefix rankings" in p.skipped for p in swept.skipped)
+    assert all("needs per-prefix evidence" in p.skipped for p in swept.skipped)
     first = swept.points[0]  # first axis outermost, variants innermost
     assert first.values == {"L_ms": 300.0, "delta_wps": 2.0, "trigger": "interval_3w"}
     assert [p.values["trigger"] for p in swept.points[:7]] == [
@@ -113,7 +113,7 @@ BAD_GRIDS = {
     ),
     "rankings on a table": (
         f'kind = "simulate"\ninput = "{SMALL}"\n[axes]\n"trigger.kind" = ["stable"]\n',
-        "trigger.kind 'stable' needs prefix rankings",
+        "trigger.kind 'stable' needs per-prefix evidence",
     ),
     "theta as text": (f'kind = "streamable"\ninput = "{SMALL}"\n[axes]\ntheta = [0.8, "high"]\n', "parameter theta: 'high'"),
     "k on a table": (f'kind = "streamable"\ninput = "{SMALL}"\n[axes]\nk = [1, 3]\n', "apply to data inputs only"),

@@ -161,6 +161,12 @@ def test_simulate_sweep_outputs_table_figures_and_pareto(tmp_path):
     assert {"saved_ms.mean", "H_ms.mean", "H_G_ms.mean", "wasted_calls.mean", "pareto"} <= set(table.columns)
     none = table[table["trigger"] == "none"]
     assert none["saved_ms.mean"].eq(0).all() and none["wasted_calls.mean"].eq(0).all()
+    # every point names the reflector model it ran: a generated table is replayed with
+    # synthetic per-prefix evidence, under the anchor's rules
+    from streamrag.analysis.evidence_model import MODEL_NAME
+
+    assert set(table["reflector_model"]) == {f"heuristic on {MODEL_NAME}"} and set(table["rules.preset"]) == {"paper"}
+    assert json.loads((out / "manifest.json").read_text())["reflector_models"] == [f"heuristic on {MODEL_NAME}"]
     assert not table.loc[table["trigger"] == "oracle", "pareto"].any()  # a bound, not a contender
     assert table.groupby("L_ms")["pareto"].any().all()
     per_q = read_point_results(out, table["key"][0])

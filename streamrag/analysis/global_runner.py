@@ -21,8 +21,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import numpy as np
-
+from streamrag.analysis.evidence import prefix_evidence
 from streamrag.analysis.global_gold import GoldRule, PoolGrounder, question_gold
 from streamrag.analysis.runner import (
     GROUNDING_MODES,
@@ -39,7 +38,7 @@ from streamrag.data.pool import PoolQuestion, PoolSource
 from streamrag.errors import ConfigError, NothingToRankError
 from streamrag.retrieval.base import Retriever
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE, ChunkValues, chunk_coverage
+from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.tokenize import RegexTokenizer
 
@@ -98,9 +97,8 @@ def analyze_pool_question(
     golds = {mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, index.n_docs, settings)
     gold = golds[settings.grounding]
-    support = np.unique(rankings.topk).astype(np.int64)  # what a reflector can ask about
-    coverage = ChunkValues(support, chunk_coverage(index, rankings.final_tokens, support), index.n_docs)
-    return QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
+    evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
+    return QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
 
 
 def analyze_pool(

@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.analysis import metrics
 from streamrag.analysis.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
+from streamrag.analysis.evidence import PrefixEvidence, prefix_evidence
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import Question, ingest
 from streamrag.errors import EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
-from streamrag.retrieval.base import ChunkScores, Rankings
+from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
 from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
@@ -63,7 +63,7 @@ class QuestionAnalysis:
     row: dict[str, Any]
     rankings: Rankings | None = None
     gold: frozenset[int] = frozenset()
-    coverage: ChunkScores | None = None  # full-query token coverage by chunk id
+    evidence: PrefixEvidence | None = None  # per-prefix evidence (simulator, prefixes.parquet)
     arm_t_suf: dict[tuple[int, GroundingMode], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
     arm_groundable: dict[GroundingMode, bool] = field(default_factory=dict)  # grounding → groundable
     by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever kind → row (compare_retrievers)
@@ -89,16 +89,6 @@ def skipped_row(interaction_id: str | None, reason: str, meta: dict[str, Any] | 
         t_anchor=None, t_pivot=None, skip_reason=reason,
     )  # fmt: skip
     return row
-
-
-def token_coverage(index: BM25Index, tokens: tuple[str, ...]) -> np.ndarray:
-    """Per chunk, the share of ``tokens`` (with repetition) occurring in it: float64 (N,)."""
-    hits = np.zeros(index.n_docs, dtype=np.float64)
-    if not tokens:
-        return hits
-    for token in tokens:
-        hits[index.postings(token)[0]] += 1.0
-    return hits / len(tokens)
 
 
 def rank_question(question: Question, index: BM25Index, retriever: RetrieverConfig, k: int, env: RetrieverEnv) -> Rankings:
@@ -170,8 +160,8 @@ def analyze_question(
     golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
     gold = golds[settings.grounding]
-    coverage = token_coverage(index, rankings.final_tokens)
-    result = QuestionAnalysis(row, rankings, gold, coverage, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
+    evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
+    result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
     if settings.compare_retrievers:
         kind = settings.retriever.kind
         other = "dense" if kind == "bm25" else "bm25"

@@ -1,6 +1,8 @@
 """``streamrag analyze``: analyze a CRAG file and write the §7 outputs.
 
 Writes ``stabilization.csv`` (one row per selected record, skipped ones with a reason),
+``prefixes.parquet`` (the per-prefix evidence a table replay needs to equal full mode,
+:mod:`streamrag.analysis.evidence`),
 ``summary.json`` (RQ1, RQ2, RQ4, gold density, robustness arms, anchor comparison, the
 parameters; with ``compare_retrievers`` also ``retrievers``, BM25 vs dense) and the PNG
 figures, every file atomically.
@@ -17,6 +19,7 @@ import structlog
 
 from streamrag import __version__
 from streamrag.analysis.entry import analyze_input
+from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.report import write_figures, write_summary
 from streamrag.analysis.robustness import robustness_arms
 from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis
@@ -102,7 +105,12 @@ def write_study(
         from streamrag.analysis.compare import retriever_comparison
 
         summary["retrievers"] = retriever_comparison(active, params)
-    files = [write_table(df, out_dir / "stabilization.csv"), write_summary(summary, out_dir / "summary.json")]
+    evidence = evidence_frame((a.row["interaction_id"], a.evidence) for a in analyses if a.evidence is not None)
+    files = [
+        write_table(df, out_dir / "stabilization.csv"),
+        write_evidence(evidence, out_dir / EVIDENCE_FILE),
+        write_summary(summary, out_dir / "summary.json"),
+    ]
     if figures:
         files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
     return StudyResult(df, summary, analyses, files)

@@ -33,7 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)",
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    parser.add_argument("--table", action="store_true", help="write a synthetic stabilization table (CSV) instead of records")
+    parser.add_argument("--table", action="store_true",
+                        help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
+                        "beside it (synthetic per-prefix evidence consistent with the table)")  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -57,14 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_table(out: Path, n_questions: int, seed: int) -> int:
+    from streamrag.analysis.evidence import evidence_frame, evidence_path_for, write_evidence
+    from streamrag.analysis.evidence_model import synthetic_evidence
     from streamrag.atomic import atomic_path
     from streamrag.data.synthetic_table import generate_stabilization_table
 
     table = generate_stabilization_table(n_questions, seed=seed)
+    evidence = synthetic_evidence(table, seed=seed)
     table["t_suf"] = table["t_suf"].astype("Int64")  # "3", not "3.0"; undefined stays empty
     with atomic_path(out) as tmp:
         table.to_csv(tmp, index=False)
-    print(f"wrote {out}: {len(table)} rows", file=sys.stderr)
+    prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out))
+    print(f"wrote {out}: {len(table)} rows, and its synthetic per-prefix evidence {prefixes}", file=sys.stderr)
     return 0
 
 

@@ -12,8 +12,11 @@ examples:
   streamrag simulate --table t.csv --scenario paper_rq3 --set latency.L_ms=1000 --out runs/rq3-L1000
   streamrag simulate DATA.jsonl.bz2 --scenario my.toml --out runs/x --jobs 2
 
---table replays a stabilization table (trace-driven: a call on prefix t is sufficient
-iff t >= t*). DATA runs the analyzer's prefix rankings (full mode).
+--table replays a stabilization table. With its per-prefix evidence (prefixes.parquet,
+written by analyze beside stabilization.csv, found there or given with --evidence) the
+replay equals full mode; without it only t* is known and an oracle reflector runs (a
+call on prefix t is sufficient iff t >= t*), which every output says. DATA runs the
+analyzer (full mode).
 Built-in scenarios: paper_rq3, oracle_bound.
 """
 
@@ -26,6 +29,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="CRAG-style JSONL(.bz2) to analyze and simulate (full mode), or a corpus folder "
                    "(BEIR, or the CRAG data folder) for --set data.scope=global")  # fmt: skip
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7) to simulate trace-driven")
+    p.add_argument(
+        "--evidence",
+        metavar="PREFIXES.parquet",
+        help="per-prefix evidence of --table (default: prefixes.parquet beside the table, if present)",
+    )
+    p.add_argument(
+        "--no-evidence",
+        action="store_true",
+        help="ignore the table's per-prefix evidence: replay with the oracle reflector (t >= t*)",
+    )
     p.add_argument("--scenario", required=True, metavar="NAME_OR_TOML", help="built-in scenario name or a TOML file")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument(
@@ -47,6 +60,10 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd.append(args.data)
     if args.table:
         cmd += ["--table", args.table]
+    if args.evidence:
+        cmd += ["--evidence", args.evidence]
+    if args.no_evidence:
+        cmd.append("--no-evidence")
     cmd += ["--scenario", args.scenario, "--out", args.out]
     for o in args.overrides:
         cmd += ["--set", o]
@@ -74,13 +91,18 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
     if args.jobs < 1:
         raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
+    if (args.evidence or args.no_evidence) and not args.table:
+        raise ConfigError("--evidence and --no-evidence apply to --table")
+    if args.evidence and args.no_evidence:
+        raise ConfigError("give --evidence or --no-evidence, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
     cache = None if args.table else ChunkCache(default_cache_dir())
-    qs = load_selected(rs.scenario, data=args.data, table=args.table, ids=ids, cache=cache, jobs=args.jobs)
+    evidence = False if args.no_evidence else args.evidence
+    qs = load_selected(rs.scenario, data=args.data, table=args.table, evidence=evidence, ids=ids, cache=cache, jobs=args.jobs)
     mode, input_path = ("table", args.table) if args.table else ("data", args.data)
     n_selected = qs.counts["selected"]
 
@@ -97,15 +119,17 @@ def run(args: argparse.Namespace) -> int:
         result = simulate(qs, rs, jobs=args.jobs)
 
     manifest = manifest_json(
-        rs, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs, n_questions=n_selected
+        rs, result, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs, n_questions=n_selected
     )
     out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
     rows = result.rows
     mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
     mean_h = sum(r.H_ms or 0.0 for r in rows) / len(rows)
     n_neg = sum(1 for r in rows if r.negative)
+    rules = rs.rules()
     print(
-        f"simulated {len(rows)} question(s) [{rs.scenario.name}]: mean saved {mean_saved:.1f} ms "
-        f"(mean H {mean_h:.1f} ms), {n_neg} negative; wrote {out}/"
+        f"simulated {len(rows)} question(s) [{rs.scenario.name}; {result.reflector_model}; rules {rules['preset']}"
+        f"{' (' + ', '.join(rules['differs_from_paper']) + ')' if rules['differs_from_paper'] else ''}]: "
+        f"mean saved {mean_saved:.1f} ms (mean H {mean_h:.1f} ms), {n_neg} negative; wrote {out}/"
     )
     return 0

@@ -82,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
             grid, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
             cache=None if grid.input.trace_driven else _cache(), on_point=on_point, command=_command(args),
         )  # fmt: skip
+    if "reflector_model" in result.table.columns:
+        for model in sorted({str(m) for m in result.table["reflector_model"].dropna()}):
+            print(f"reflector: {model}", file=sys.stderr)
     skipped = Counter(p.skipped for p in result.plan.skipped)
     for reason, n in skipped.items():
         print(f"skipped {n} point(s): {reason}", file=sys.stderr)

@@ -12,12 +12,15 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``input_end``     the last word arrived: E, the origin of perceived latency
 ``fire``          a call on prefix ``prefix_t`` was fired (``by`` trigger, reflector or
                   baseline); ``call`` numbers the arm's calls from 1
-``skip``          a trigger opportunity was dropped (``reason`` ``cap``: threads full)
+``skip``          a trigger opportunity could not fire: threads full (``reason`` ``cap``:
+                  dropped; ``deferred``: it waits for a later word with a free slot)
 ``thread_start``  the call's thread starts query generation (G)
 ``gen_done``      query generation ended; the tool call (L) starts
 ``tool_done``     the tool result is in (``top``: its top-k in full mode)
 ``cancel``        the call was killed (``replaced`` by ``replace``, or by the reflector
-                  once it chose another result)
+                  once it chose another result); ``unstarted``: a call fired on the last
+                  word that the reflector's first look made unnecessary before it
+                  started (not counted as fired)
 ``reflect``       end of turn: the reflector starts (calls ``finished``, ``in_flight``)
 ``check``         the reflector judged a result (``sufficient``, ``score``, ``coverage``)
 ``decision``      ``speculative`` (a speculative result is used) or ``fallback`` (none
@@ -70,7 +73,7 @@ class FireEvent(_Event):
 class SkipEvent(_Event):
     kind: Literal["skip"] = "skip"
     prefix_t: int
-    reason: Literal["cap"]
+    reason: Literal["cap", "deferred"]
 
 
 class ThreadStartEvent(_Event):
@@ -97,7 +100,7 @@ class CancelEvent(_Event):
     kind: Literal["cancel"] = "cancel"
     arm: Arm
     call: int
-    reason: Literal["replaced", "reflector"]
+    reason: Literal["replaced", "reflector", "unstarted"]
 
 
 class ReflectEvent(_Event):

@@ -2,50 +2,48 @@
 
 Two modes:
 
-- **full** — built from the analyzer's prefix rankings (``topk``, ``gold``,
-  ``final_scores``, ``final_coverage`` set): a speculative result *is* the top-k of its
-  prefix and reflectors judge it as the real ones would;
-- **trace-driven** — built from a stabilization table (``topk`` and ``gold`` are
-  ``None``): a speculative result at prefix t counts as sufficient iff ``t ≥ t*``.
+- **evidence** (full mode, or a table replayed with its ``prefixes.parquet``): per
+  prefix t, the top-k chunk ids and what the reflectors read — the full query's score of
+  the prefix's top chunk, that chunk's token coverage (distinct tokens and occurrences),
+  whether a gold chunk is in the top-k. A speculative result *is* that evidence, and the
+  reflectors judge it as the real ones would;
+- **oracle** (a bare stabilization table): only t* is known, and a result at prefix t
+  counts as sufficient iff ``t ≥ t*`` — an oracle reflector, which every output that
+  used it says.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
 
-class ChunkLookup(Protocol):
-    """Per-chunk values read by chunk id: an array over all N chunks (per-question scope),
-    or the values of the ranked chunks only (global scope). The retrieval layer's
-    ``ChunkScores`` has this shape; the pipeline cannot import it (layers go one way)."""
-
-    def __getitem__(self, chunk_idx: int, /) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class SimQuestion:
-    """One question as the simulator sees it.
+    """One question as the simulator sees it (prefix t at row t − 1 of every array).
 
-    ``topk[t-1]`` is the top-k chunk ids of prefix t (shape ``(n_words, k)``);
-    ``final_scores[c]`` is chunk c's retrieval score for the full query and
-    ``final_coverage[c]`` the share of the full query's tokens that occur in chunk c
-    (both used by the heuristic reflector).
+    ``topk`` int (n, k): the top-k chunk ids of each prefix, best first;
+    ``top_score`` float (n,): the full query's score of the prefix's top chunk;
+    ``coverage_distinct`` / ``coverage_occurrences`` float (n,): the share of the full
+    query's distinct tokens / token occurrences found in that chunk;
+    ``gold_hit`` bool (n,): a gold chunk is in the prefix's top-k.
+    All ``None`` when only the table row is known (oracle mode).
     """
 
     interaction_id: str
     n_words: int
     t_sc: int
     t_suf: int | None
-    topk: np.ndarray | None
-    gold: frozenset[int] | None
-    final_scores: ChunkLookup | None
-    final_coverage: ChunkLookup | None
+    topk: np.ndarray | None = None
+    top_score: np.ndarray | None = None
+    coverage_distinct: np.ndarray | None = None
+    coverage_occurrences: np.ndarray | None = None
+    gold_hit: np.ndarray | None = None
     question_type: str = ""
     scale: Literal["bm25", "cosine"] = "bm25"
-    """What ``final_scores`` are: BM25 scores, or cosines in [−1, 1] (dense retrieval)."""
+    """What ``top_score`` is: a BM25 score, or a cosine in [−1, 1] (dense retrieval)."""
 
     @property
     def t_star(self) -> int:
@@ -54,9 +52,13 @@ class SimQuestion:
 
     @property
     def trace_driven(self) -> bool:
-        """True when only t* is known (no prefix rankings)."""
+        """True when only t* is known (no per-prefix evidence): the oracle reflector."""
         return self.topk is None
 
     @property
     def retrieved_gold(self) -> bool:
         return self.t_suf is not None
+
+    def top(self, t: int) -> tuple[int, ...] | None:
+        """The top-k chunk ids of prefix t (None in oracle mode)."""
+        return None if self.topk is None else tuple(int(c) for c in self.topk[t - 1])

@@ -1,32 +1,42 @@
 """Reflectors: at end of turn, which speculative result (if any) to answer from.
 
-The *decisions* here are plain functions of finished results; the waiting lives in the
-streaming arm (:mod:`streamrag.pipeline.streaming`), which applies the same shell to
-every policy:
+The *decisions* are plain functions of finished results; the waiting lives in the
+streaming arm (:mod:`streamrag.pipeline.streaming`), which runs the same shell for every
+policy:
 
-1. optionally spend ``check_us`` (e.g. ``topk_match`` retrieving the full query);
-2. judge the finished results in the policy's order; the first sufficient one wins;
-3. else wait for in-flight calls, judging each as it completes (completion order);
-4. else fall back to the full query: a call on prefix n if one exists, otherwise fire
-   once on the full query (G + L) — the mis-fire penalty.
+1. optionally spend ``check_us`` (``topk_match`` retrieving the full query);
+2. judge the results finished so far: the policy picks the candidates in its order
+   (the heuristic only the best one) and the first sufficient one wins;
+3. else wait: after each completion judge again — ``rejudge = "best_of_completed"``
+   (the anchor's code): the policy's pick over **all** completed results;
+   ``"newest"``: the new result alone;
+4. else fall back to the full query — ``fallback = "refire"`` (the anchor's code):
+   always dispatch the full query again (G + L), even when a call on it has just
+   returned, the mis-fire penalty; ``"reuse"``: answer from a finished call on the
+   full query when there is one, else fire it.
 
-Once a result is chosen, the calls still in flight are cancelled.
+Once a result is chosen, the calls still in flight are cancelled. A result's verdict is
+a pure function of its prefix, so each call is judged (and traced) once; re-judging an
+insufficient result can only say no again.
 
 Policies (config ``kind``):
 
-- ``heuristic`` (anchor): full mode — re-score each result's top chunk with the full
-  query; sufficient iff ``final_scores[top] ≥`` the threshold on the retriever's scale —
-  ``score_threshold`` (BM25 score, 2.0) or, for questions ranked by dense retrieval,
-  ``cosine_threshold`` (cosine, 0.4, the anchor's dense setting) — and
-  ``final_coverage[top] ≥ min_coverage`` (0.4, lexical in both modes); of the finished
-  results only the best-scoring one is judged (the anchor's "take the best"); calls
-  still in flight are then judged as they complete. Trace-driven — sufficient iff
-  ``t ≥ t*``.
-- ``topk_match`` (Stream RAG): sufficient iff the result's top-k equals the full
-  query's top-k (as sets); finished results tried earliest call first; ``check_ms`` is
-  spent once at end of turn (the full-query retrieval the comparison needs). Full mode.
-- ``gold`` (oracle): sufficient iff the result's top-k holds a gold chunk;
-  trace-driven — iff ``t ≥ t*``.
+- ``heuristic`` (the anchor's): the full query's score of the result's top chunk
+  ``≥ score_threshold`` (BM25, 2.0) — or, on a cosine scale (dense retrieval),
+  ``≥ cosine_threshold`` (0.4, the anchor's dense setting) — and the chunk's token
+  coverage ``≥ min_coverage`` (0.4). ``coverage = "distinct"`` (the anchor's code): the
+  share of the full query's *distinct* tokens found in the chunk; ``"occurrences"``:
+  token occurrences, repeated tokens counted again. Its pick: the best finished result
+  by that score (first finished on ties).
+- ``topk_match`` (Stream RAG): the result's top-k equals the full query's top-k (as
+  sets); pick: every finished result, earliest call first; ``check_ms`` is spent once at
+  end of turn (the full-query retrieval the comparison needs).
+- ``gold`` (oracle): the result's top-k holds a gold chunk; pick: every finished result,
+  in completion order.
+
+Without per-prefix evidence (a bare stabilization table), ``heuristic`` and ``gold``
+judge by the oracle rule ``t ≥ t*`` (:class:`PrefixReflector`); ``topk_match`` needs
+the evidence.
 """
 
 from __future__ import annotations
@@ -38,6 +48,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
+
+Rejudge = Literal["best_of_completed", "newest"]
+Fallback = Literal["refire", "reuse"]
+Coverage = Literal["distinct", "occurrences"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +68,9 @@ class Reflector(Protocol):
 
     check_us: int
 
-    def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Finished ``(call_idx, prefix_t)`` pairs (completion order) in trial order."""
+    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Of the finished ``(call_idx, prefix_t)`` pairs (completion order), the ones to
+        judge, in trial order."""
         ...
 
     def judge(self, prefix_t: int) -> Verdict:
@@ -63,19 +78,15 @@ class Reflector(Protocol):
         ...
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 class PrefixReflector:
-    """Trace-driven judgment: sufficient iff ``t ≥ t*``; completion order."""
+    """Oracle judgment: sufficient iff ``t ≥ t*``; completion order."""
 
     check_us = 0
 
     def __init__(self, t_star: int) -> None:
         self.t_star = t_star
 
-    def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
         return finished
 
     def judge(self, prefix_t: int) -> Verdict:
@@ -87,30 +98,25 @@ class HeuristicReflector:
 
     check_us = 0
 
-    def __init__(self, q: SimQuestion, score_threshold: float, min_coverage: float) -> None:
-        if q.final_scores is None or q.final_coverage is None or q.topk is None:
-            raise ConfigError(
-                f"reflector.kind: 'heuristic' needs final_scores and final_coverage, question {q.interaction_id!r} has none"
-            )
-        self._top = q.topk[:, 0]
-        self._scores = q.final_scores
-        self._coverage = q.final_coverage
+    def __init__(self, q: SimQuestion, score_threshold: float, min_coverage: float, coverage: Coverage) -> None:
+        cov = q.coverage_distinct if coverage == "distinct" else q.coverage_occurrences
+        if q.top_score is None or cov is None:
+            raise ConfigError(f"reflector.kind: 'heuristic' needs per-prefix evidence, question {q.interaction_id!r} has none")
+        self._scores = q.top_score
+        self._coverage = cov
         self.score_threshold = score_threshold
         self.min_coverage = min_coverage
 
-    def _score(self, prefix_t: int) -> float:
-        return float(self._scores[int(self._top[prefix_t - 1])])
-
-    def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        # The anchor judges only the best finished result (highest full-query score;
-        # ties keep completion order, the sort is stable); if it is insufficient the
-        # arm goes on to wait for the calls in flight.
-        return sorted(finished, key=lambda ct: -self._score(ct[1]))[:1]
+    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        # The best finished result by the full query's score of its top chunk; max()
+        # keeps the first of equal scores, i.e. the first finished.
+        if not finished:
+            return []
+        return [max(finished, key=lambda ct: float(self._scores[ct[1] - 1]))]
 
     def judge(self, prefix_t: int) -> Verdict:
-        top = int(self._top[prefix_t - 1])
-        score = float(self._scores[top])
-        coverage = float(self._coverage[top])
+        score = float(self._scores[prefix_t - 1])
+        coverage = float(self._coverage[prefix_t - 1])
         return Verdict(score >= self.score_threshold and coverage >= self.min_coverage, score, coverage)
 
 
@@ -118,12 +124,13 @@ class TopkMatchReflector:
     """Stream RAG's: the result's top-k equals the full query's top-k."""
 
     def __init__(self, q: SimQuestion, check_us: int) -> None:
-        assert q.topk is not None
+        if q.topk is None:
+            raise ConfigError(f"reflector.kind: 'topk_match' needs per-prefix evidence, question {q.interaction_id!r} has none")
         self._sets = [frozenset(int(c) for c in row) for row in q.topk]
         self._final = self._sets[-1]
         self.check_us = check_us
 
-    def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
         return sorted(finished, key=lambda ct: ct[0])  # earliest call first
 
     def judge(self, prefix_t: int) -> Verdict:
@@ -136,15 +143,26 @@ class GoldReflector:
     check_us = 0
 
     def __init__(self, q: SimQuestion) -> None:
-        assert q.topk is not None
-        gold = q.gold or frozenset()
-        self._hit = [any(int(c) in gold for c in row) for row in q.topk]
+        if q.gold_hit is None:
+            raise ConfigError(f"reflector.kind: 'gold' needs per-prefix evidence, question {q.interaction_id!r} has none")
+        self._hit = q.gold_hit
 
-    def order(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
         return finished
 
     def judge(self, prefix_t: int) -> Verdict:
-        return Verdict(self._hit[prefix_t - 1])
+        return Verdict(bool(self._hit[prefix_t - 1]))
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rejudge: Rejudge = "best_of_completed"
+    """While waiting after end of input, judge the policy's pick over all completed
+    results after each completion (the anchor's code), or the newest result alone."""
+    fallback: Fallback = "refire"
+    """When nothing is sufficient: always fire the full query again (the anchor's code),
+    or reuse a finished call on the full query."""
 
 
 class HeuristicReflectorConfig(_Config):
@@ -154,12 +172,14 @@ class HeuristicReflectorConfig(_Config):
     cosine_threshold: float = Field(default=0.4, ge=-1, le=1, allow_inf_nan=False)
     """Minimum cosine of the full query with the top chunk (questions ranked by dense retrieval)."""
     min_coverage: float = Field(default=0.4, ge=0, le=1)
+    coverage: Coverage = "distinct"
+    """Coverage counts the full query's distinct tokens (the anchor's code) or occurrences."""
 
     def build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
         threshold = self.cosine_threshold if q.scale == "cosine" else self.score_threshold
-        return HeuristicReflector(q, threshold, self.min_coverage)
+        return HeuristicReflector(q, threshold, self.min_coverage, self.coverage)
 
 
 class TopkMatchReflectorConfig(_Config):
@@ -169,8 +189,8 @@ class TopkMatchReflectorConfig(_Config):
     def build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             raise ConfigError(
-                f"reflector.kind: 'topk_match' needs prefix rankings, but question {q.interaction_id!r} "
-                "is trace-driven (a table only gives t*); use heuristic or gold"
+                f"reflector.kind: 'topk_match' needs per-prefix evidence, but question {q.interaction_id!r} "
+                "comes from a table without it; simulate from DATA, give the table's prefixes.parquet, or use heuristic or gold"
             )
         return TopkMatchReflector(q, round(self.check_ms * 1000))
 
@@ -191,4 +211,13 @@ ReflectorConfig = Annotated[
 """A reflector policy, chosen by ``kind``."""
 
 NEEDS_RANKINGS = frozenset({"topk_match"})
-"""Reflector kinds that cannot run trace-driven."""
+"""Reflector kinds that cannot run without per-prefix evidence."""
+
+
+def reflector_model(config: BaseModel, *, evidence_source: str) -> str:
+    """What judged the results, for outputs: ``heuristic on per-prefix evidence`` (or on
+    synthetic evidence, …), or ``oracle reflector (t ≥ t*): no per-prefix evidence``."""
+    kind = getattr(config, "kind", "?")
+    if evidence_source:
+        return f"{kind} on {evidence_source}"
+    return "oracle reflector (t ≥ t*): no per-prefix evidence"

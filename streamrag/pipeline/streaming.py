@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -31,7 +32,7 @@ from anyio.abc import TaskGroup
 from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.reflectors import Reflector
+from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
 from streamrag.pipeline.triggers import Trigger
 
 
@@ -68,6 +69,35 @@ class Call:
     prefix_t: int
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: bool = False
+    started: bool = False
+
+
+CappedFire = Literal["defer", "drop"]
+TurnEndOrder = Literal["reflector_first", "calls_first"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArmRules:
+    """The rules of the streaming arm that the anchor's code fixes and streamrag makes
+    selectable (see :mod:`~streamrag.pipeline.triggers` and
+    :mod:`~streamrag.pipeline.reflectors`; the first value of each is the anchor's).
+
+    - ``max_threads``: cap on calls in flight (None: no cap);
+    - ``capped_fire``: ``defer`` | ``drop`` a fire blocked by the cap;
+    - ``turn_end_order``: ``reflector_first`` — when the reflector starts at the instant
+      of the last word (no end-of-turn delay), it looks before the calls fired on that
+      word start; if it decides at once they are cancelled unstarted and not counted as
+      fired; ``calls_first`` — those calls start first;
+    - ``rejudge``: ``best_of_completed`` | ``newest`` (what is judged after a completion);
+    - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
+      sufficient.
+    """
+
+    max_threads: int | None = 4
+    capped_fire: CappedFire = "defer"
+    turn_end_order: TurnEndOrder = "reflector_first"
+    rejudge: Rejudge = "best_of_completed"
+    fallback: Fallback = "refire"
 
 
 async def run_tool_call(
@@ -88,14 +118,10 @@ async def run_baseline(clock: Clock, rec: Recorder, plan: QuestionPlan) -> None:
     await clock.sleep_until_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END)
     call = Call(1, n)
     rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
-    await run_tool_call(clock, rec, "baseline", call, plan.g_us[n - 1], plan.l_us[n - 1], _top(plan.question, n))
+    await run_tool_call(clock, rec, "baseline", call, plan.g_us[n - 1], plan.l_us[n - 1], plan.question.top(n))
     rec.emit("respond", arm="baseline", call=1, prefix_t=n)
     await clock.sleep_us(plan.f_us, Priority.COMPLETION)
     rec.emit("answer_ready", arm="baseline")
-
-
-def _top(q: SimQuestion, t: int) -> tuple[int, ...] | None:
-    return None if q.topk is None else tuple(int(c) for c in q.topk[t - 1])
 
 
 def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
@@ -122,7 +148,7 @@ class StreamingArm:
         plan: QuestionPlan,
         trigger: Trigger,
         reflector: Reflector,
-        max_threads: int | None,
+        rules: ArmRules,
         tg: TaskGroup,
     ) -> None:
         self.clock = clock
@@ -130,12 +156,18 @@ class StreamingArm:
         self.plan = plan
         self.trigger = trigger
         self.reflector = reflector
-        self.max_threads = max_threads
+        self.rules = rules
         self.tg = tg
         self.calls: list[Call] = []
         self.in_flight: dict[int, Call] = {}
         self.fired_prefixes: set[int] = set()
         self.finished: list[Call] = []  # completion order
+        self.verdicts: dict[int, bool] = {}
+        self.deferred = False
+        """A fire blocked by the cap waits for a later word (``capped_fire = "defer"``)."""
+        self.held: list[Call] = []
+        """Calls fired on the last word, not started until the reflector's first look."""
+        self.hold_at_turn_end = rules.turn_end_order == "reflector_first" and plan.end_of_turn_us == 0
         self._send, self._completions = anyio.create_memory_object_stream[Call](math.inf)
 
     # -- input and trigger ------------------------------------------------------------
@@ -159,7 +191,7 @@ class StreamingArm:
                 rec.emit("word", word=word_t)
                 if word_t == n:
                     rec.emit("input_end", n_words=n)
-                if trigger.on_word(word_t):
+                if trigger.on_word(word_t) or self.deferred:
                     self._opportunity(word_t)
             elif trigger.on_tick(heard):
                 self._opportunity(heard)
@@ -171,14 +203,22 @@ class StreamingArm:
 
     def _opportunity(self, t: int) -> None:
         if t < 1 or t in self.fired_prefixes:
+            self.deferred = False
             return
         if self.trigger.kills_in_flight:
             for call in list(self.in_flight.values()):
                 self._cancel(call, "replaced")
-        elif self.max_threads is not None and len(self.in_flight) >= self.max_threads:
-            self.rec.emit("skip", prefix_t=t, reason="cap")
+        elif self.rules.max_threads is not None and len(self.in_flight) >= self.rules.max_threads:
+            if self.rules.capped_fire == "defer":
+                self.deferred = True
+                self.rec.emit("skip", prefix_t=t, reason="deferred")
+            else:
+                self.rec.emit("skip", prefix_t=t, reason="cap")
+                self.trigger.fired(t)  # drop: the interval restarts as if it had fired
             return
+        self.deferred = False
         self._fire(t, "trigger")
+        self.trigger.fired(t)
 
     def _fire(self, t: int, by: str) -> Call:
         call = Call(len(self.calls) + 1, t)
@@ -186,18 +226,30 @@ class StreamingArm:
         self.in_flight[call.idx] = call
         self.fired_prefixes.add(t)
         self.rec.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by=by)
-        self.tg.start_soon(self._thread, call, name=f"{self.rec.qid}:call{call.idx}")
+        if by == "trigger" and self.hold_at_turn_end and t == self.plan.question.n_words:
+            self.held.append(call)  # the reflector looks first (the anchor's order)
+        else:
+            self._start(call)
         return call
+
+    def _start(self, call: Call) -> None:
+        self.tg.start_soon(self._thread, call, name=f"{self.rec.qid}:call{call.idx}")
 
     async def _thread(self, call: Call) -> None:
         plan = self.plan
         if call.scope.cancel_called:  # killed before it got to run
             return
+        call.started = True
         with call.scope:
             await run_tool_call(
-                self.clock, self.rec, "streaming", call,
-                plan.g_us[call.prefix_t - 1], plan.l_us[call.prefix_t - 1], _top(plan.question, call.prefix_t),
-            )  # fmt: skip
+                self.clock,
+                self.rec,
+                "streaming",
+                call,
+                plan.g_us[call.prefix_t - 1],
+                plan.l_us[call.prefix_t - 1],
+                plan.question.top(call.prefix_t),
+            )
             del self.in_flight[call.idx]
             self.finished.append(call)
             self._send.send_nowait(call)
@@ -209,15 +261,31 @@ class StreamingArm:
 
     # -- reflector --------------------------------------------------------------------
 
-    def _check(self, call: Call) -> bool:
-        verdict = self.reflector.judge(call.prefix_t)
-        self.rec.emit("check", call=call.idx, prefix_t=call.prefix_t, sufficient=verdict.sufficient,
-            score=verdict.score, coverage=verdict.coverage,
-        )  # fmt: skip
-        return verdict.sufficient
+    def _judge(self, candidates: list[Call]) -> Call | None:
+        """The first sufficient call among the policy's pick of ``candidates``."""
+        by_idx = {c.idx: c for c in candidates}
+        for idx, t in self.reflector.pick([(c.idx, c.prefix_t) for c in candidates]):
+            known = self.verdicts.get(idx)
+            if known is None:
+                verdict = self.reflector.judge(t)
+                known = self.verdicts[idx] = verdict.sufficient
+                self.rec.emit(
+                    "check",
+                    call=idx,
+                    prefix_t=t,
+                    sufficient=verdict.sufficient,
+                    score=verdict.score,
+                    coverage=verdict.coverage,
+                )
+            if known:
+                return by_idx[idx]
+        return None
 
     def _decide(self, call: Call, outcome: str) -> Call:
         self.rec.emit("decision", outcome=outcome, call=call.idx, prefix_t=call.prefix_t)
+        for held in self.held:
+            self._cancel(held, "unstarted")
+        self.held = []
         for other in list(self.in_flight.values()):
             self._cancel(other, "reflector")
         return call
@@ -227,23 +295,27 @@ class StreamingArm:
         rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
         if reflector.check_us:
             await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
-        # Completions so far are queued in the stream: consume them (judged below).
-        judged = len(self.finished)
-        for _ in range(judged):
+        # Completions so far are queued in the stream: consume them (judged now).
+        for _ in range(len(self.finished)):
             self._completions.receive_nowait()
-        by_idx = {c.idx: c for c in self.finished}
-        for idx, _t in reflector.order([(c.idx, c.prefix_t) for c in self.finished[:judged]]):
-            if self._check(by_idx[idx]):
-                return self._decide(by_idx[idx], "speculative")
+        chosen = self._judge(list(self.finished))
+        if chosen is not None:
+            return self._decide(chosen, "speculative")
+        for call in self.held:  # the reflector waits: the calls fired on the last word start
+            self._start(call)
+        self.held = []
         while self.in_flight:
             call = await self._completions.receive()
-            if self._check(call):
-                return self._decide(call, "speculative")
+            candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
+            chosen = self._judge(candidates)
+            if chosen is not None:
+                return self._decide(chosen, "speculative")
         # Mis-fire: no speculative result is sufficient; answer from the full query.
         n = self.plan.question.n_words
-        full = next((c for c in self.finished if c.prefix_t == n), None)
-        if full is not None:
-            return self._decide(full, "fallback")
+        if self.rules.fallback == "reuse":
+            full = next((c for c in self.finished if c.prefix_t == n), None)
+            if full is not None:
+                return self._decide(full, "fallback")
         rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
         call = self._fire(n, "reflector")
         while (done := await self._completions.receive()) is not call:  # pragma: no cover - only call in flight
@@ -256,7 +328,7 @@ async def simulate_question(
     plan: QuestionPlan,
     trigger: Trigger,
     reflector: Reflector,
-    max_threads: int | None,
+    rules: ArmRules,
     rec: Recorder,
 ) -> None:
     """Run both arms of one question; its events land in ``rec``.
@@ -265,5 +337,5 @@ async def simulate_question(
     """
     async with anyio.create_task_group() as tg:
         tg.start_soon(run_baseline, clock, rec, plan, name=f"{rec.qid}:baseline")
-        arm = StreamingArm(clock, rec, plan, trigger, reflector, max_threads, tg)
+        arm = StreamingArm(clock, rec, plan, trigger, reflector, rules, tg)
         await arm.run()

@@ -3,11 +3,14 @@
 A trigger is a plain object that *decides*; it never waits. The streaming arm calls
 ``on_word(t)`` when word t arrives and, for time-based triggers, ``on_tick(t)`` every
 ``tick_us`` (t = words heard so far). A ``True`` answer is a fire *opportunity* for
-prefix t; the arm then applies the rules every trigger shares:
+prefix t; the arm then applies the rules every trigger shares, and tells the trigger
+``fired(t)`` when the opportunity is spent:
 
 - each distinct prefix fires at most once (an opportunity on a fired prefix is dropped);
-- with the thread cap full, the opportunity is skipped (and lost: word-interval
-  triggers count from the last opportunity, fired or not);
+- with the thread cap full (``pipeline.capped_fire``): ``defer`` (the anchor's code) —
+  the fire waits for the first later word with a free slot, and a word interval counts
+  from the last *actual* fire; ``drop`` — the opportunity is lost, and a word interval
+  counts from it as if it had fired;
 - a trigger with ``kills_in_flight`` (``replace``) kills the in-flight call instead.
 
 Policies (config ``kind``):
@@ -50,6 +53,10 @@ class Trigger(Protocol):
 
     def on_tick(self, t: int) -> bool: ...
 
+    def fired(self, t: int) -> None:
+        """The opportunity at prefix t was spent (fired, or dropped under ``drop``)."""
+        ...
+
 
 class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -67,6 +74,9 @@ class _WordTrigger:
 
     def on_tick(self, t: int) -> bool:
         return False
+
+    def fired(self, t: int) -> None:
+        return None
 
 
 class NoneTrigger(_WordTrigger):
@@ -93,7 +103,7 @@ class OracleTrigger(_WordTrigger):
 
 
 class WordIntervalTrigger(_WordTrigger):
-    """An opportunity every ``words`` words since the last opportunity."""
+    """An opportunity once ``words`` words have arrived since the last spent one."""
 
     __slots__ = ("last_t", "words")
 
@@ -102,10 +112,10 @@ class WordIntervalTrigger(_WordTrigger):
         self.last_t = 0
 
     def on_word(self, t: int) -> bool:
-        if t - self.last_t >= self.words:
-            self.last_t = t
-            return True
-        return False
+        return t - self.last_t >= self.words
+
+    def fired(self, t: int) -> None:
+        self.last_t = t
 
 
 class SecondsIntervalTrigger(_WordTrigger):
@@ -166,7 +176,7 @@ class StableTrigger(_WordTrigger):
 def _needs_rankings(kind: str, q: SimQuestion) -> None:
     if q.topk is None:
         raise ConfigError(
-            f"trigger.kind: {kind!r} needs prefix rankings, but question {q.interaction_id!r} is "
+            f"trigger.kind: {kind!r} needs per-prefix evidence, but question {q.interaction_id!r} is "
             "trace-driven (a table only gives t*); use interval, every_word, oracle or none"
         )
 

@@ -21,7 +21,27 @@ from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.prefix import PrefixRankings, prefix_rankings
 from streamrag.retrieval.tokenize import Tokenizer
 
-__all__ = ["BM25Retriever", "ChunkScores", "Rankings", "Retriever"]
+__all__ = ["BM25Retriever", "ChunkScores", "Postings", "Rankings", "Retriever", "chunk_coverage"]
+
+
+class Postings(Protocol):
+    """An index that lists, per token, the chunks holding it (ids ascending)."""
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def chunk_coverage(index: Postings, tokens: Sequence[str], chunks: np.ndarray) -> np.ndarray:
+    """Per chunk of ``chunks``: ``|{i : tokens_i ∈ chunk}| / len(tokens)``, float64 (0.0
+    without tokens). Pass the distinct tokens for the share of distinct tokens."""
+    hits = np.zeros(chunks.shape[0], dtype=np.float64)
+    if not tokens:
+        return hits
+    for token in tokens:
+        ids, _ = index.postings(token)
+        if ids.shape[0]:
+            pos = np.minimum(np.searchsorted(ids, chunks), ids.shape[0] - 1)
+            hits += ids[pos] == chunks
+    return hits / len(tokens)
 
 
 class ChunkScores(Protocol):

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.dense import DenseRetriever, embed_corpus, to_grid
 from streamrag.retrieval.embed import Embedder
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings, chunk_coverage
+from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings
 
 __all__ = ["DensePoolScorer"]
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamrag.errors import EmptyCorpusError, EmptyQueryError
+from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.ranking import _topk
 
@@ -366,19 +367,6 @@ class PrefixScorer:
             final_coverage=ChunkValues(support, coverage, index.n_docs),
             final_tokens=final_tokens, n_chunks=index.n_docs,
         )  # fmt: skip
-
-
-def chunk_coverage(index: GlobalIndex, tokens: tuple[str, ...], chunks: np.ndarray) -> np.ndarray:
-    """Per chunk of ``chunks``, ``|{i : tokens_i ∈ chunk}| / len(tokens)`` (0.0 without tokens)."""
-    hits = np.zeros(chunks.shape[0], dtype=np.float64)
-    if not tokens:
-        return hits
-    for token in tokens:
-        ids, _ = index.postings(token)
-        if ids.shape[0]:
-            pos = np.minimum(np.searchsorted(ids, chunks), ids.shape[0] - 1)
-            hits += ids[pos] == chunks
-    return hits / len(tokens)
 
 
 def global_prefix_rankings(index: GlobalIndex, query: str, *, k: int = 3) -> GlobalPrefixRankings:

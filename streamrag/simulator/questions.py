@@ -20,19 +20,25 @@ rule.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamrag.data.selection import Population, Selection, check_ids_found
-from streamrag.errors import EmptySelectionError
+from streamrag.errors import EmptySelectionError, InputError
 from streamrag.pipeline.question import SimQuestion
 
 if TYPE_CHECKING:
+    from streamrag.analysis.evidence import PrefixEvidence
     from streamrag.analysis.runner import QuestionAnalysis
     from streamrag.cache import ChunkCache
     from streamrag.retrieval.kinds import RetrieverEnv
     from streamrag.simulator.scenario import DataConfig, Scenario
+
+
+ANALYZER_EVIDENCE = "per-prefix evidence"
+"""The evidence source of full mode (the analyzer's rankings)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,8 @@ class QuestionSet:
 
     entries: list[Entry]
     counts: dict[str, int] = field(default_factory=dict)
+    evidence_source: str = ""
+    """Where the per-prefix evidence came from (``""``: none, the oracle reflector)."""
 
     @property
     def questions(self) -> list[SimQuestion]:
@@ -66,27 +74,36 @@ class QuestionSet:
         return sum(1 for e in self.entries if isinstance(e, SkippedQuestion))
 
 
+def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
+    """A question with its per-prefix evidence, judged at top-k (the one constructor of
+    evidence-mode questions: full mode and table replays both go through it)."""
+    from streamrag.errors import InputError
+
+    if evidence.n_words != n_words:
+        raise InputError(f"question {interaction_id!r}: {evidence.n_words} prefixes of evidence for {n_words} words")
+    if k > evidence.k_max:
+        raise InputError(f"question {interaction_id!r}: data.k = {k} but the evidence holds the top {evidence.k_max} only")
+    return SimQuestion(
+        interaction_id=interaction_id,
+        n_words=n_words,
+        t_sc=evidence.t_sc(),
+        t_suf=evidence.t_suf(k),
+        topk=evidence.top_ids[:, :k],
+        top_score=evidence.top1_score,
+        coverage_distinct=evidence.coverage_distinct,
+        coverage_occurrences=evidence.coverage_occurrences,
+        gold_hit=evidence.gold_hit(k),
+        question_type=question_type,
+        scale=evidence.scale,
+    )
+
+
 def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
     """The simulator's view of an analyzed question (full mode); None if it was skipped."""
-    from streamrag.analysis import metrics
-
-    rankings = analysis.rankings
-    if rankings is None:
+    if analysis.evidence is None:
         return None
     row = analysis.row
-    topk = rankings.topk[:, :k]
-    return SimQuestion(
-        interaction_id=row["interaction_id"],
-        n_words=row["n_words"],
-        t_sc=row["t_sc"],
-        t_suf=metrics.t_suf(topk, analysis.gold),
-        topk=topk,
-        gold=analysis.gold,
-        final_scores=rankings.final_scores,
-        final_coverage=analysis.coverage,
-        question_type=row["question_type"],
-        scale=analysis.scale,
-    )
+    return sim_question(row["interaction_id"], row["n_words"], analysis.evidence, k, question_type=row["question_type"])
 
 
 def questions_from_analyses(analyses: Iterable[QuestionAnalysis], k: int) -> QuestionSet:
@@ -99,7 +116,7 @@ def questions_from_analyses(analyses: Iterable[QuestionAnalysis], k: int) -> Que
             entries.append(SkippedQuestion(row["interaction_id"], row["skip_reason"], question_type=row["question_type"]))
         else:
             entries.append(question)
-    return QuestionSet(entries)
+    return QuestionSet(entries, evidence_source=ANALYZER_EVIDENCE)
 
 
 def questions_from_data(
@@ -118,8 +135,16 @@ def questions_from_data(
     return questions_from_analyses(analyzed.analyses, data.k)
 
 
-def questions_from_frame(frame: Any) -> QuestionSet:
-    """Trace-driven questions from a stabilization-table DataFrame (skipped rows kept)."""
+def questions_from_frame(
+    frame: Any, evidence: Mapping[str, PrefixEvidence] | None = None, *, k: int = 3, source: str = ANALYZER_EVIDENCE
+) -> QuestionSet:
+    """Questions from a stabilization-table DataFrame (skipped rows kept): with
+    ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as full mode
+    builds them, judged at top-``k``; without it, oracle mode (only t* is known).
+
+    With evidence, a row's ``t_sc`` must be the evidence's and its ``t_suf`` the
+    evidence's at some top-k, else the table and the evidence do not belong together:
+    InputError."""
     import pandas as pd
 
     df: pd.DataFrame = frame
@@ -140,27 +165,43 @@ def questions_from_frame(frame: Any) -> QuestionSet:
         if reason:
             entries.append(SkippedQuestion(text("interaction_id", i), reason, opt_int(n_words[i]), None, qtype))
             continue
-        entries.append(
-            SimQuestion(
-                interaction_id=str(ids[i]),
-                n_words=int(n_words[i]),
-                t_sc=int(t_sc[i]),
-                t_suf=opt_int(t_suf[i]),
-                topk=None,
-                gold=None,
-                final_scores=None,
-                final_coverage=None,
-                question_type=qtype,
+        qid = str(ids[i])
+        if evidence is None:
+            entries.append(SimQuestion(qid, int(n_words[i]), int(t_sc[i]), opt_int(t_suf[i]), question_type=qtype))
+            continue
+        ev = evidence.get(qid)
+        if ev is None:
+            raise InputError(f"per-prefix evidence: no prefixes for question {qid!r} of the table")
+        q = sim_question(qid, int(n_words[i]), ev, k, question_type=qtype)
+        table_t_suf = opt_int(t_suf[i])  # at the analysis' k, which the table does not record
+        if q.t_sc != int(t_sc[i]) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
+            raise InputError(
+                f"per-prefix evidence: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
+                f"{int(t_sc[i])}, {opt_int(t_suf[i])} in the table: they do not come from one analysis"
             )
-        )
-    return QuestionSet(entries)
+        entries.append(q)
+    return QuestionSet(entries, evidence_source=source if evidence is not None else "")
 
 
-def questions_from_table(path: str | os.PathLike[str]) -> QuestionSet:
-    """Read and validate a stabilization table (§7) into trace-driven questions."""
+def questions_from_table(
+    path: str | os.PathLike[str], *, evidence: str | os.PathLike[str] | bool | None = None, k: int = 3
+) -> QuestionSet:
+    """Read and validate a stabilization table (§7) into questions.
+
+    ``evidence``: a ``prefixes.parquet`` path; ``None`` (default) uses the one beside the
+    table when it exists; ``False`` ignores it (oracle mode)."""
+    from streamrag.analysis.evidence import evidence_path_for, read_evidence
     from streamrag.analysis.table import read_table
 
-    return questions_from_frame(read_table(path))
+    frame = read_table(path)
+    if evidence is False:
+        return questions_from_frame(frame)
+    found = evidence_path_for(path) if evidence is None or evidence is True else Path(evidence)
+    if not found.is_file():
+        if evidence not in (None, True):
+            raise InputError(f"{found}: no such file (the per-prefix evidence given with --evidence)")
+        return questions_from_frame(frame)
+    return questions_from_frame(frame, read_evidence(found), k=k)
 
 
 def _in_population(q: SimQuestion, population: Population) -> bool:
@@ -215,7 +256,7 @@ def select(
     counts["selected"] = kept
     if not kept:
         raise EmptySelectionError(f"no question to simulate ({', '.join(f'{k} {v}' for k, v in counts.items())})")
-    return QuestionSet(out, counts)
+    return QuestionSet(out, counts, qs.evidence_source)
 
 
 def select_for(qs: QuestionSet, selection: Selection) -> QuestionSet:
@@ -228,16 +269,19 @@ def load_selected(
     *,
     data: str | os.PathLike[str] | None = None,
     table: str | os.PathLike[str] | None = None,
+    evidence: str | os.PathLike[str] | bool | None = None,
     ids: Sequence[str] | None = None,
     cache: ChunkCache | None = None,
     jobs: int = 1,
     env: RetrieverEnv | None = None,
 ) -> QuestionSet:
     """The questions a run replays, from ``data`` (full mode) or ``table`` (trace-driven),
-    selected by the scenario (``[data]`` split and scope, ``[select]``) and ``ids``."""
+    selected by the scenario (``[data]`` split and scope, ``[select]``) and ``ids``;
+    ``evidence`` as for :func:`questions_from_table`."""
     selection = scenario.selection(ids)
     if table is not None:
-        return select(questions_from_table(table), population=selection.population, limit=selection.limit, ids=ids)
+        qs = questions_from_table(table, evidence=evidence, k=scenario.data.k)
+        return select(qs, population=selection.population, limit=selection.limit, ids=ids)
     if data is None:
         raise ValueError("load_selected: give data or table")
     # The analyzer reads only the requested ids; population and limit apply after it.

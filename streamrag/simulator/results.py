@@ -24,13 +24,15 @@ a question that was not replayed has only its id, what is known of it, and
 ``baseline_ms``     baseline answer ready − E (E = last word)
 ``streaming_ms``    streaming answer ready − E (perceived latency)
 ``saved_ms``        ``baseline_ms − streaming_ms`` (negative: speculation hurt)
-``calls_fired``     tool calls started by the streaming arm (speculative + fallback)
+``calls_fired``     tool calls the streaming arm started (speculative + fallback; a
+                    call cancelled before it started does not count)
 ``calls_used``      calls whose result the answer used (1)
 ``misfire``         speculative calls were fired but none was sufficient: the answer
                     came from the full query (trigger ``none`` never mis-fires)
 ``wasted_calls``    ``calls_fired − calls_used``
 ``cancelled_calls`` calls killed in flight (replaced, or by the reflector)
-``skipped_fires``   trigger opportunities dropped because the thread cap was full
+``skipped_fires``   trigger opportunities that met a full thread cap (dropped, or
+                    deferred to a later word)
 ``used_prefix_t``   prefix length of the call the answer used
 ``H_prime_ms``      the anchor's ``H' = min(L, r) + min(G, r)``
 ``llm_busy_ms``     streaming arm's LLM time: query generation of every call (up to
@@ -174,6 +176,9 @@ def derive_result(
         elif kind == "tool_done":
             tool_us += t_us - tool_start.pop(e["call"])
         elif kind == "cancel":
+            if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
+                fired -= 1
+                continue
             cancelled += 1
             call = e["call"]
             if call in gen_start:

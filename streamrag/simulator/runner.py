@@ -30,7 +30,7 @@ from streamrag.pipeline import reflectors, triggers
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
 from streamrag.processes import mp_context
-from streamrag.simulator.questions import QuestionSet, SkippedQuestion
+from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
 from streamrag.simulator.scenario import ResolvedScenario
 
@@ -67,7 +67,7 @@ async def replay_question(clock: Clock, q: SimQuestion, rs: ResolvedScenario, *,
     sc = rs.scenario
     plan = plan_question(q, rs)
     rec = Recorder(q.interaction_id, clock, clock.now_us(), validate=validate)
-    await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), sc.pipeline.thread_cap, rec)
+    await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, rec)
     return rec.events
 
 
@@ -106,7 +106,7 @@ def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[Qu
 
 
 def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
-    """Fail early (ConfigError) when a policy needs prefix rankings the input lacks."""
+    """Fail early (ConfigError) when a policy needs per-prefix evidence the input lacks."""
     if not any(q.trace_driven for q in questions):
         return
     sc = rs.scenario
@@ -116,8 +116,8 @@ def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> 
     ):
         if kind in needs:
             raise ConfigError(
-                f"{section}.kind: {kind!r} needs prefix rankings, but the input is a stabilization table "
-                "(trace-driven mode knows only t*); simulate from DATA instead, or pick another kind"
+                f"{section}.kind: {kind!r} needs per-prefix evidence, but the input is a stabilization table without "
+                "it (only t* is known); simulate from DATA, give the table's prefixes.parquet, or pick another kind"
             )
 
 
@@ -128,6 +128,9 @@ class SimulationRun:
 
     outputs: list[QuestionOutput]
     all_rows: list[ResultRow]
+    reflector_model: str = ""
+    """What judged the results (``heuristic on per-prefix evidence``, or the oracle
+    reflector of a bare table): printed on the console and kept in every output."""
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -151,10 +154,14 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(n, i + size)) for i in range(0, n, size)]
 
 
-def _assemble(entries: Sequence[SimQuestion | SkippedQuestion], outputs: list[QuestionOutput]) -> SimulationRun:
+def _assemble(
+    entries: Sequence[SimQuestion | SkippedQuestion], outputs: list[QuestionOutput], rs: ResolvedScenario, source: str
+) -> SimulationRun:
     replayed = iter(outputs)
     rows = [next(replayed).row if isinstance(e, SimQuestion) else skipped_result(e) for e in entries]
-    return SimulationRun(outputs, rows)
+    if any(isinstance(e, SimQuestion) and e.trace_driven for e in entries):
+        source = ""
+    return SimulationRun(outputs, rows, reflectors.reflector_model(rs.scenario.reflector, evidence_source=source))
 
 
 def simulate(
@@ -170,6 +177,7 @@ def simulate(
     ``on_progress(k)`` is called as k more questions finish.
     """
     entries = questions.entries if isinstance(questions, QuestionSet) else list(questions)
+    source = questions.evidence_source if isinstance(questions, QuestionSet) else ANALYZER_EVIDENCE
     questions = [e for e in entries if isinstance(e, SimQuestion)]
     check_compatible(questions, rs)
     if jobs <= 1 or len(questions) < 2:
@@ -178,7 +186,7 @@ def simulate(
             outputs += run_chunk(questions[chunk.start : chunk.stop], rs)
             if on_progress:
                 on_progress(len(chunk))
-        return _assemble(entries, outputs)
+        return _assemble(entries, outputs, rs, source)
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context()) as pool:
@@ -188,7 +196,7 @@ def simulate(
             parts[i] = fut.result()  # a worker's DeadlockError is re-raised here
             if on_progress:
                 on_progress(len(chunks[i]))
-    return _assemble(entries, [o for part in parts for o in part])  # type: ignore[union-attr]
+    return _assemble(entries, [o for part in parts for o in part], rs, source)  # type: ignore[union-attr]
 
 
 # --- outputs -------------------------------------------------------------------------
@@ -199,8 +207,13 @@ def parameters(rs: ResolvedScenario) -> dict[str, Any]:
     return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}
 
 
+def provenance(run: SimulationRun, rs: ResolvedScenario) -> dict[str, Any]:
+    """Which reflector model and pipeline rules ran (summary.json and manifest.json)."""
+    return {"reflector_model": run.reflector_model, "rules": rs.rules()}
+
+
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = summarize(run.rows, parameters(rs), counts)
+    data = {**provenance(run, rs), **summarize(run.rows, parameters(rs), counts)}
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -214,6 +227,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def manifest_json(
     rs: ResolvedScenario,
+    run: SimulationRun,
     *,
     input_path: str | None,
     input_mode: str,
@@ -221,7 +235,8 @@ def manifest_json(
     jobs: int,
     n_questions: int,
 ) -> bytes:
-    """``manifest.json``: resolved scenario, seed, version, input hash, command, created time.
+    """``manifest.json``: resolved scenario, reflector model and rules, seed, version,
+    input hash, command, created time.
 
     ``created`` is the only field that differs between two identical runs.
     """
@@ -234,6 +249,7 @@ def manifest_json(
     data = {
         "streamrag_version": __version__,
         "seed": rs.scenario.seed,
+        **provenance(run, rs),
         "scenario": parameters(rs),
         "input": {
             "mode": input_mode,

@@ -41,6 +41,7 @@ from streamrag.engine.profiles import load_profile
 from streamrag.errors import ConfigError
 from streamrag.overrides import Override, apply_overrides, parse_override
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
+from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.resources import read_toml, scenarios_dir, toml_names
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
@@ -56,6 +57,12 @@ class _Section(BaseModel):
 class PipelineConfig(_Section):
     max_threads: int | None = Field(default=None, ge=0)
     """Cap on speculative calls in flight; absent (``None``) or 0 = no cap."""
+    capped_fire: CappedFire = "defer"
+    """A fire blocked by the cap: ``defer`` to the first later word with a free slot, the
+    interval counting from the last actual fire (the anchor's code), or ``drop`` it."""
+    turn_end_order: TurnEndOrder = "reflector_first"
+    """At end of input with no end-of-turn delay: the reflector looks before the calls
+    fired on the last word start (the anchor's code), or ``calls_first``."""
 
     @property
     def thread_cap(self) -> int | None:
@@ -141,6 +148,33 @@ class ResolvedScenario(_Section):
     scenario: Scenario
     stages: LatencyStages
 
+    def rules(self) -> dict[str, Any]:
+        """Which pipeline rules ran, for every output: ``{"preset": "paper" | "custom",
+        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's five rules)."""
+        sc = self.scenario
+        settings: dict[str, Any] = {
+            "pipeline.capped_fire": sc.pipeline.capped_fire,
+            "pipeline.turn_end_order": sc.pipeline.turn_end_order,
+            "reflector.rejudge": sc.reflector.rejudge,
+            "reflector.fallback": sc.reflector.fallback,
+        }
+        if isinstance(sc.reflector, HeuristicReflectorConfig):
+            settings["reflector.coverage"] = sc.reflector.coverage
+        differs = [key for key, value in settings.items() if PAPER_RULES[key] != value]
+        return {"preset": "custom" if differs else "paper", "settings": settings, "differs_from_paper": differs}
+
+    @property
+    def arm_rules(self) -> ArmRules:
+        """The streaming arm's rules (pipeline and reflector shell settings)."""
+        sc = self.scenario
+        return ArmRules(
+            max_threads=sc.pipeline.thread_cap,
+            capped_fire=sc.pipeline.capped_fire,
+            turn_end_order=sc.pipeline.turn_end_order,
+            rejudge=sc.reflector.rejudge,
+            fallback=sc.reflector.fallback,
+        )
+
     @property
     def delta_wps(self) -> float:
         return self.scenario.input.delta_wps
@@ -197,6 +231,15 @@ def read_scenario(name_or_path: str) -> dict[str, Any]:
         )
     return found
 
+
+PAPER_RULES: dict[str, str] = {
+    "pipeline.capped_fire": "defer",
+    "pipeline.turn_end_order": "reflector_first",
+    "reflector.rejudge": "best_of_completed",
+    "reflector.fallback": "refire",
+    "reflector.coverage": "distinct",
+}
+"""The anchor's code's pipeline rules (issue 10): the ``paper`` preset, and the defaults."""
 
 EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE}
 """Fields of which one replaces the other when overridden (see :mod:`streamrag.overrides`)."""

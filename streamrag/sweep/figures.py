@@ -126,7 +126,10 @@ def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> P
         ax.grid(color="0.92")
     axes[0].set_ylabel("mean saved (ms)")
     axes[1].legend(title="trigger", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("What each trigger saves against the hideable-latency bounds (each marker: one grid point)", fontsize=11)
+    fig.suptitle(
+        "What each trigger saves against the hideable-latency bounds (each marker: one grid point)" + _model_note(table),
+        fontsize=11,
+    )
     return _save(fig, path)
 
 
@@ -170,7 +173,10 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     unique = dict(zip(labels, handles, strict=True))
     axes[-1].legend(unique.values(), unique.keys(), fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     delta = f", δ = {rows['delta_wps'].iloc[0]:g} w/s" if "delta_wps" in rows.columns and len(rows) else ""
-    fig.suptitle(f"Latency saved versus wasted tool calls across triggers{delta} (outlined: on the Pareto front)", fontsize=11)
+    fig.suptitle(
+        f"Latency saved versus wasted tool calls across triggers{delta} (outlined: on the Pareto front)" + _model_note(table),
+        fontsize=11,
+    )
     return _save(fig, path)
 
 
@@ -225,7 +231,9 @@ def plot_saved_vs_H_scatter(
         ax.grid(color="0.92")
     axes[0].set_ylabel("saved (ms)")
     axes[0].legend(fontsize=8, loc="upper left")
-    fig.suptitle("Per-question latency saved versus the hideable-latency bound H (one dot per question)", fontsize=11)
+    fig.suptitle(
+        "Per-question latency saved versus the hideable-latency bound H (one dot per question)" + _model_note(table), fontsize=11
+    )
     return _save(fig, path)
 
 
@@ -256,6 +264,15 @@ def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     axes[0].legend(title=", ".join(varying), fontsize=8, loc="lower right", framealpha=0.95)
     fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}", fontsize=11)
     return _save(fig, path)
+
+
+def _model_note(table: pd.DataFrame) -> str:
+    """A second title line naming the reflector model(s) and rules the points ran."""
+    if "reflector_model" not in table.columns:
+        return ""
+    models = sorted({str(m) for m in table["reflector_model"].dropna()})
+    rules = sorted({str(r) for r in table["rules.preset"].dropna()}) if "rules.preset" in table.columns else []
+    return f"\nreflector: {'; '.join(models)}" + (f"; rules: {', '.join(rules)}" if rules else "")
 
 
 _ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")

@@ -145,6 +145,9 @@ class PreparedInputs:
                 digest = hashlib.sha256(self._generated().to_csv(index=False).encode("utf-8")).hexdigest()
             elif spec.kind == "table":
                 digest = _file_sha256(Path(spec.path))  # type: ignore[arg-type]
+                evidence = Path(spec.path).with_name("prefixes.parquet")  # type: ignore[arg-type]
+                if evidence.is_file():  # the replay reads it: its content is part of the input
+                    digest = hashlib.sha256((digest + _file_sha256(evidence)).encode()).hexdigest()
             else:
                 digest = _file_sha256(spec.data_path)
             self._fingerprint = {"kind": spec.kind, "sha256": digest, "split": spec.split, "limit": spec.limit}
@@ -194,17 +197,37 @@ class PreparedInputs:
 
     def questions(self, analysis: Mapping[str, Any] | None = None) -> QuestionSet:
         """The simulator's questions, one entry per input row (a data input is analyzed
-        with ``analysis``, as in :meth:`table`)."""
+        with ``analysis``, as in :meth:`table`). A table input is replayed with the
+        ``prefixes.parquet`` beside it when there is one, a generated table with
+        synthetic evidence (:mod:`streamrag.analysis.evidence_model`); otherwise the
+        oracle reflector runs, and the sweep's outputs say so."""
         if self.spec.trace_driven:
             if "questions" not in self._memo:
                 from streamrag.simulator.questions import questions_from_frame
 
-                self._memo["questions"] = questions_from_frame(self.table())
+                table = self.table()
+                evidence, source = self._evidence(table)
+                if evidence is None:
+                    self._memo["questions"] = questions_from_frame(table)
+                else:
+                    self._memo["questions"] = questions_from_frame(table, evidence, source=source)
             return self._memo["questions"]
         memo_key = f"questions:{_canonical(analysis)}"
         if memo_key not in self._memo:
             self.table(analysis)
         return self._memo[memo_key]
+
+    def _evidence(self, table: pd.DataFrame) -> tuple[Any, str]:
+        from streamrag.simulator.questions import ANALYZER_EVIDENCE
+
+        if self.spec.kind == "generated":
+            from streamrag.analysis.evidence_model import MODEL_NAME, synthetic_evidence
+
+            return synthetic_evidence(table, seed=self.spec.seed), MODEL_NAME
+        from streamrag.analysis.evidence import evidence_path_for, read_evidence
+
+        path = evidence_path_for(self.spec.path or "")
+        return (read_evidence(path), ANALYZER_EVIDENCE) if path.is_file() else (None, "")
 
 
 def _canonical(analysis: Mapping[str, Any] | None) -> str:

@@ -128,7 +128,9 @@ class SimulateKind:
             ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
         ):
             if spec.trace_driven and kind in needs:
-                incompatible = f"{section}.kind {kind!r} needs prefix rankings; the input {spec.source!r} is a table"
+                incompatible = (
+                    f"{section}.kind {kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
+                )
         descriptors = {
             "trigger": _policy(sc.trigger),
             "trigger_kind": sc.trigger.kind,

@@ -21,7 +21,7 @@ from streamrag.sweep.grid import AxisValue, Grid, Scalar
 from streamrag.sweep.inputs import PreparedInputs, ref_analysis
 from streamrag.sweep.kinds import PointJob, point_kind
 
-FORMAT = 1
+FORMAT = 2
 """Version of what a point folder holds; part of every key."""
 
 

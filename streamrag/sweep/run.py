@@ -155,8 +155,14 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
             entry["wall_s"] = wall_s[x.key]
         points.append(entry)
     spec = g.input
+    table = result.table
+    models = (
+        sorted({str(m) for m in table["reflector_model"].dropna()})
+        if table is not None and "reflector_model" in table.columns
+        else []
+    )
     return _json({
-        "streamrag_version": __version__, "format": FORMAT,
+        "streamrag_version": __version__, "format": FORMAT, "reflector_models": models,
         "grid": {"origin": g.origin, "name": g.name, "description": g.description, "kind": g.kind,
                  "on_incompatible": g.on_incompatible, "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest()},
         "input": {"source": spec.source, "kind": spec.kind, "path": spec.path, "split": spec.split, "limit": spec.limit,

@@ -39,6 +39,8 @@ def _json(data: Any) -> bytes:
 
 
 SIMULATE_METRICS: tuple[str, ...] = (
+    "reflector_model",
+    "rules.preset",
     "n_questions",
     "saved_ms.mean",
     "saved_ms.median",

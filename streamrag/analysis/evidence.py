@@ -1,0 +1,224 @@
+"""Per-prefix evidence: what any trigger or reflector needs to judge a call on a prefix.
+
+``analyze`` writes it beside ``stabilization.csv`` as ``prefixes.parquet``, one row per
+question × prefix t (t = 1 … n, in question then prefix order):
+
+=============================  ====================================================
+``interaction_id``, ``t``      the question and the prefix ``q[1:t]``
+``top_ids``                    the top chunk ids of the prefix, best first: as many
+                               as the analyzer ranked, max(k, 5) (fewer when the corpus
+                               is smaller)
+``top1_score``                 the *full* query's retrieval score of ``top1(t)``'s
+                               chunk (BM25, or cosine for a dense retriever)
+``top1_coverage_distinct``     share of the full query's distinct tokens found in
+                               ``top1(t)``'s chunk (the anchor's coverage)
+``top1_coverage_occurrences``  share of the full query's token occurrences found
+``gold_rank``                  1-based rank of the best gold chunk in ``top_ids``
+                               (empty: none)
+``score_scale``                ``bm25`` or ``cosine``
+=============================  ====================================================
+
+With it, a table replay knows exactly what full mode knows: the heuristic reflector
+reads ``top1_score`` and a coverage, ``gold`` reads ``gold_rank ≤ k``, ``topk_match``
+and the ``replace`` trigger compare ``top_ids[:k]`` sets, ``stable`` reads ``top_ids[0]``.
+The simulator builds its questions from this evidence in both modes, so a replay of
+``stabilization.csv`` with its ``prefixes.parquet`` equals ``simulate DATA`` question by
+question.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from streamrag.errors import TableError
+from streamrag.retrieval.base import Postings, chunk_coverage
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from streamrag.retrieval.base import Rankings
+
+__all__ = [
+    "EVIDENCE_COLUMNS",
+    "EVIDENCE_FILE",
+    "K_EVIDENCE",
+    "PrefixEvidence",
+    "evidence_frame",
+    "evidence_path_for",
+    "prefix_evidence",
+    "read_evidence",
+    "write_evidence",
+]  # fmt: skip
+
+EVIDENCE_FILE = "prefixes.parquet"
+"""The evidence's file name, beside ``stabilization.csv``."""
+
+K_EVIDENCE = 5
+"""Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""
+
+EVIDENCE_COLUMNS: tuple[str, ...] = (
+    "interaction_id", "t", "top_ids", "top1_score", "top1_coverage_distinct", "top1_coverage_occurrences",
+    "gold_rank", "score_scale",
+)  # fmt: skip
+
+Scale = Literal["bm25", "cosine"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PrefixEvidence:
+    """One question's evidence, prefix t at row t − 1 (arrays read-only).
+
+    ``top_ids`` int32 (n, K); ``top1_score``, ``coverage_distinct``,
+    ``coverage_occurrences`` float64 (n,); ``gold_rank`` int8 (n,), 0 when no gold chunk
+    is among ``top_ids``.
+    """
+
+    top_ids: np.ndarray
+    top1_score: np.ndarray
+    coverage_distinct: np.ndarray
+    coverage_occurrences: np.ndarray
+    gold_rank: np.ndarray
+    scale: Scale = "bm25"
+
+    @property
+    def n_words(self) -> int:
+        return int(self.top_ids.shape[0])
+
+    @property
+    def k_max(self) -> int:
+        return int(self.top_ids.shape[1])
+
+    def t_sc(self) -> int:
+        """Self-consistency point of the evidence's top-1 sequence."""
+        from streamrag.analysis.metrics import t_sc
+
+        return t_sc(self.top_ids[:, 0].tolist())
+
+    def gold_hit(self, k: int) -> np.ndarray:
+        """bool (n,): a gold chunk is in ``topk(t)``."""
+        return (self.gold_rank >= 1) & (self.gold_rank <= k)
+
+    def t_suf(self, k: int) -> int | None:
+        """First prefix with a gold chunk in its top-k (None if never)."""
+        hits = np.flatnonzero(self.gold_hit(k))
+        return int(hits[0]) + 1 if hits.size else None
+
+
+def _frozen(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.flags.writeable = False
+
+
+def prefix_evidence(rankings: Rankings, index: Postings, gold: Iterable[int], scale: Scale) -> PrefixEvidence:
+    """The evidence of one ranked question: ``rankings`` (every ranked column is kept),
+    ``index`` its lexical index (coverage), ``gold`` its gold chunk ids."""
+    top_ids = np.ascontiguousarray(rankings.topk, dtype=np.int32)
+    top1 = top_ids[:, 0].astype(np.int64)
+    support, inverse = np.unique(top1, return_inverse=True)
+    scores = np.array([float(rankings.final_scores[int(c)]) for c in support], dtype=np.float64)
+    tokens = rankings.final_tokens
+    distinct = chunk_coverage(index, tuple(dict.fromkeys(tokens)), support)
+    occurrences = chunk_coverage(index, tokens, support)
+    gold_set = np.array(sorted(set(gold)), dtype=np.int64)
+    in_gold = np.isin(top_ids, gold_set)
+    first = np.where(in_gold.any(axis=1), in_gold.argmax(axis=1) + 1, 0).astype(np.int8)
+    ev = PrefixEvidence(top_ids, scores[inverse], distinct[inverse], occurrences[inverse], first, scale)
+    _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
+    return ev
+
+
+def evidence_frame(items: Iterable[tuple[str, PrefixEvidence]]) -> pd.DataFrame:
+    """The evidence table of ``(interaction_id, evidence)`` pairs, one row per prefix."""
+    import pandas as pd
+
+    frames = []
+    for qid, ev in items:
+        n = ev.n_words
+        frames.append(
+            pd.DataFrame(
+                {
+                    "interaction_id": [qid] * n,
+                    "t": np.arange(1, n + 1, dtype=np.int32),
+                    "top_ids": ev.top_ids.tolist(),
+                    "top1_score": ev.top1_score,
+                    "top1_coverage_distinct": ev.coverage_distinct,
+                    "top1_coverage_occurrences": ev.coverage_occurrences,
+                    "gold_rank": pd.array([r if r else None for r in ev.gold_rank.tolist()], dtype="Int8"),
+                    "score_scale": [ev.scale] * n,
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame({c: [] for c in EVIDENCE_COLUMNS})
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write the evidence table as Parquet, atomically."""
+    from streamrag.atomic import atomic_path
+
+    out = Path(path)
+    with atomic_path(out) as tmp:
+        df.to_parquet(tmp, index=False, engine="pyarrow")
+    return out
+
+
+def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
+    """The evidence of every question in a ``prefixes.parquet`` file, by interaction id.
+
+    Raises TableError naming the file and the problem (missing column, a question whose
+    prefixes are not 1 … n in order, a bad scale).
+    """
+    import pandas as pd
+    import pyarrow.lib
+
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except (OSError, pyarrow.lib.ArrowException) as exc:
+        raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
+    missing = [c for c in EVIDENCE_COLUMNS if c not in df.columns]
+    if missing:
+        raise TableError(
+            f"{path}: column {missing[0]!r} missing (a prefixes.parquet written by streamrag analyze has {', '.join(EVIDENCE_COLUMNS)})"
+        )
+    out: dict[str, PrefixEvidence] = {}
+    ids = df["interaction_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    bounds = [*starts.tolist(), len(df)]
+    t_all = df["t"].to_numpy()
+    for a, b in itertools.pairwise(bounds):
+        qid = str(ids[a])
+        if qid in out:
+            raise TableError(f"{path}: the prefixes of question {qid!r} are not contiguous")
+        if not np.array_equal(t_all[a:b], np.arange(1, b - a + 1)):
+            raise TableError(f"{path}: question {qid!r}: prefixes are not t = 1 … n in order")
+        part = df.iloc[a:b]
+        scale = str(part["score_scale"].iat[0])
+        if scale not in ("bm25", "cosine"):
+            raise TableError(f"{path}: question {qid!r}: score_scale {scale!r} is neither bm25 nor cosine")
+        width = min(len(r) for r in part["top_ids"])
+        top_ids = np.array([list(r)[:width] for r in part["top_ids"]], dtype=np.int32)
+        gold = part["gold_rank"].fillna(0).to_numpy(dtype=np.int8)
+        ev = PrefixEvidence(
+            top_ids,
+            part["top1_score"].to_numpy(dtype=np.float64),
+            part["top1_coverage_distinct"].to_numpy(dtype=np.float64),
+            part["top1_coverage_occurrences"].to_numpy(dtype=np.float64),
+            gold,
+            scale,  # type: ignore[arg-type]
+        )
+        _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
+        out[qid] = ev
+    return out
+
+
+def evidence_path_for(table: str | os.PathLike[str]) -> Path:
+    """Where the evidence of a stabilization table lives: ``prefixes.parquet`` beside it."""
+    return Path(table).with_name(EVIDENCE_FILE)
