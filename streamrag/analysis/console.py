@@ -21,10 +21,13 @@ def _kw(res: dict[str, Any] | None) -> str:
 
 
 def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
-    """RQ1, RQ2 at the configured point and RQ4 by question type, a line each."""
+    """RQ1, RQ2 at the configured point and RQ4 by question type, a line each (and one
+    saying why the gold-density slice is undefined, when it is)."""
     rq1, point = summary["rq1"], summary["rq2"]["point"]
     by_type = summary["rq4"]["question_type"]
     rg, fb = point["retrieved_gold"], point["fallback"]
+    density = summary.get("gold_density") or {}
+    undefined = [f"  gold density: undefined, {density['undefined_reason']}"] if density.get("undefined_reason") else []
     return [
         f"{source}: {summary['n_questions']} questions ({summary['n_skipped']} skipped)",
         f"  groundable {rq1['n_groundable']} ({_pct(rq1['share_groundable'])}), "
@@ -36,6 +39,7 @@ def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
         f"retrieved-gold {_pct(rg['streamable_fraction'])}, fallback {_pct(fb['streamable_fraction'])}",
         f"  Kruskal-Wallis phi_suf by question type: all groups {_kw(by_type['kruskal_wallis_all'])}; "
         f"groups with n>={summary['parameters']['min_group_n']} {_kw(by_type['kruskal_wallis_min_n'])}",
+        *undefined,
     ]
 
 

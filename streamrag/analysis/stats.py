@@ -269,15 +269,31 @@ def _slice_phi_suf(phi: np.ndarray, t_suf: np.ndarray) -> dict[str, Any]:
     }
 
 
+NO_DENSITY_REASON = "the table has no gold_density column (as the anchor study's published tables)"
+"""``gold_density.undefined_reason`` when the input has no ``gold_density`` column."""
+
+
 def gold_density(df: pd.DataFrame, *, density_cap: float = DEFAULT_PARAMS["density_cap"]) -> dict[str, Any]:
     """Robustness to dense gold: retrieved-gold questions with ``gold_density ≤ cap``
     ("specifically grounded") versus all retrieved-gold questions — n, mean and median
     φ_suf, share ``t_suf = 1``. Questions without a density are counted in
-    ``n_density_undefined`` and are not specifically grounded."""
+    ``n_density_undefined`` and are not specifically grounded.
+
+    A table without the ``gold_density`` column leaves the specifically grounded slice
+    undefined: ``specifically_grounded`` and ``n_density_undefined`` are None and
+    ``undefined_reason`` (:data:`NO_DENSITY_REASON`) says why."""
     q = active(df)
     rg = bool_column(q, "retrieved_gold")
     phi = num_column(q, "phi_suf")[rg]
     t_suf = num_column(q, "t_suf")[rg]
+    if "gold_density" not in q.columns:
+        return {
+            "density_cap": float(density_cap),
+            "retrieved_gold": _slice_phi_suf(phi, t_suf),
+            "specifically_grounded": None,
+            "n_density_undefined": None,
+            "undefined_reason": NO_DENSITY_REASON,
+        }
     dens = num_column(q, "gold_density")[rg]
     specific = dens <= density_cap  # NaN compares False
     return {

@@ -6,10 +6,15 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
     groundable, retrieved_gold, t_sc, phi_sc, t_suf, phi_suf, volatility, gold_density
 
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
-the question was skipped: it is kept in the table, counted, and excluded from statistics)
-and ``t_anchor`` (1-based position of the first lexical anchor word). Any other column is
-kept as text. Booleans are written ``True``/``False``; an undefined value is an empty
-field, never 0.
+the question was skipped: it is kept in the table, counted, and excluded from statistics),
+``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`)
+and ``n_gold`` (gold chunks). Any other column is kept as text. Booleans are written
+``True``/``False``; an undefined value is an empty field, never 0.
+
+Tables published by the anchor study load as they are: they have no ``gold_density``
+column (:data:`ABSENT_COLUMNS`; the frame then has none either, and the statistics that
+need it say so) and give φ rounded to 4 decimals (accepted within
+:data:`PHI_TOLERANCE` of t/n_words and replaced by the exact t/n_words).
 
 :func:`read_table` validates every row and raises :class:`~streamrag.errors.TableError`
 with a one-line message naming file, line and column, e.g.
@@ -32,7 +37,9 @@ import pandas as pd
 from streamrag.atomic import atomic_path
 from streamrag.errors import DataFileError, TableError
 
-__all__ = ["OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "write_table"]
+__all__ = [
+    "ABSENT_COLUMNS", "OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "write_table",
+]  # fmt: skip
 
 STABILIZATION_COLUMNS: tuple[str, ...] = (
     "interaction_id",
@@ -50,16 +57,27 @@ STABILIZATION_COLUMNS: tuple[str, ...] = (
     "volatility",
     "gold_density",
 )
-"""Required columns of a stabilization table, in the order they are written."""
+"""The contract columns of a stabilization table (design §7), in the order they are written."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor")
-"""Columns streamrag writes and reads when present; tables from elsewhere may lack them."""
+ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
+"""Contract columns a table may lack: the anchor study's published tables have no
+``gold_density``. Every other contract column is required."""
 
-PHI_TOLERANCE = 1e-6
-"""Largest accepted ``|phi − t/n_words|``: phi must be t/n_words, not a rounded copy."""
+OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot")
+"""Columns streamrag writes and reads with their types when present; tables from
+elsewhere may lack them."""
+
+PHI_TOLERANCE = 5e-5
+"""Largest accepted ``|phi − t/n_words|``: half a unit of the 4th decimal, so φ rounded to
+4 decimals (as the anchor study publishes it) is accepted; the value read is then the
+exact ``t/n_words``, so a rounded copy gives the same statistics as the exact one."""
+
+# The binary value of a decimal such as 0.0313 may sit a hair beyond 5e-5 from t/n (here
+# 1/32 = 0.03125): rounding is judged on the decimal, so allow for the representation.
+_PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor")
+_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot")
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
 _BOOL_COLUMNS = ("groundable", "retrieved_gold")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
@@ -124,13 +142,15 @@ def _parse_values(raw: Mapping[str, str], columns: tuple[str, ...]) -> dict[str,
     return out
 
 
-def _check_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> None:
+def _exact_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> float:
+    """``t/n_words`` when ``phi`` is within :data:`PHI_TOLERANCE` of it, else a row error."""
     expected = t / n_words
-    if abs(phi - expected) > PHI_TOLERANCE:
+    if abs(phi - expected) > PHI_TOLERANCE + _PHI_SLACK:
         raise _RowError(
             column,
             f"{phi!r} is inconsistent with {t_column}/n_words = {t}/{n_words} = {expected:.6g} (tolerance {PHI_TOLERANCE:g})",
         )
+    return expected
 
 
 def _check_t(column: str, t: int, n_words: int) -> None:
@@ -139,7 +159,8 @@ def _check_t(column: str, t: int, n_words: int) -> None:
 
 
 def _check_row(v: dict[str, Any]) -> None:
-    """Consistency of a row that is not skipped (types are already parsed)."""
+    """Consistency of a row that is not skipped (types are already parsed); φ values
+    within tolerance are replaced by the exact ``t/n_words``."""
     for col in _REQUIRED_VALUES:
         if v[col] is None:
             raise _RowError(col, "empty, but a value is required")
@@ -149,7 +170,7 @@ def _check_row(v: dict[str, Any]) -> None:
     if v["n_passages"] is not None and v["n_passages"] < 0:
         raise _RowError("n_passages", f"{v['n_passages']} is negative")
     _check_t("t_sc", v["t_sc"], n)
-    _check_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n)
+    v["phi_sc"] = _exact_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n)
 
     t_suf, phi_suf, rg = v["t_suf"], v["phi_suf"], v["retrieved_gold"]
     if rg and not v["groundable"]:
@@ -165,17 +186,22 @@ def _check_row(v: dict[str, Any]) -> None:
         _check_t("t_suf", t_suf, n)
         if phi_suf is None:
             raise _RowError("phi_suf", f"empty, but t_suf is {t_suf} (phi_suf = t_suf/n_words)")
-        _check_phi("phi_suf", phi_suf, "t_suf", t_suf, n)
+        v["phi_suf"] = _exact_phi("phi_suf", phi_suf, "t_suf", t_suf, n)
 
     vol = v["volatility"]
     if vol is not None and not 0 <= vol <= n - 1:
         raise _RowError("volatility", f"{vol} is outside 0..n_words-1 = 0..{n - 1}")
-    dens = v["gold_density"]
+    dens = v.get("gold_density")
     if dens is not None and not 0.0 <= dens <= 1.0:
         raise _RowError("gold_density", f"{dens!r} is outside [0, 1]")
-    t_anchor = v.get("t_anchor")
-    if t_anchor is not None:
-        _check_t("t_anchor", t_anchor, n)
+    for column in ("t_anchor", "t_pivot"):
+        if v.get(column) is not None:
+            _check_t(column, v[column], n)
+    n_gold, n_passages = v.get("n_gold"), v["n_passages"]
+    if n_gold is not None and n_gold < 0:
+        raise _RowError("n_gold", f"{n_gold} is negative")
+    if n_gold is not None and n_passages is not None and n_gold > n_passages:
+        raise _RowError("n_gold", f"{n_gold} is more than n_passages = {n_passages}")
 
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -208,14 +234,16 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate a stabilization table.
 
     Returns one row per table row, skipped rows included, columns in contract order
-    (:data:`STABILIZATION_COLUMNS`, then those of :data:`OPTIONAL_COLUMNS` present, then
-    any others as text). Types: counts and positions ``Int64`` (``<NA>`` when undefined),
+    (:data:`STABILIZATION_COLUMNS` — without those of :data:`ABSENT_COLUMNS` the file
+    lacks —, then those of :data:`OPTIONAL_COLUMNS` present, then any others as text).
+    Types: counts and positions ``Int64`` (``<NA>`` when undefined),
     ``groundable``/``retrieved_gold`` ``boolean``, ``phi_*``/``gold_density`` ``float64``
     (NaN when undefined), text ``object`` (``None`` when empty).
 
     Rows with a non-empty ``skip_reason`` are only type-checked (any field may be empty);
     every other row must be consistent: ``1 ≤ t ≤ n_words``, ``phi = t/n_words`` within
-    :data:`PHI_TOLERANCE`, ``t_suf`` defined exactly when ``retrieved_gold``, and so on.
+    :data:`PHI_TOLERANCE` (the frame holds the exact ``t/n_words``), ``t_suf`` defined
+    exactly when ``retrieved_gold``, and so on.
 
     Raises :class:`~streamrag.errors.TableError` (``file:line: column 'c': problem``) on a
     bad header or value, :class:`~streamrag.errors.DataFileError` when the file cannot be
@@ -238,17 +266,17 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             if col in seen:
                 raise TableError(f"{name}:1: duplicate column {col!r}")
             seen.add(col)
-        missing = [c for c in STABILIZATION_COLUMNS if c not in seen]
+        missing = [c for c in STABILIZATION_COLUMNS if c not in seen and c not in ABSENT_COLUMNS]
         if missing:
             listed = ", ".join(repr(c) for c in missing)
             raise TableError(f"{name}:1: missing column{'s' if len(missing) > 1 else ''} {listed}")
-        known = STABILIZATION_COLUMNS + tuple(c for c in OPTIONAL_COLUMNS if c in seen)
+        known = tuple(c for c in STABILIZATION_COLUMNS + OPTIONAL_COLUMNS if c in seen)
         extra = [c for c in header if c not in known]
         try:
             for row in reader:
                 line = reader.line_num
                 if len(row) <= 1 and "".join(row).strip() == "":
-                    continue  # a blank line (a single empty field cannot be a row of 14 columns)
+                    continue  # a blank line (a single empty field cannot be a row of 13+ columns)
                 if len(row) != len(header):
                     raise TableError(f"{name}:{line}: expected {len(header)} fields as in the header, found {len(row)}")
                 raw = {h: f.strip() for h, f in zip(header, row, strict=True)}

@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "stats",
         help="statistics (RQ1, RQ2, RQ4) and figures from a stabilization table",
         description=(
-            "Read a stabilization table (one row per question, columns of design §7), write "
+            "Read a stabilization table (one row per question, columns of design §7; as the anchor "
+            "study publishes them, gold_density may be absent and phi rounded to 4 decimals), write "
             "summary.json (RQ1 phi statistics, RQ2 streamable fractions over the L x delta x "
             "theta grid, RQ4 group tests, gold-density robustness) and three PNG figures."
         ),
