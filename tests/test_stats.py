@@ -177,7 +177,8 @@ def test_rq4_groups_with_ties(summary):
     ref = scipy.stats.kruskal([0.1, 0.2, 0.5], [0.2, 0.5])
     assert (kw["H"], kw["p"]) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
     assert (kw["df"], kw["n"], kw["n_groups"]) == (1, 5, 2)
-    assert kw["epsilon2"] == pytest.approx(10 / 27 / 4)
+    assert kw["epsilon2"] == pytest.approx(10 / 27 / 4)  # H/(n − 1), the anchor's
+    assert kw["epsilon2_adjusted"] == pytest.approx((10 / 27 - 1) / 3)  # (H − k + 1)/(n − k): below 0, no effect
     assert qt["kruskal_wallis_min_n"] is None  # no group has n ≥ 10
     assert kw["dunn_holm"]["min_pair"]["a"] == "comparison" and len(kw["dunn_holm"]["pairs"]) == 1
 
@@ -192,6 +193,8 @@ def test_kruskal_wallis_by_hand_without_ties():
     assert kw["df"] == 2
     assert kw["p"] == pytest.approx(math.exp(-41 / 42))  # χ²(2) survival = e^(−H/2)
     assert kw["epsilon2"] == pytest.approx(41 / 21 / 5)
+    assert kw["epsilon2_adjusted"] == pytest.approx((41 / 21 - 2) / 3)
+    assert list(kw) == ["groups", "n_groups", "n", "H", "df", "p", "epsilon2", "epsilon2_adjusted", "dunn_holm"]
     # Dunn: z = (R̄_i − R̄_j)/sqrt(n(n+1)/12 · (1/n_i + 1/n_j)), mean ranks A 2, B 13/3, C 4
     z = {
         ("A", "B"): (2 - 13 / 3) / math.sqrt(3.5 * (1 / 2 + 1 / 3)),
@@ -240,6 +243,8 @@ def test_rq4_min_group_n(tmp_path):
     assert all_["H"] == pytest.approx(scipy.stats.kruskal(x, y, [1.0]).statistic)
     assert large["H"] == pytest.approx(scipy.stats.kruskal(x, y).statistic)
     assert large["epsilon2"] == pytest.approx(large["H"] / 19)
+    assert large["epsilon2_adjusted"] == pytest.approx((large["H"] - 1) / 18)
+    assert all_["epsilon2_adjusted"] == pytest.approx((all_["H"] - 2) / 18)
     assert len(all_["dunn_holm"]["pairs"]) == 3
     ps = [r["p_adj"] for r in all_["dunn_holm"]["pairs"]]
     assert ps == sorted(ps)
@@ -292,6 +297,7 @@ def test_gold_density(summary):
 def test_summary_is_json_ready(summary):
     assert list(summary) == [
         "parameters", "n_questions", "n_skipped", "skip_reasons", "rq1", "rq2", "rq4", "gold_density", "anchor",
+        "additions",
     ]  # fmt: skip
     for leaf in _walk(summary):
         assert leaf is None or type(leaf) in (str, int, float, bool), (leaf, type(leaf))
@@ -300,6 +306,36 @@ def test_summary_is_json_ready(summary):
     p = summary["parameters"]
     assert (p["L_ms"], p["delta_wps"], p["theta"], p["G_ms"], p["density_cap"]) == (600.0, 3.0, 0.8, 590.0, 0.05)
     assert (p["n_resamples"], p["seed"]) == (200, 0)
+
+
+def test_kruskal_adjusted_epsilon2_undefined_with_one_value_per_group():
+    kw = kruskal_wallis({"A": np.array([0.1]), "B": np.array([0.2]), "C": np.array([0.3])})
+    assert kw["epsilon2"] == pytest.approx(kw["H"] / 2) and kw["epsilon2_adjusted"] is None  # n − k = 0
+
+
+def test_additions_name_results_the_anchor_did_not_report():
+    # design §4: the anchor ran Kruskal–Wallis over all types and over types with n ≥ 10,
+    # Dunn–Holm over all types only, by question type only, with epsilon2 = H/(n − 1)
+    from streamrag.data.synthetic_table import generate_stabilization_table
+
+    summary = stats.summarize(generate_stabilization_table(600, seed=0), params={"n_resamples": 50})
+    assert summary["rq4"]["question_type"]["kruskal_wallis_min_n"] is not None
+    names = [a["name"] for a in summary["additions"]]
+    assert "rq4.question_type.kruskal_wallis_min_n.dunn_holm" in names
+    assert "rq4.question_type.kruskal_wallis_all.dunn_holm" not in names
+    assert not any(n.endswith((".epsilon2", "kruskal_wallis_all", "kruskal_wallis_min_n")) for n in names)
+    assert {"rq4.domain", "rq4.static_or_dynamic", "rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted"} <= set(names)
+    assert all(set(a) == {"name", "note"} and a["note"] for a in summary["additions"])
+    for name in names:  # every name is a key of the summary (inside a list: of its first item)
+        node = summary
+        for part in name.split("."):
+            node = node[0] if isinstance(node, list) else node
+            assert part in node, name
+            node = node[part]
+
+
+def test_default_bootstrap_is_the_papers_10000():
+    assert stats.DEFAULT_PARAMS["n_resamples"] == 10_000 == stats.resolve_params({})["n_resamples"]
 
 
 def test_empty_table_is_all_undefined(tmp_path):

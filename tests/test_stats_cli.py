@@ -34,7 +34,16 @@ def test_stats_writes_summary_and_figures(tmp_path, capsys):
     assert 3 <= len(lines) <= 10
     assert "8 questions (1 skipped)" in lines[0]
     assert "62.5% (5/8)" in captured.out
+    assert "eps2=0.093 (eps2_adj=-0.210)" in captured.out  # simple vs comparison: H = 10/27, n = 5, k = 2
+    assert lines[-2].startswith("  additions (not in the anchor study; summary.json 'additions'): Dunn-Holm for n>=10")
     assert captured.err == ""
+
+
+def test_stats_bootstraps_10000_times_by_default(tmp_path, capsys):
+    assert main(["stats", str(write(tmp_path)), "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["parameters"]["n_resamples"] == 10_000
 
 
 def test_stats_is_reproducible(tmp_path, capsys):

@@ -8,7 +8,14 @@ import pandas as pd
 import pytest
 from stats_tables import HEADER, ROWS, TABLE, write
 
-from streamrag.analysis.table import OPTIONAL_COLUMNS, STABILIZATION_COLUMNS, read_table, write_table
+from streamrag.analysis.table import (
+    ABSENT_COLUMNS,
+    OPTIONAL_COLUMNS,
+    PHI_TOLERANCE,
+    STABILIZATION_COLUMNS,
+    read_table,
+    write_table,
+)
 from streamrag.errors import DataFileError, TableError
 
 CORE_HEADER = ",".join(STABILIZATION_COLUMNS)
@@ -31,7 +38,8 @@ def test_columns_contract():
         "interaction_id", "domain", "question_type", "static_or_dynamic", "n_words", "n_passages",
         "groundable", "retrieved_gold", "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility", "gold_density",
     )  # fmt: skip
-    assert OPTIONAL_COLUMNS == ("skip_reason", "t_anchor")
+    assert OPTIONAL_COLUMNS == ("skip_reason", "t_anchor", "n_gold", "t_pivot")
+    assert ABSENT_COLUMNS == ("gold_density",)
 
 
 def test_read_types_and_values(tmp_path):
@@ -62,9 +70,38 @@ def test_lenient_spellings(tmp_path):
     text = "\ufeff" + CORE_HEADER + "\r\n" + row + "\r\n" + _replace(row, "interaction_id", "b") + "\r\n\r\n"
     df = read_table(write(tmp_path, text))
     assert df["t_suf"].tolist() == [1, 1] and df["groundable"].tolist() == [True, True]
-    # phi may differ from t/n by up to 1e-6
-    df = read_table(write(tmp_path, _core(_replace(GOOD, "phi_suf", "0.3333333"))))
-    assert df.iloc[0]["phi_suf"] == 0.3333333
+    # phi may differ from t/n by up to 5e-5 (rounded to 4 decimals); the frame holds t/n
+    df = read_table(write(tmp_path, _core(_replace(_replace(GOOD, "phi_suf", "0.3333"), "phi_sc", "0.6667"))))
+    assert (df.iloc[0]["phi_suf"], df.iloc[0]["phi_sc"]) == (1 / 3, 2 / 3)
+
+
+def test_anchor_format_without_gold_density_and_rounded_phi(tmp_path):
+    # The anchor study's published tables: no gold_density, no optional columns, φ to 4 decimals.
+    header = ",".join(c for c in STABILIZATION_COLUMNS if c != "gold_density")
+    rows = [
+        "a,finance,simple,static,3,7,True,True,2,0.6667,1,0.3333,0",
+        "b,music,set,static,7,9,True,False,5,0.7143,,,1",
+        "c,movie,simple,static,32,9,True,True,3,0.0938,1,0.0312,0",  # 3/32 = .09375, 1/32 = .03125: ties
+        "d,movie,simple,static,32,9,True,True,3,0.0937,1,0.0313,0",  # rounded the other way
+    ]
+    df = read_table(write(tmp_path, "\n".join([header, *rows]) + "\n"))
+    assert list(df.columns) == [c for c in STABILIZATION_COLUMNS if c != "gold_density"]
+    assert df["phi_sc"].tolist() == [2 / 3, 5 / 7, 3 / 32, 3 / 32]
+    assert df["phi_suf"].tolist()[::2] == [1 / 3, 1 / 32] and math.isnan(df["phi_suf"][1])
+    assert write_table(df.assign(gold_density=float("nan")), tmp_path / "w.csv").read_text().splitlines()[1] == (
+        "a,finance,simple,static,3,7,True,True,2,0.6666666666666666,1,0.3333333333333333,0,"
+    )
+
+
+@pytest.mark.parametrize(("value", "ok"), [(1 / 3 + PHI_TOLERANCE, True), ("0.33338", True), ("0.33339", False), ("0.3334", False),
+                                           (1 / 3 - 0.000051, False), ("0.333", False)])  # fmt: skip
+def test_phi_tolerance_is_half_the_fourth_decimal(tmp_path, value, ok):
+    path = write(tmp_path, _core(_replace(GOOD, "phi_suf", str(value))))
+    if ok:
+        assert read_table(path).iloc[0]["phi_suf"] == 1 / 3
+    else:
+        with pytest.raises(TableError, match=r"t\.csv:2: column 'phi_suf': .* is inconsistent with t_suf/n_words = 1/3 "):
+            read_table(path)
 
 
 @pytest.mark.parametrize(
@@ -105,15 +142,35 @@ def test_t_suf_without_retrieved_gold(tmp_path):
         read_table(write(tmp_path, _core(row)))
 
 
-def test_t_anchor_checked(tmp_path):
-    text = "\n".join([CORE_HEADER + ",t_anchor", GOOD + ",9"]) + "\n"
-    with pytest.raises(TableError, match=r"t\.csv:2: column 't_anchor': 9 is outside 1\.\.n_words = 1\.\.3"):
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("t_anchor", "9", r"column 't_anchor': 9 is outside 1\.\.n_words = 1\.\.3"),
+        ("t_pivot", "0", r"column 't_pivot': 0 is outside 1\.\.n_words = 1\.\.3"),
+        ("n_gold", "8", r"column 'n_gold': 8 is more than n_passages = 7"),
+        ("n_gold", "-1", r"column 'n_gold': -1 is negative"),
+        ("n_gold", "x", r"column 'n_gold': 'x' is not an integer"),
+    ],
+)
+def test_optional_columns_checked(tmp_path, column, value, message):
+    text = "\n".join([f"{CORE_HEADER},{column}", f"{GOOD},{value}"]) + "\n"
+    with pytest.raises(TableError, match=rf"t\.csv:2: {message}"):
         read_table(write(tmp_path, text))
+
+
+def test_optional_columns_typed(tmp_path):
+    text = "\n".join([CORE_HEADER + ",t_pivot,n_gold", GOOD + ",2,7"]) + "\n"
+    df = read_table(write(tmp_path, text))
+    assert str(df["t_pivot"].dtype) == str(df["n_gold"].dtype) == "Int64"
+    assert (df["t_pivot"][0], df["n_gold"][0]) == (2, 7)
 
 
 def test_missing_column(tmp_path):
     header = CORE_HEADER.replace(",phi_suf", "")
     with pytest.raises(TableError, match=r"t\.csv:1: missing column 'phi_suf'$"):
+        read_table(write(tmp_path, header + "\n"))
+    header = CORE_HEADER.replace(",phi_suf", "").replace(",gold_density", "")
+    with pytest.raises(TableError, match=r"t\.csv:1: missing column 'phi_suf'$"):  # gold_density may be absent
         read_table(write(tmp_path, header + "\n"))
 
 

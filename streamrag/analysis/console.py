@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from streamrag.analysis.stats import ADDITIONS
+
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
@@ -17,14 +19,28 @@ def _num(x: float | None, fmt: str = ".3f") -> str:
 def _kw(res: dict[str, Any] | None) -> str:
     if res is None:
         return "undefined"
-    return f"H={_num(res['H'], '.2f')} df={res['df']} p={_num(res['p'], '.3g')} eps2={_num(res['epsilon2'], '.3f')}"
+    return (
+        f"H={_num(res['H'], '.2f')} df={res['df']} p={_num(res['p'], '.3g')} eps2={_num(res['epsilon2'], '.3f')} "
+        f"(eps2_adj={_num(res.get('epsilon2_adjusted'), '.3f')})"
+    )
+
+
+def _additions(summary: dict[str, Any]) -> list[str]:
+    """One line naming what the anchor study did not report (``summary["additions"]``)."""
+    listed = {entry["name"] for entry in summary.get("additions", [])}
+    labels = list(dict.fromkeys(label for name, label, _ in ADDITIONS if name in listed))
+    return [f"  additions (not in the anchor study; summary.json 'additions'): {', '.join(labels)}"] if labels else []
 
 
 def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
-    """RQ1, RQ2 at the configured point and RQ4 by question type, a line each."""
+    """RQ1, RQ2 at the configured point and RQ4 by question type, a line each; a line
+    saying why the gold-density slice is undefined, when it is; the additions to the
+    anchor study (results it did not report)."""
     rq1, point = summary["rq1"], summary["rq2"]["point"]
     by_type = summary["rq4"]["question_type"]
     rg, fb = point["retrieved_gold"], point["fallback"]
+    density = summary.get("gold_density") or {}
+    undefined = [f"  gold density: undefined, {density['undefined_reason']}"] if density.get("undefined_reason") else []
     return [
         f"{source}: {summary['n_questions']} questions ({summary['n_skipped']} skipped)",
         f"  groundable {rq1['n_groundable']} ({_pct(rq1['share_groundable'])}), "
@@ -36,6 +52,8 @@ def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
         f"retrieved-gold {_pct(rg['streamable_fraction'])}, fallback {_pct(fb['streamable_fraction'])}",
         f"  Kruskal-Wallis phi_suf by question type: all groups {_kw(by_type['kruskal_wallis_all'])}; "
         f"groups with n>={summary['parameters']['min_group_n']} {_kw(by_type['kruskal_wallis_min_n'])}",
+        *undefined,
+        *_additions(summary),
     ]
 
 

@@ -71,9 +71,15 @@ def dunn_holm(groups: Mapping[str, np.ndarray]) -> dict[str, Any]:
 def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
     """Kruskal–Wallis H test over the non-empty ``groups`` (tie-corrected, scipy).
 
-    ``{"groups", "n_groups", "n", "H", "df" = groups − 1, "p", "epsilon2" = H/(n − 1),
-    "dunn_holm"}``. None when fewer than two groups are non-empty or every value is the
-    same (H is 0/0 then).
+    ``{"groups", "n_groups", "n", "H", "df" = k − 1, "p", "epsilon2", "epsilon2_adjusted",
+    "dunn_holm"}`` with k groups of n values in all. Two effect sizes:
+
+    - ``epsilon2 = H/(n − 1)``, the one the anchor study reports;
+    - ``epsilon2_adjusted = (H − k + 1)/(n − k)``, corrected for the number of groups (H's
+      expectation under the null is k − 1, so it is about 0 without an effect and may be
+      negative); None when n = k (every group has one value).
+
+    None when fewer than two groups are non-empty or every value is the same (H is 0/0 then).
     """
     kept = {g: np.asarray(v, dtype=float) for g, v in groups.items() if len(v) > 0}
     if len(kept) < 2:
@@ -83,15 +89,16 @@ def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
         return None
     names = sorted(kept)
     H, p = scipy.stats.kruskal(*(kept[g] for g in names))
-    n = int(values.size)
+    n, k = int(values.size), len(names)
     return {
         "groups": names,
-        "n_groups": len(names),
+        "n_groups": k,
         "n": n,
         "H": to_float(H),
-        "df": len(names) - 1,
+        "df": k - 1,
         "p": to_float(p),
         "epsilon2": to_float(H / (n - 1)),
+        "epsilon2_adjusted": to_float((H - k + 1) / (n - k)) if n > k else None,
         "dunn_holm": dunn_holm(kept),
     }
 

@@ -20,7 +20,7 @@ from streamrag.analysis._values import active, bool_column, label_column, num_co
 from streamrag.atomic import atomic_path
 from streamrag.errors import ConfigError
 
-__all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
+__all__ = ["agg_figure", "plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L", "save_png"]
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 _DPI = 120
 
 
-def _figure(width_in: float, height_in: float) -> Figure:
+def agg_figure(width_in: float, height_in: float) -> Figure:
+    """A figure with its own Agg canvas (no pyplot state), constrained layout."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -37,7 +38,8 @@ def _figure(width_in: float, height_in: float) -> Figure:
     return fig
 
 
-def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+def save_png(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``fig`` as PNG atomically and free it."""
     target = Path(path)
     with atomic_path(target) as tmp:
         fig.savefig(tmp, format="png", dpi=_DPI)
@@ -56,7 +58,7 @@ def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     phi_sc = num_column(q, "phi_sc")
     phi_suf = num_column(q, "phi_suf")[bool_column(q, "retrieved_gold")]
     edges = np.linspace(0.0, 1.0, 21)
-    fig = _figure(9.0, 3.8)
+    fig = agg_figure(9.0, 3.8)
     axes = fig.subplots(1, 2, sharey=True)
     panels = (
         (phi_sc, "φ_sc = t_sc / n (self-consistency), all questions", "tab:blue"),
@@ -77,7 +79,7 @@ def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         ax.text(median, 0.97, f" median {median:.2f}", transform=ax.get_xaxis_transform(), va="top", fontsize=9)
     axes[0].set_ylabel("share of questions (%)")
     fig.suptitle("Where prefix retrieval stabilizes", fontsize=12)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: str = "question_type") -> Path:
@@ -90,7 +92,7 @@ def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: 
     names = sorted({lab for lab in labels if lab is not None})
     groups = {g: phi[labels == g] for g in names}
     order = sorted(names, key=lambda g: (float(np.median(groups[g])), g), reverse=True)  # top = earliest
-    fig = _figure(8.0, 1.2 + 0.45 * max(len(order), 2))
+    fig = agg_figure(8.0, 1.2 + 0.45 * max(len(order), 2))
     ax = fig.subplots()
     if order:
         style: dict[str, Any] = {"widths": 0.6, "medianprops": {"color": "tab:orange", "linewidth": 2}}
@@ -108,7 +110,7 @@ def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: 
         fontsize=11,
     )
     ax.grid(axis="x", color="0.9")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> pd.DataFrame:
@@ -137,7 +139,7 @@ def plot_streamable_vs_L(
     stabilization table, from which the L × δ grid at ``theta`` is computed.
     """
     cells = _grid_frame(rq2_grid_or_df, theta)
-    fig = _figure(6.5, 4.2)
+    fig = agg_figure(6.5, 4.2)
     ax = fig.subplots()
     if cells.empty:
         _no_data(ax)
@@ -156,4 +158,4 @@ def plot_streamable_vs_L(
     ax.set_ylabel("streamable questions (%)")
     ax.set_title(f"Share of questions that can hide θ = {theta:g} of the tool latency (H ≥ θ·L)", fontsize=11)
     ax.grid(color="0.9")
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -18,6 +18,10 @@ Sections (keys of :func:`summarize`):
   static/dynamic (see :mod:`streamrag.analysis.groups`), Spearman of the lexical anchor.
 - ``gold_density``: robustness to answers that occur everywhere ("specifically
   grounded" questions, gold density ≤ cap).
+- ``anchor``: the lexical-anchor positions against question type as predictors of t_suf.
+- ``additions``: the results above that the anchor study did not report
+  (:data:`ADDITIONS`), so a replication is not read as comparing numbers that do not
+  exist there.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_
 from streamrag.errors import ConfigError
 
 __all__ = [
-    "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
+    "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
     "active", "describe", "gold_density", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
     "summarize",
 ]  # fmt: skip
@@ -57,10 +61,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "theta": 0.8,
     "G_ms": 590.0,
     "density_cap": 0.05,
-    "n_resamples": 2000,
+    "n_resamples": 10_000,
     "seed": 0,
 }
-"""The ``paper`` preset's configured point and robustness settings."""
+"""The ``paper`` preset's configured point and robustness settings (the anchor study's
+10,000 bootstrap resamples)."""
 
 # How the numbers are computed, recorded in summary.json next to the parameters.
 METHODS: dict[str, str] = {
@@ -68,10 +73,33 @@ METHODS: dict[str, str] = {
     "skewness": "scipy.stats.skew(bias=True): the moment coefficient g1 = m3 / m2**1.5",
     "histogram": f"{N_BINS} bins over [0, 1], [k/{N_BINS}, (k+1)/{N_BINS}), last bin closed",
     "median_ci95": "scipy.stats.bootstrap, percentile method, 95%, one seeded stream per group",
-    "kruskal_wallis": "scipy.stats.kruskal (tie-corrected); epsilon2 = H / (n - 1)",
+    "kruskal_wallis": (
+        "scipy.stats.kruskal (tie-corrected); epsilon2 = H / (n - 1) (the anchor's); "
+        "epsilon2_adjusted = (H - k + 1) / (n - k), k groups"
+    ),
     "dunn_holm": "scikit_posthocs.posthoc_dunn(p_adjust='holm') over the groups of the same test",
     "spearman": "scipy.stats.spearmanr",
 }
+
+
+ADDITIONS: tuple[tuple[str, str, str], ...] = (
+    ("rq4.question_type.kruskal_wallis_min_n.dunn_holm", "Dunn-Holm for n>=10",
+     "Dunn-Holm over the types with n >= 10; the anchor ran Dunn-Holm over all 8 types only"),
+    ("rq4.question_type.kruskal_wallis_all.epsilon2_adjusted", "eps2_adj",
+     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
+    ("rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted", "eps2_adj",
+     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
+    ("rq4.domain", "by domain", "phi_suf by domain; the anchor compares question types only"),
+    ("rq4.static_or_dynamic", "by static/dynamic", "phi_suf by static/dynamic; the anchor compares question types only"),
+    ("rq4.spearman_t_anchor_t_suf", "anchor-word Spearman", "lexical anchor position vs t_suf; not in the anchor study"),
+    ("rq4.spearman_phi_anchor_phi_suf", "anchor-word Spearman", "lexical anchor share vs phi_suf; not in the anchor study"),
+    ("anchor", "anchor-word predictors", "lexical anchor positions vs question type as predictors of t_suf; not in the anchor study"),
+    ("rq2.point.H_G_ms", "H_G", "H_G = min(G + L, residual), streamrag's tighter bound; the anchor states H and H'"),
+    ("rq2.grid.H_G_ms", "H_G", "H_G in every grid cell; the anchor states H and H'"),
+)  # fmt: skip
+"""Results of :func:`summarize` the anchor study did not report (design §4), as
+``(canonical name, short label for the console, note)``; ``summary["additions"]`` lists
+them as ``{"name", "note"}`` (a name inside ``rq2.grid`` applies to every cell)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -269,15 +297,31 @@ def _slice_phi_suf(phi: np.ndarray, t_suf: np.ndarray) -> dict[str, Any]:
     }
 
 
+NO_DENSITY_REASON = "the table has no gold_density column (as the anchor study's published tables)"
+"""``gold_density.undefined_reason`` when the input has no ``gold_density`` column."""
+
+
 def gold_density(df: pd.DataFrame, *, density_cap: float = DEFAULT_PARAMS["density_cap"]) -> dict[str, Any]:
     """Robustness to dense gold: retrieved-gold questions with ``gold_density ≤ cap``
     ("specifically grounded") versus all retrieved-gold questions — n, mean and median
     φ_suf, share ``t_suf = 1``. Questions without a density are counted in
-    ``n_density_undefined`` and are not specifically grounded."""
+    ``n_density_undefined`` and are not specifically grounded.
+
+    A table without the ``gold_density`` column leaves the specifically grounded slice
+    undefined: ``specifically_grounded`` and ``n_density_undefined`` are None and
+    ``undefined_reason`` (:data:`NO_DENSITY_REASON`) says why."""
     q = active(df)
     rg = bool_column(q, "retrieved_gold")
     phi = num_column(q, "phi_suf")[rg]
     t_suf = num_column(q, "t_suf")[rg]
+    if "gold_density" not in q.columns:
+        return {
+            "density_cap": float(density_cap),
+            "retrieved_gold": _slice_phi_suf(phi, t_suf),
+            "specifically_grounded": None,
+            "n_density_undefined": None,
+            "undefined_reason": NO_DENSITY_REASON,
+        }
     dens = num_column(q, "gold_density")[rg]
     specific = dens <= density_cap  # NaN compares False
     return {
@@ -380,7 +424,8 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 
 def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The whole ``summary.json``: parameters, counts, RQ1, RQ2, RQ4 and gold density.
+    """The whole ``summary.json``: parameters, counts, RQ1, RQ2, RQ4, gold density, the
+    anchor comparison and the list of additions to the anchor study (:data:`ADDITIONS`).
 
     ``params`` overrides :data:`DEFAULT_PARAMS` (keys ``L_ms, delta_wps, theta, G_ms,
     density_cap, n_resamples, seed`` and optionally ``table``); invalid values raise
@@ -413,4 +458,5 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),
             "gold_density": gold_density(q, density_cap=p["density_cap"]),
             "anchor": anchor_comparison(q),
+            "additions": [{"name": name, "note": note} for name, _, note in ADDITIONS],
         }

@@ -6,10 +6,15 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
     groundable, retrieved_gold, t_sc, phi_sc, t_suf, phi_suf, volatility, gold_density
 
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
-the question was skipped: it is kept in the table, counted, and excluded from statistics)
-and ``t_anchor`` (1-based position of the first lexical anchor word). Any other column is
-kept as text. Booleans are written ``True``/``False``; an undefined value is an empty
-field, never 0.
+the question was skipped: it is kept in the table, counted, and excluded from statistics),
+``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`)
+and ``n_gold`` (gold chunks). Any other column is kept as text. Booleans are written
+``True``/``False``; an undefined value is an empty field, never 0.
+
+Tables published by the anchor study load as they are: they have no ``gold_density``
+column (:data:`ABSENT_COLUMNS`; the frame then has none either, and the statistics that
+need it say so) and give φ rounded to 4 decimals (accepted within
+:data:`PHI_TOLERANCE` of t/n_words and replaced by the exact t/n_words).
 
 :func:`read_table` validates every row and raises :class:`~streamrag.errors.TableError`
 with a one-line message naming file, line and column, e.g.
@@ -21,18 +26,20 @@ from __future__ import annotations
 import csv
 import math
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.atomic import atomic_path
-from streamrag.errors import DataFileError, TableError
+from streamrag.errors import TableError
 
-__all__ = ["OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "write_table"]
+__all__ = [
+    "ABSENT_COLUMNS", "OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "write_table",
+]  # fmt: skip
 
 STABILIZATION_COLUMNS: tuple[str, ...] = (
     "interaction_id",
@@ -50,51 +57,34 @@ STABILIZATION_COLUMNS: tuple[str, ...] = (
     "volatility",
     "gold_density",
 )
-"""Required columns of a stabilization table, in the order they are written."""
+"""The contract columns of a stabilization table (design §7), in the order they are written."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor")
-"""Columns streamrag writes and reads when present; tables from elsewhere may lack them."""
+ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
+"""Contract columns a table may lack: the anchor study's published tables have no
+``gold_density``. Every other contract column is required."""
 
-PHI_TOLERANCE = 1e-6
-"""Largest accepted ``|phi − t/n_words|``: phi must be t/n_words, not a rounded copy."""
+OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot")
+"""Columns streamrag writes and reads with their types when present; tables from
+elsewhere may lack them."""
+
+PHI_TOLERANCE = 5e-5
+"""Largest accepted ``|phi − t/n_words|``: half a unit of the 4th decimal, so φ rounded to
+4 decimals (as the anchor study publishes it) is accepted; the value read is then the
+exact ``t/n_words``, so a rounded copy gives the same statistics as the exact one."""
+
+# The binary value of a decimal such as 0.0313 may sit a hair beyond 5e-5 from t/n (here
+# 1/32 = 0.03125): rounding is judged on the decimal, so allow for the representation.
+_PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor")
+_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot")
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
 _BOOL_COLUMNS = ("groundable", "retrieved_gold")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
 _REQUIRED_VALUES = ("interaction_id", "n_words", "groundable", "retrieved_gold", "t_sc", "phi_sc")
 
-_INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?")  # "3" and "3.0" (pandas writes ints with NaN as floats)
 _TRUE = frozenset({"true", "1"})
 _FALSE = frozenset({"false", "0"})
-
-
-class _RowError(Exception):
-    """A bad value in one row; turned into a TableError with file and line."""
-
-    def __init__(self, column: str, problem: str) -> None:
-        super().__init__(f"column '{column}': {problem}")
-
-
-def _parse_int(column: str, raw: str) -> int | None:
-    if raw == "":
-        return None
-    if not _INT_RE.fullmatch(raw):
-        raise _RowError(column, f"{raw!r} is not an integer")
-    return int(float(raw)) if "." in raw else int(raw)
-
-
-def _parse_float(column: str, raw: str) -> float | None:
-    if raw == "":
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _RowError(column, f"{raw!r} is not a number") from None
-    if not math.isfinite(value):
-        raise _RowError(column, f"{raw!r} is not a finite number (leave the field empty when undefined)")
-    return value
 
 
 def _parse_bool(column: str, raw: str) -> bool | None:
@@ -105,7 +95,7 @@ def _parse_bool(column: str, raw: str) -> bool | None:
         return True
     if low in _FALSE:
         return False
-    raise _RowError(column, f"{raw!r} is not a boolean (expected True/False, true/false or 1/0)")
+    raise RowError(column, f"{raw!r} is not a boolean (expected True/False, true/false or 1/0)")
 
 
 def _parse_values(raw: Mapping[str, str], columns: tuple[str, ...]) -> dict[str, Any]:
@@ -114,9 +104,9 @@ def _parse_values(raw: Mapping[str, str], columns: tuple[str, ...]) -> dict[str,
     for col in columns:
         value = raw[col]
         if col in _INT_COLUMNS:
-            out[col] = _parse_int(col, value)
+            out[col] = parse_int(col, value)
         elif col in _FLOAT_COLUMNS:
-            out[col] = _parse_float(col, value)
+            out[col] = parse_float(col, value)
         elif col in _BOOL_COLUMNS:
             out[col] = _parse_bool(col, value)
         else:
@@ -124,58 +114,66 @@ def _parse_values(raw: Mapping[str, str], columns: tuple[str, ...]) -> dict[str,
     return out
 
 
-def _check_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> None:
+def _exact_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> float:
+    """``t/n_words`` when ``phi`` is within :data:`PHI_TOLERANCE` of it, else a row error."""
     expected = t / n_words
-    if abs(phi - expected) > PHI_TOLERANCE:
-        raise _RowError(
+    if abs(phi - expected) > PHI_TOLERANCE + _PHI_SLACK:
+        raise RowError(
             column,
             f"{phi!r} is inconsistent with {t_column}/n_words = {t}/{n_words} = {expected:.6g} (tolerance {PHI_TOLERANCE:g})",
         )
+    return expected
 
 
 def _check_t(column: str, t: int, n_words: int) -> None:
     if not 1 <= t <= n_words:
-        raise _RowError(column, f"{t} is outside 1..n_words = 1..{n_words}")
+        raise RowError(column, f"{t} is outside 1..n_words = 1..{n_words}")
 
 
 def _check_row(v: dict[str, Any]) -> None:
-    """Consistency of a row that is not skipped (types are already parsed)."""
+    """Consistency of a row that is not skipped (types are already parsed); φ values
+    within tolerance are replaced by the exact ``t/n_words``."""
     for col in _REQUIRED_VALUES:
         if v[col] is None:
-            raise _RowError(col, "empty, but a value is required")
+            raise RowError(col, "empty, but a value is required")
     n = v["n_words"]
     if n < 1:
-        raise _RowError("n_words", f"{n} is not a positive word count")
+        raise RowError("n_words", f"{n} is not a positive word count")
     if v["n_passages"] is not None and v["n_passages"] < 0:
-        raise _RowError("n_passages", f"{v['n_passages']} is negative")
+        raise RowError("n_passages", f"{v['n_passages']} is negative")
     _check_t("t_sc", v["t_sc"], n)
-    _check_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n)
+    v["phi_sc"] = _exact_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n)
 
     t_suf, phi_suf, rg = v["t_suf"], v["phi_suf"], v["retrieved_gold"]
     if rg and not v["groundable"]:
-        raise _RowError("retrieved_gold", "True, but groundable is False (retrieved-gold questions are groundable)")
+        raise RowError("retrieved_gold", "True, but groundable is False (retrieved-gold questions are groundable)")
     if rg and t_suf is None:
-        raise _RowError("t_suf", "empty, but retrieved_gold is True (t_suf is defined exactly for retrieved-gold questions)")
+        raise RowError("t_suf", "empty, but retrieved_gold is True (t_suf is defined exactly for retrieved-gold questions)")
     if not rg and t_suf is not None:
-        raise _RowError("t_suf", f"{t_suf}, but retrieved_gold is False (leave t_suf empty when gold is never retrieved)")
+        raise RowError("t_suf", f"{t_suf}, but retrieved_gold is False (leave t_suf empty when gold is never retrieved)")
     if t_suf is None:
         if phi_suf is not None:
-            raise _RowError("phi_suf", f"{phi_suf!r}, but t_suf is empty (phi_suf = t_suf/n_words)")
+            raise RowError("phi_suf", f"{phi_suf!r}, but t_suf is empty (phi_suf = t_suf/n_words)")
     else:
         _check_t("t_suf", t_suf, n)
         if phi_suf is None:
-            raise _RowError("phi_suf", f"empty, but t_suf is {t_suf} (phi_suf = t_suf/n_words)")
-        _check_phi("phi_suf", phi_suf, "t_suf", t_suf, n)
+            raise RowError("phi_suf", f"empty, but t_suf is {t_suf} (phi_suf = t_suf/n_words)")
+        v["phi_suf"] = _exact_phi("phi_suf", phi_suf, "t_suf", t_suf, n)
 
     vol = v["volatility"]
     if vol is not None and not 0 <= vol <= n - 1:
-        raise _RowError("volatility", f"{vol} is outside 0..n_words-1 = 0..{n - 1}")
-    dens = v["gold_density"]
+        raise RowError("volatility", f"{vol} is outside 0..n_words-1 = 0..{n - 1}")
+    dens = v.get("gold_density")
     if dens is not None and not 0.0 <= dens <= 1.0:
-        raise _RowError("gold_density", f"{dens!r} is outside [0, 1]")
-    t_anchor = v.get("t_anchor")
-    if t_anchor is not None:
-        _check_t("t_anchor", t_anchor, n)
+        raise RowError("gold_density", f"{dens!r} is outside [0, 1]")
+    for column in ("t_anchor", "t_pivot"):
+        if v.get(column) is not None:
+            _check_t(column, v[column], n)
+    n_gold, n_passages = v.get("n_gold"), v["n_passages"]
+    if n_gold is not None and n_gold < 0:
+        raise RowError("n_gold", f"{n_gold} is negative")
+    if n_gold is not None and n_passages is not None and n_gold > n_passages:
+        raise RowError("n_gold", f"{n_gold} is more than n_passages = {n_passages}")
 
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -194,85 +192,40 @@ def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
-def _open_table(path: str | os.PathLike[str]) -> TextIO:
-    """The table file opened for reading; :class:`DataFileError` when it cannot be."""
-    try:
-        return open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise DataFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate a stabilization table.
 
     Returns one row per table row, skipped rows included, columns in contract order
-    (:data:`STABILIZATION_COLUMNS`, then those of :data:`OPTIONAL_COLUMNS` present, then
-    any others as text). Types: counts and positions ``Int64`` (``<NA>`` when undefined),
+    (:data:`STABILIZATION_COLUMNS` — without those of :data:`ABSENT_COLUMNS` the file
+    lacks —, then those of :data:`OPTIONAL_COLUMNS` present, then any others as text).
+    Types: counts and positions ``Int64`` (``<NA>`` when undefined),
     ``groundable``/``retrieved_gold`` ``boolean``, ``phi_*``/``gold_density`` ``float64``
     (NaN when undefined), text ``object`` (``None`` when empty).
 
     Rows with a non-empty ``skip_reason`` are only type-checked (any field may be empty);
     every other row must be consistent: ``1 ≤ t ≤ n_words``, ``phi = t/n_words`` within
-    :data:`PHI_TOLERANCE`, ``t_suf`` defined exactly when ``retrieved_gold``, and so on.
+    :data:`PHI_TOLERANCE` (the frame holds the exact ``t/n_words``), ``t_suf`` defined
+    exactly when ``retrieved_gold``, and so on.
 
     Raises :class:`~streamrag.errors.TableError` (``file:line: column 'c': problem``) on a
     bad header or value, :class:`~streamrag.errors.DataFileError` when the file cannot be
     read at all.
     """
     name = str(path)
+    header, rows = read_rows(path, [c for c in STABILIZATION_COLUMNS if c not in ABSENT_COLUMNS])
+    known = tuple(c for c in STABILIZATION_COLUMNS + OPTIONAL_COLUMNS if c in header)
+    extra = [c for c in header if c not in known]
     records: list[dict[str, Any]] = []
-    first_line: dict[str, int] = {}
-    line = 1
-    with _open_table(path) as fh:
-        reader = csv.reader(fh)
+    for line, raw in rows:
         try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise TableError(f"{name}:1: empty file, expected a header row") from None
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise TableError(f"{name}:1: unreadable header: {exc}") from None
-        seen: set[str] = set()
-        for col in header:
-            if col in seen:
-                raise TableError(f"{name}:1: duplicate column {col!r}")
-            seen.add(col)
-        missing = [c for c in STABILIZATION_COLUMNS if c not in seen]
-        if missing:
-            listed = ", ".join(repr(c) for c in missing)
-            raise TableError(f"{name}:1: missing column{'s' if len(missing) > 1 else ''} {listed}")
-        known = STABILIZATION_COLUMNS + tuple(c for c in OPTIONAL_COLUMNS if c in seen)
-        extra = [c for c in header if c not in known]
-        try:
-            for row in reader:
-                line = reader.line_num
-                if len(row) <= 1 and "".join(row).strip() == "":
-                    continue  # a blank line (a single empty field cannot be a row of 14 columns)
-                if len(row) != len(header):
-                    raise TableError(f"{name}:{line}: expected {len(header)} fields as in the header, found {len(row)}")
-                raw = {h: f.strip() for h, f in zip(header, row, strict=True)}
-                try:
-                    values = _parse_values(raw, known)
-                    if values["interaction_id"] is None:
-                        raise _RowError("interaction_id", "empty, but a value is required")
-                    if values.get("skip_reason") is None:
-                        _check_row(values)
-                except _RowError as exc:
-                    raise TableError(f"{name}:{line}: {exc}") from None
-                qid = values["interaction_id"]
-                if qid in first_line:
-                    raise TableError(
-                        f"{name}:{line}: column 'interaction_id': {qid!r} repeats line {first_line[qid]} (one row per question)"
-                    )
-                first_line[qid] = line
-                for col in extra:
-                    values[col] = raw[col]
-                records.append(values)
-        except csv.Error as exc:
-            raise TableError(f"{name}:{reader.line_num}: malformed CSV: {exc}") from None
-        except UnicodeDecodeError:
-            raise TableError(f"{name}:{line + 1}: not UTF-8 text") from None
+            values = _parse_values(raw, known)
+            if values.get("skip_reason") is None:
+                _check_row(values)
+        except RowError as exc:
+            raise TableError(f"{name}:{line}: {exc}") from None
+        for col in extra:
+            values[col] = raw[col]
+        records.append(values)
     return _frame(records, list(known) + extra)
 
 

@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "stats",
         help="statistics (RQ1, RQ2, RQ4) and figures from a stabilization table",
         description=(
-            "Read a stabilization table (one row per question, columns of design §7), write "
+            "Read a stabilization table (one row per question, columns of design §7; as the anchor "
+            "study publishes them, gold_density may be absent and phi rounded to 4 decimals), write "
             "summary.json (RQ1 phi statistics, RQ2 streamable fractions over the L x delta x "
             "theta grid, RQ4 group tests, gold-density robustness) and three PNG figures."
         ),
@@ -59,9 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--bootstrap",
         dest="n_resamples",
         type=int,
-        default=2000,
+        default=None,
         metavar="N",
-        help="bootstrap resamples for the median CIs (default: 2000)",
+        help="bootstrap resamples for the median CIs (default: the paper preset's 10,000, as the anchor study)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     p.set_defaults(run=run)
@@ -83,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
         "theta": args.theta,
         "G_ms": args.G_ms,
         "density_cap": args.density_cap,
-        "n_resamples": args.n_resamples,
         "seed": args.seed,
     }
+    if args.n_resamples is not None:  # else the preset's (stats.DEFAULT_PARAMS), one place
+        params["n_resamples"] = args.n_resamples
     summary = summarize(df, params=params)
     out = Path(args.out)
     try:

@@ -1,0 +1,55 @@
+"""``streamrag compare RUN_DIR PUBLISHED.csv --out DIR``: a run against published savings.
+
+Standard-library imports only at top level; the logic is :mod:`streamrag.simulator.compare`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "compare a simulate run's per-question savings with a published per-question latency file"
+
+EPILOG = """\
+PUBLISHED.csv columns: interaction_id, measured_saved_ms, H_predicted_ms
+(optional: question_type, n_words, t_star). Questions are joined on interaction_id;
+only the questions the run replayed (empty skip_reason in results.csv) take part.
+
+example:
+  streamrag simulate --table stabilization.csv --scenario paper_rq3 --out runs/rq3
+  streamrag compare runs/rq3 anchor_rq3_per_question.csv --out runs/rq3-vs-anchor
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help=HELP,
+        description=(
+            f"{HELP[0].upper()}{HELP[1:]}: writes comparison.json (matched and unmatched ids, measured vs "
+            "simulated saved ms, published vs simulated H, Pearson and Spearman per question, |delta saved|, "
+            "rho(H, saved) on both sides, agreement on n_words and t_star) and comparison.png (simulated vs "
+            "measured saved per question)."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of 'streamrag simulate' (reads results.csv)")
+    p.add_argument("published", metavar="PUBLISHED.csv", help="published per-question latency file")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if absent)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from streamrag.errors import InputError
+    from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
+
+    comparison = compare_run(args.run_dir, args.published)  # every check before anything is written
+    out = Path(args.out)
+    try:
+        write_comparison(comparison, out)
+    except OSError as exc:
+        raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
+    print("\n".join([*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON} and {out / COMPARISON_FIGURE}"]))
+    return 0
