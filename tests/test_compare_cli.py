@@ -16,7 +16,7 @@ import scipy.stats
 from stats_tables import write
 
 from streamrag.cli import main
-from streamrag.simulator.compare import TRACE_DRIVEN_NOTE
+from streamrag.simulator.compare import ORACLE_NOTE
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -76,6 +76,7 @@ def test_compare_writes_json_figure_and_summary(run_dir: Path, tmp_path: Path, c
     assert c["n_matched"] == 6
     assert c["ids"] == {"only_in_run": ["q7", "q8"], "only_in_published": ["q9", "ghost"], "not_replayed": ["q9"]}
     assert c["run"] == {"dir": str(run_dir), "input_mode": "table", "scenario": "paper_rq3", "n_replayed": 8,
+                        "reflector_model": "oracle reflector (t ≥ t*): no per-prefix evidence",
                         "n_not_replayed": 1}  # fmt: skip
     assert c["published"]["n_questions"] == 8
     assert c["measured_saved_ms"]["mean"] == pytest.approx(measured.mean())
@@ -94,7 +95,7 @@ def test_compare_writes_json_figure_and_summary(run_dir: Path, tmp_path: Path, c
     assert c["spearman_H_saved"] == {"rho": None, "p": None, "n": 6}  # H = 600 for all six: undefined, not 0
     assert c["agreement"]["n_words"] == {"n": 6, "n_agree": 5, "rate": 5 / 6, "disagree_ids": ["q5"]}
     assert c["agreement"]["t_star"] == {"n": 5, "n_agree": 5, "rate": 1.0, "disagree_ids": []}  # q4: not given
-    assert c["notes"] == [TRACE_DRIVEN_NOTE]
+    assert c["notes"] == [ORACLE_NOTE]  # a bare table: the oracle reflector ran
 
     lines = captured.out.splitlines()
     assert lines[0].startswith("6 question(s) matched; 2 only in the run, 2 only in ") and "(1 of them not replayed)" in lines[0]

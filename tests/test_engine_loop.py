@@ -100,7 +100,24 @@ def test_the_clock_is_narrow_and_a_negative_sleep_is_an_error():
     assert run_virtual(main) == (1_250_000, 1_250_007)
     # what the pipeline may use of a clock, and nothing else
     members = {m for m in vars(Clock) if not m.startswith("_")}
-    assert members == {"now_us", "sleep_us", "sleep_until_us"}
+    assert members == {"now_us", "sleep_us", "sleep_until_us", "call_at_us"}
+
+
+def test_timer_callbacks_run_in_the_kernel_order_and_can_be_cancelled():
+    async def main(clock: VirtualClock):
+        log: list[tuple[int, str]] = []
+        clock.call_at_us(5, Priority.TURN_END, lambda: log.append((clock.now_us(), "turn-end")))
+        clock.call_at_us(5, Priority.COMPLETION, lambda: log.append((clock.now_us(), "completion")))
+        dropped = clock.call_at_us(3, Priority.COMPLETION, lambda: log.append((clock.now_us(), "cancelled")))
+        clock.call_at_us(-7, Priority.DEFAULT, lambda: log.append((clock.now_us(), "past: now")))
+        dropped.cancel()
+        # a callback scheduled at this instant by an earlier one takes its place by the
+        # rule (t, priority, seq): a completion still comes before the end of turn
+        clock.call_at_us(5, Priority.INPUT, lambda: clock.call_at_us(5, Priority.COMPLETION, lambda: log.append((5, "chained"))))
+        await clock.sleep_until_us(10)
+        return log
+
+    assert run_virtual(main) == [(0, "past: now"), (5, "completion"), (5, "chained"), (5, "turn-end")]
 
 
 def test_deadlock_is_detected_with_the_virtual_time():

@@ -18,6 +18,7 @@ one output allowed to differ between two runs).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import IntEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -49,13 +50,25 @@ class Priority(IntEnum):
     """Anything else."""
 
 
+class Timer(Protocol):
+    """A scheduled callback (:meth:`Clock.call_at_us`)."""
+
+    def cancel(self) -> None: ...
+
+
 @runtime_checkable
 class Clock(Protocol):
-    """Time source and sleeper passed to every pipeline component: what they need, no more.
+    """Time source, sleeper and timer passed to every pipeline component: what they
+    need, no more.
 
     Instants are integer microseconds (``*_us``) so timestamps are exact. Waiting a
     negative duration is an error (a component that computes one has a bug), not a
     silent zero; waiting until an instant that has passed returns at once, after a yield.
+
+    ``call_at_us`` is for the parts that react rather than wait — a resource starting
+    its next job when one finishes, a tool call moving from query generation to the
+    tool: a callback costs one heap entry, where a task per call would cost a task, a
+    cancel scope and several loop iterations.
     """
 
     def now_us(self) -> int:
@@ -68,6 +81,10 @@ class Clock(Protocol):
 
     async def sleep_until_us(self, at_us: int, priority: int = Priority.DEFAULT) -> None:
         """Wait until instant ``at_us``."""
+        ...
+
+    def call_at_us(self, at_us: int, priority: int, callback: Callable[[], object]) -> Timer:
+        """Run ``callback()`` at instant ``at_us`` (at once if it passed); cancellable."""
         ...
 
 
@@ -105,6 +122,9 @@ class VirtualClock:
         loop = self._loop
         await loop.wake_at(loop.now_us + _check_duration(duration_us), priority)
 
+    def call_at_us(self, at_us: int, priority: int, callback: Callable[[], object]) -> Timer:
+        return self._loop.call_at_us(at_us, priority, callback)
+
 
 class RealClock:
     """Wall-clock time for live mode (monotonic; µs since the clock was made).
@@ -128,6 +148,12 @@ class RealClock:
 
     async def sleep_us(self, duration_us: int, priority: int = Priority.DEFAULT) -> None:
         await self.sleep_until_us(self.now_us() + _check_duration(duration_us), priority)
+
+    def call_at_us(self, at_us: int, priority: int, callback: Callable[[], object]) -> Timer:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        return loop.call_later(max(0, at_us - self.now_us()) / US_PER_S, callback)
 
 
 def wall_clock_iso() -> str:

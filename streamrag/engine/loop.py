@@ -10,8 +10,9 @@ seconds so that asyncio/anyio timers (``anyio.sleep``, ``move_on_after``) work t
 Ordering rule (deterministic, documented, tested)
 -------------------------------------------------
 Wake-ups registered through :meth:`VirtualEventLoop.wake_at` (what
-:class:`~streamrag.engine.clock.VirtualClock` uses) live in the loop's own heap keyed by
-``(t_us, priority, seq)``: time first, then :class:`~streamrag.engine.clock.Priority`
+:class:`~streamrag.engine.clock.VirtualClock` uses to sleep) and timer callbacks
+registered through :meth:`VirtualEventLoop.call_at_us` live in the loop's own heap keyed
+by ``(t_us, priority, seq)``: time first, then :class:`~streamrag.engine.clock.Priority`
 (completions < word arrivals < ticks < end of turn < other), then ``seq``, the order in
 which the wake-ups were registered. The kernel resolves **one** wake-up at a time and
 lets everything it makes runnable run (asyncio's ready queue is FIFO) before it resolves
@@ -88,6 +89,26 @@ class _VirtualSelector(selectors.BaseSelector):
         self._map.clear()
 
 
+class KernelTimer:
+    """A callback scheduled on the kernel heap (:meth:`VirtualEventLoop.call_at_us`).
+
+    Runs inside the wake-up that resolves it, so what it makes runnable runs in the same
+    cascade, before the next wake-up. ``cancel()`` before then drops it.
+    """
+
+    __slots__ = ("callback", "cancelled")
+
+    def __init__(self, callback: Callable[[], object]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def done(self) -> bool:  # the heap skips what is done, like a cancelled waiter's future
+        return self.cancelled
+
+
 class VirtualEventLoop(asyncio.SelectorEventLoop):
     """asyncio event loop on virtual time (see the module docstring for the rules)."""
 
@@ -96,7 +117,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         selector.loop = self
         self.now_us = 0
-        self._wakeups: list[tuple[int, int, int, asyncio.Future[None]]] = []
+        self._wakeups: list[tuple[int, int, int, asyncio.Future[None] | KernelTimer]] = []
         self._seq = 0
         self.n_wakeups = 0
         """Kernel wake-ups resolved so far (the engine's event count)."""
@@ -112,6 +133,14 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         at = at_us if at_us > self.now_us else self.now_us
         heapq.heappush(self._wakeups, (at, int(priority), self._seq, fut))
         return fut
+
+    def call_at_us(self, at_us: int, priority: int, callback: Callable[[], object]) -> KernelTimer:
+        """Run ``callback()`` at ``max(at_us, now)``, in ``(t_us, priority, seq)`` order."""
+        timer = KernelTimer(callback)
+        self._seq += 1
+        at = at_us if at_us > self.now_us else self.now_us
+        heapq.heappush(self._wakeups, (at, int(priority), self._seq, timer))
+        return timer
 
     def _run_once(self) -> None:
         """One loop iteration, lean: no I/O polling (there is none in virtual time).
@@ -149,10 +178,13 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             self._timer_cancelled_count -= 1  # type: ignore[attr-defined]
         native = scheduled[0]._when if scheduled else None
         if heap and (native is None or heap[0][0] <= native * US_PER_S):
-            at_us, _, _, fut = heapq.heappop(heap)
+            at_us, _, _, target = heapq.heappop(heap)
             self.now_us = at_us
             self.n_wakeups += 1
-            fut.set_result(None)
+            if type(target) is KernelTimer:
+                target.callback()
+            else:
+                target.set_result(None)  # type: ignore[union-attr]
             return
         if native is None:
             blocked = sorted(t.get_name() for t in asyncio.all_tasks(self) if not t.done())

@@ -47,7 +47,7 @@ import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
 from streamrag.errors import DataFileError, InputError, TableError
-from streamrag.simulator.results import _spearman, _stats
+from streamrag.simulator.results import spearman, stats
 
 __all__ = [
     "COMPARISON_FIGURE", "COMPARISON_JSON", "PUBLISHED_COLUMNS", "PUBLISHED_OPTIONAL_COLUMNS", "Comparison",
@@ -66,9 +66,9 @@ RUN_COLUMNS: tuple[str, ...] = ("interaction_id", "H_ms", "saved_ms", "skip_reas
 COMPARISON_JSON = "comparison.json"
 COMPARISON_FIGURE = "comparison.png"
 
-TRACE_DRIVEN_NOTE = (
-    "trace-driven run (simulate --table): from a bare stabilization table a call on prefix t is "
-    "sufficient iff t >= t*, which inflates the simulated rho(H, saved) by construction"
+ORACLE_NOTE = (
+    "the run used the oracle reflector (a bare stabilization table: a call on prefix t is sufficient "
+    "iff t >= t*), which inflates the simulated rho(H, saved) by construction"
 )
 
 
@@ -136,13 +136,14 @@ def read_published(path: str | os.PathLike[str]) -> tuple[dict[str, _Question], 
     return out, optional
 
 
-def _run_mode(run_dir: Path) -> tuple[str | None, str | None]:
-    """(input mode, scenario name) from ``manifest.json``; None where unknown (the
-    manifest only annotates the comparison, so an unreadable one is not an error)."""
+def _run_mode(run_dir: Path) -> tuple[str | None, str | None, str | None]:
+    """(input mode, scenario name, reflector model) from ``manifest.json``; None where
+    unknown (the manifest only annotates the comparison, so an unreadable one is not an
+    error)."""
     try:
         manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None, None
+        return None, None, None
 
     def get(*keys: str) -> str | None:
         node: Any = manifest
@@ -150,7 +151,7 @@ def _run_mode(run_dir: Path) -> tuple[str | None, str | None]:
             node = node.get(key) if isinstance(node, dict) else None
         return node if isinstance(node, str) else None
 
-    return get("input", "mode"), get("scenario", "scenario", "name")
+    return get("input", "mode"), get("scenario", "scenario", "name"), get("reflector_model")
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
@@ -198,7 +199,7 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
             f"{published_path}: no interaction_id in common with the {len(replayed)} replayed question(s) of "
             f"{run / 'results.csv'}"
         )
-    mode, scenario = _run_mode(run)
+    mode, scenario, reflector = _run_mode(run)
     column = {
         "measured_saved_ms": np.array([published[q].saved_ms for q in matched]),
         "saved_ms": np.array([replayed[q].saved_ms for q in matched]),
@@ -207,7 +208,7 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
     }
     column["abs_delta_saved_ms"] = np.abs(column["saved_ms"] - column["measured_saved_ms"])
     data = {
-        "run": {"dir": str(run), "input_mode": mode, "scenario": scenario, "n_replayed": len(replayed),
+        "run": {"dir": str(run), "input_mode": mode, "scenario": scenario, "reflector_model": reflector, "n_replayed": len(replayed),
                 "n_not_replayed": len(skipped)},
         "published": {"path": str(published_path), "n_questions": len(published), "optional_columns": list(optional)},
         "n_matched": len(matched),
@@ -216,16 +217,16 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
             "only_in_published": [q for q in published if q not in replayed],
             "not_replayed": [q for q in published if q in skipped],
         },
-        **{name: _stats(values) for name, values in column.items()},
+        **{name: stats(values) for name, values in column.items()},
         "pearson_saved_measured": _pearson(column["saved_ms"], column["measured_saved_ms"]),
-        "spearman_saved_measured": _spearman(column["saved_ms"], column["measured_saved_ms"]),
-        "spearman_H_predicted_measured_saved": _spearman(column["H_predicted_ms"], column["measured_saved_ms"]),
-        "spearman_H_saved": _spearman(column["H_ms"], column["saved_ms"]),
+        "spearman_saved_measured": spearman(column["saved_ms"], column["measured_saved_ms"]),
+        "spearman_H_predicted_measured_saved": spearman(column["H_predicted_ms"], column["measured_saved_ms"]),
+        "spearman_H_saved": spearman(column["H_ms"], column["saved_ms"]),
         "agreement": {
             name: _agreement(name, matched, replayed, published) if name in optional else None
             for name in ("n_words", "t_star")
         },
-        "notes": [TRACE_DRIVEN_NOTE] if mode == "table" else [],
+        "notes": [ORACLE_NOTE] if reflector is not None and reflector.startswith("oracle") else [],
     }  # fmt: skip
     return Comparison(data, matched, column["measured_saved_ms"], column["saved_ms"])
 

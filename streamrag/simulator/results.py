@@ -251,7 +251,7 @@ def _clean(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _stats(values: np.ndarray) -> dict[str, float | None]:
+def stats(values: np.ndarray) -> dict[str, float | None]:
     if values.size == 0:
         return {"mean": None, "median": None, "p10": None, "p90": None, "min": None, "max": None}
     return {
@@ -264,7 +264,7 @@ def _stats(values: np.ndarray) -> dict[str, float | None]:
     }
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
     """Spearman ρ and two-sided p (``None`` when undefined: < 3 rows or a constant column)."""
     if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return {"rho": None, "p": None, "n": int(x.size)}
@@ -286,12 +286,12 @@ def summarize(rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dic
     if counts:
         out["selection"] = counts
     for name in NUMERIC_COLUMNS:
-        out[name] = _stats(col(name))
+        out[name] = stats(col(name))
     for name in BOOL_COLUMNS:
         hits = int(sum(1 for r in rows if getattr(r, name)))
         out[name] = {"n": hits, "rate": hits / n if n else None}
     saved = col("saved_ms")
-    out["spearman_H_saved"] = _spearman(col("H_ms"), saved)
-    out["spearman_H_G_saved"] = _spearman(col("H_G_ms"), saved)
+    out["spearman_H_saved"] = spearman(col("H_ms"), saved)
+    out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)
     out["parameters"] = parameters
     return out
