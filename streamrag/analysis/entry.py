@@ -192,6 +192,11 @@ def analyze_input(
     path = Path(path)
     kind = input_kind(path)
     _check_route(path, kind, selection, gold, index_dir)
+    if settings.entity_predictor:  # before any work: the predictor needs an optional extra
+        from streamrag.analysis.entity import ner_unavailable_reason
+
+        if (reason := ner_unavailable_reason()) is not None:
+            raise ConfigError(reason)
     env = env or RetrieverEnv(None if cache is None else cache.root)
     if kind == "file" and selection.scope == "per-question":
         analyses = list(

@@ -232,12 +232,14 @@ def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
         "mae_t_suf": _mae(type_median, t_suf),
         "eta2_phi_suf": _eta2(rg["question_type"], phi_suf),
     }
-    for column in ("t_anchor", "t_pivot"):
+    from streamrag.analysis.entity import PREDICTORS
+
+    for column in ("t_entity", "t_anchor", "t_pivot"):
         if column not in rg:
             continue
         pos = pd.to_numeric(rg[column], errors="coerce").to_numpy(dtype=float)
         ok = ~np.isnan(pos)
-        entry: dict[str, Any] = {"n": int(ok.sum()), "coverage": float(ok.mean())}
+        entry: dict[str, Any] = {"what": PREDICTORS[column], "n": int(ok.sum()), "coverage": float(ok.mean())}
         if ok.sum() >= 3:
             rho = _spearman(pos[ok], t_suf[ok])
             entry.update(

@@ -52,6 +52,9 @@ class AnalysisSettings(BaseModel):
     grounding: GroundingMode = "exact"
     anchor_max_df_share: float = Field(DEFAULT_MAX_DF_SHARE, gt=0.0, le=1.0)
     retriever: RetrieverConfig = BM25RetrieverConfig()
+    entity_predictor: bool = False
+    """Also compute ``t_entity``, the first named entity's word position (the ``ner``
+    extra; :mod:`streamrag.analysis.entity`)."""
     compare_retrievers: bool = False
     """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
 
@@ -135,6 +138,10 @@ def stabilization_row(
         "t_pivot": t_pivot(index, words, top1[-1]),
         "skip_reason": "",
     }
+    if settings.entity_predictor:
+        from streamrag.analysis.entity import first_entity_position
+
+        row["t_entity"] = first_entity_position(query)
     return row, arm_t_suf, arm_groundable
 
 

@@ -46,9 +46,11 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
 
     Integer columns are nullable integers so an undefined value stays empty, never 0.0.
     """
-    df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *EXTRA_COLUMNS])
-    for column in INT_COLUMNS:
-        df[column] = df[column].astype("Int64")
+    extra = [*EXTRA_COLUMNS[:-1], "t_entity", EXTRA_COLUMNS[-1]] if any("t_entity" in a.row for a in analyses) else EXTRA_COLUMNS
+    df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
+    for column in (*INT_COLUMNS, "t_entity"):
+        if column in df.columns:
+            df[column] = df[column].astype("Int64")
     for column in ("groundable", "retrieved_gold"):
         df[column] = df[column].astype("boolean")
     return df

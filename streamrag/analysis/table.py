@@ -63,7 +63,7 @@ ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
 """Contract columns a table may lack: the anchor study's published tables have no
 ``gold_density``. Every other contract column is required."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity")
 """Columns streamrag writes and reads with their types when present; tables from
 elsewhere may lack them."""
 
@@ -77,7 +77,7 @@ exact ``t/n_words``, so a rounded copy gives the same statistics as the exact on
 _PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot")
+_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity")
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
 _BOOL_COLUMNS = ("groundable", "retrieved_gold")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
@@ -166,7 +166,7 @@ def _check_row(v: dict[str, Any]) -> None:
     dens = v.get("gold_density")
     if dens is not None and not 0.0 <= dens <= 1.0:
         raise RowError("gold_density", f"{dens!r} is outside [0, 1]")
-    for column in ("t_anchor", "t_pivot"):
+    for column in ("t_anchor", "t_pivot", "t_entity"):
         if v.get(column) is not None:
             _check_t(column, v[column], n)
     n_gold, n_passages = v.get("n_gold"), v["n_passages"]

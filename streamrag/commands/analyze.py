@@ -27,6 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare-retrievers", action="store_true",
                    help="also rank with the other retriever; summary.json gets a 'retrievers' "
                    "section (BM25 vs dense side by side; needs the dense extra)")  # fmt: skip
+    p.add_argument("--entity-predictor", action="store_true",
+                   help="also compute t_entity, the first named entity's word position (spaCy; "
+                   "needs pip install 'streamrag[ner]')")  # fmt: skip
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     add_data_options(p)
     add_global_options(p)
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
-        retriever=args.retriever, compare_retrievers=args.compare_retrievers,
+        retriever=args.retriever, compare_retrievers=args.compare_retrievers, entity_predictor=args.entity_predictor,
     )  # fmt: skip
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
     source = args.corpus or args.data
