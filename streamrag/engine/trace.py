@@ -27,7 +27,16 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
                   was sufficient: the full query's result is used — a mis-fire)
 ``respond``       response generation (F) starts from call ``call``'s result
 ``answer_ready``  the answer's first token is ready
+``failed``        the arm cannot answer: a full queue rejected confirmed work
+``reaim``         (``coalesce`` policy) a waiting speculative call now serves prefix
+                  ``prefix_t`` instead of ``was``
 ================  =====================================================================
+
+Under shared capacity (load runs) a session's trace starts with ``session`` (its
+question and absolute arrival) and holds its jobs' resource events — ``enqueue`` (had to
+wait; ``queued`` jobs waiting), ``serve`` (on server ``server``), ``finish``,
+``withdraw`` (cancelled), ``reject`` (a full queue) — each naming the ``resource``, the
+``stage`` (G, L, F) and the ``call``.
 """
 
 from __future__ import annotations
@@ -73,7 +82,7 @@ class FireEvent(_Event):
 class SkipEvent(_Event):
     kind: Literal["skip"] = "skip"
     prefix_t: int
-    reason: Literal["cap", "deferred"]
+    reason: Literal["cap", "deferred", "admission", "stretch"]
 
 
 class ThreadStartEvent(_Event):
@@ -138,6 +147,68 @@ class AnswerReadyEvent(_Event):
     arm: Arm
 
 
+class ReaimEvent(_Event):
+    kind: Literal["reaim"] = "reaim"
+    call: int
+    prefix_t: int
+    was: int
+
+
+class FailedEvent(_Event):
+    kind: Literal["failed"] = "failed"
+    arm: Arm
+
+
+Stage = Literal["G", "L", "F"]
+
+
+class EnqueueEvent(_Event):
+    kind: Literal["enqueue"] = "enqueue"
+    resource: str
+    stage: Stage
+    call: int
+    queued: int
+
+
+class ServeEvent(_Event):
+    kind: Literal["serve"] = "serve"
+    resource: str
+    stage: Stage
+    call: int
+    server: int
+
+
+class FinishEvent(_Event):
+    kind: Literal["finish"] = "finish"
+    resource: str
+    stage: Stage
+    call: int
+    server: int
+
+
+class WithdrawEvent(_Event):
+    kind: Literal["withdraw"] = "withdraw"
+    resource: str
+    stage: Stage
+    call: int
+    server: int
+    """-1 when the job was still waiting."""
+
+
+class RejectEvent(_Event):
+    kind: Literal["reject"] = "reject"
+    resource: str
+    stage: Stage
+    call: int
+
+
+class SessionEvent(_Event):
+    kind: Literal["session"] = "session"
+    question: str
+    arrival_us: int
+    """Absolute arrival on the run's clock (the session's events count from it)."""
+
+
 TraceEvent = Annotated[
     WordEvent
     | InputEndEvent
@@ -151,7 +222,15 @@ TraceEvent = Annotated[
     | CheckEvent
     | DecisionEvent
     | RespondEvent
-    | AnswerReadyEvent,
+    | AnswerReadyEvent
+    | ReaimEvent
+    | FailedEvent
+    | EnqueueEvent
+    | ServeEvent
+    | FinishEvent
+    | WithdrawEvent
+    | RejectEvent
+    | SessionEvent,
     Field(discriminator="kind"),
 ]
 """One trace event, discriminated by ``kind``."""

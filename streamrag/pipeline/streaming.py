@@ -1,36 +1,43 @@
-"""One question through the pipeline: input → Trigger → tool threads → Reflector → F.
+"""One question through the pipeline: input → Trigger → tool calls → Reflector → F.
 
-Async components on anyio that only *wait* here; every decision is delegated to plain
-functions (:mod:`~streamrag.pipeline.triggers`, :mod:`~streamrag.pipeline.reflectors`).
-They take a :class:`~streamrag.engine.clock.Clock`, so the same code runs in virtual
-time (simulation) and on the wall clock (live mode).
+Async components on anyio that only *wait* here (for words, for results); every
+decision is delegated to plain functions (:mod:`~streamrag.pipeline.triggers`,
+:mod:`~streamrag.pipeline.reflectors`, :mod:`~streamrag.pipeline.policies`), and the
+calls themselves are chains of jobs on shared resources (:mod:`~streamrag.pipeline.calls`).
+Everything takes a :class:`~streamrag.engine.clock.Clock`, so the same code runs in
+virtual time (simulation) and on the wall clock (live mode).
 
-Two arms run side by side in one task group:
+Two arms:
 
 - **streaming** — words arrive at ``plan.word_us``; the trigger fires speculative calls
-  (each a tool thread: G then L); at end of turn the reflector picks a result, cancels
-  the calls still in flight, and response generation F runs from it;
+  (each G then L); at end of turn the reflector picks a result, cancels the calls still
+  in flight, and response generation F runs from it;
 - **baseline** — at end of turn, one call on the full query (G + L), then F.
 
-Common random numbers: a call on prefix t always takes ``plan.g_us[t-1]`` and
-``plan.l_us[t-1]`` whichever arm fires it, and both arms share ``plan.f_us``; so trigger
-``none`` saves exactly 0 and a mis-fire costs exactly the reflector's waiting.
+A question replayed alone runs both (:func:`simulate_question`); under load each system
+runs one arm per session (:mod:`streamrag.simulator.load`).
 
-Sleeps carry a :class:`~streamrag.engine.clock.Priority` so that same-instant events
+Common random numbers: a call on prefix t always takes ``plan.g_us[t-1]`` and
+``plan.l_us[t-1]`` of work whichever arm fires it, and both arms share ``plan.f_us``; so
+trigger ``none`` saves exactly 0 on unlimited capacity and a mis-fire costs exactly the
+reflector's waiting.
+
+Waits carry a :class:`~streamrag.engine.clock.Priority` so that same-instant events
 follow the engine's rule: completions, then words, then ticks, then end of turn.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import anyio
-from anyio.abc import TaskGroup
 
 from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.trace import Recorder
+from streamrag.pipeline.calls import Call, Services, launch, respond
+from streamrag.pipeline.policies import AlwaysPolicy, SpeculationPolicy
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
 from streamrag.pipeline.triggers import Trigger
@@ -61,17 +68,6 @@ class QuestionPlan:
         return self.word_us[-1] + self.end_of_turn_us
 
 
-@dataclass(slots=True)
-class Call:
-    """One tool call (a thread): fired on ``prefix_t``."""
-
-    idx: int
-    prefix_t: int
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    done: bool = False
-    started: bool = False
-
-
 CappedFire = Literal["defer", "drop"]
 TurnEndOrder = Literal["reflector_first", "calls_first"]
 
@@ -100,28 +96,33 @@ class ArmRules:
     fallback: Fallback = "refire"
 
 
-async def run_tool_call(
-    clock: Clock, rec: Recorder, arm: str, call: Call, g_us: int, l_us: int, top: tuple[int, ...] | None
-) -> None:
-    """A tool thread: query generation (G), then the tool call (L); ``top`` is its result."""
-    rec.emit("thread_start", arm=arm, call=call.idx)
-    await clock.sleep_us(g_us, Priority.COMPLETION)
-    rec.emit("gen_done", arm=arm, call=call.idx)
-    await clock.sleep_us(l_us, Priority.COMPLETION)
-    call.done = True
-    rec.emit("tool_done", arm=arm, call=call.idx, prefix_t=call.prefix_t, top=top)
+class BaselineArm:
+    """The non-streaming arm: at end of turn, G + L on the full query, then F.
 
+    Driven by timers and the resources' callbacks; :attr:`finished` is set when its
+    answer is ready (or the session failed: a confirmed stage was rejected)."""
 
-async def run_baseline(clock: Clock, rec: Recorder, plan: QuestionPlan) -> None:
-    """The non-streaming arm: at end of turn, G + L on the full query, then F."""
-    n = plan.question.n_words
-    await clock.sleep_until_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END)
-    call = Call(1, n)
-    rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
-    await run_tool_call(clock, rec, "baseline", call, plan.g_us[n - 1], plan.l_us[n - 1], plan.question.top(n))
-    rec.emit("respond", arm="baseline", call=1, prefix_t=n)
-    await clock.sleep_us(plan.f_us, Priority.COMPLETION)
-    rec.emit("answer_ready", arm="baseline")
+    def __init__(self, clock: Clock, rec: Recorder, plan: QuestionPlan, services: Services) -> None:
+        self.clock = clock
+        self.rec = rec
+        self.plan = plan
+        self.services = services
+        self.finished = anyio.Event()
+        clock.call_at_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END, self._start)
+
+    def _start(self) -> None:
+        n = self.plan.question.n_words
+        call = Call(1, n, "baseline", "baseline")
+        self.rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
+        launch(call, self.services, self.rec, self.plan, on_result=self._respond, on_lost=lambda _call: self._fail())
+
+    def _respond(self, call: Call) -> None:
+        self.rec.emit("respond", arm="baseline", call=1, prefix_t=call.prefix_t)
+        respond(self.services, self.rec, arm="baseline", f_us=self.plan.f_us, on_ready=self.finished.set, on_lost=self._fail)
+
+    def _fail(self) -> None:
+        self.rec.emit("failed", arm="baseline")
+        self.finished.set()
 
 
 def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
@@ -139,7 +140,7 @@ def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, i
 
 
 class StreamingArm:
-    """The streaming arm of one question."""
+    """The streaming arm of one question (or session)."""
 
     def __init__(
         self,
@@ -149,7 +150,8 @@ class StreamingArm:
         trigger: Trigger,
         reflector: Reflector,
         rules: ArmRules,
-        tg: TaskGroup,
+        services: Services,
+        policy: SpeculationPolicy | None = None,
     ) -> None:
         self.clock = clock
         self.rec = rec
@@ -157,7 +159,8 @@ class StreamingArm:
         self.trigger = trigger
         self.reflector = reflector
         self.rules = rules
-        self.tg = tg
+        self.services = services
+        self.policy = policy or AlwaysPolicy()
         self.calls: list[Call] = []
         self.in_flight: dict[int, Call] = {}
         self.fired_prefixes: set[int] = set()
@@ -168,6 +171,8 @@ class StreamingArm:
         self.held: list[Call] = []
         """Calls fired on the last word, not started until the reflector's first look."""
         self.hold_at_turn_end = rules.turn_end_order == "reflector_first" and plan.end_of_turn_us == 0
+        self.last_fire_t = 0
+        self.failed = False
         self._send, self._completions = anyio.create_memory_object_stream[Call](math.inf)
 
     # -- input and trigger ------------------------------------------------------------
@@ -197,9 +202,12 @@ class StreamingArm:
                 self._opportunity(heard)
         await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         chosen = await self._reflect()
+        if chosen is None:  # the fallback call was rejected: the session failed
+            return
         rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)
-        await clock.sleep_us(plan.f_us, Priority.COMPLETION)
-        rec.emit("answer_ready", arm="streaming")
+        answered = anyio.Event()
+        respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
+        await answered.wait()
 
     def _opportunity(self, t: int) -> None:
         if t < 1 or t in self.fired_prefixes:
@@ -216,15 +224,39 @@ class StreamingArm:
                 self.rec.emit("skip", prefix_t=t, reason="cap")
                 self.trigger.fired(t)  # drop: the interval restarts as if it had fired
             return
+        refused = self.policy.refuse(t - self.last_fire_t, self.services.tool.load())
+        if refused is not None:
+            self.deferred = False
+            self.rec.emit("skip", prefix_t=t, reason=refused)
+            self.trigger.fired(t)
+            return
         self.deferred = False
+        if self.policy.coalesce and self._reaim(t):
+            self.trigger.fired(t)
+            return
         self._fire(t, "trigger")
         self.trigger.fired(t)
 
+    def _reaim(self, t: int) -> bool:
+        """``coalesce``: re-aim this session's speculative call still waiting for its G."""
+        for waiting in self.in_flight.values():
+            job = waiting.job
+            if waiting.speculative and not waiting.started and job is not None and job.state == "queued":
+                self.rec.emit("reaim", call=waiting.idx, prefix_t=t, was=waiting.prefix_t)
+                waiting.prefix_t = t
+                job.work_us = self.plan.g_us[t - 1]  # the new prefix's work, in the old place
+                self.fired_prefixes.add(t)
+                self.last_fire_t = t
+                return True
+        return False
+
     def _fire(self, t: int, by: str) -> Call:
-        call = Call(len(self.calls) + 1, t)
+        call = Call(len(self.calls) + 1, t, "streaming", by)
         self.calls.append(call)
         self.in_flight[call.idx] = call
         self.fired_prefixes.add(t)
+        if by == "trigger":
+            self.last_fire_t = t
         self.rec.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by=by)
         if by == "trigger" and self.hold_at_turn_end and t == self.plan.question.n_words:
             self.held.append(call)  # the reflector looks first (the anchor's order)
@@ -233,31 +265,29 @@ class StreamingArm:
         return call
 
     def _start(self, call: Call) -> None:
-        self.tg.start_soon(self._thread, call, name=f"{self.rec.qid}:call{call.idx}")
+        launch(call, self.services, self.rec, self.plan, on_result=self._on_result, on_lost=self._on_lost)
 
-    async def _thread(self, call: Call) -> None:
-        plan = self.plan
-        if call.scope.cancel_called:  # killed before it got to run
-            return
-        call.started = True
-        with call.scope:
-            await run_tool_call(
-                self.clock,
-                self.rec,
-                "streaming",
-                call,
-                plan.g_us[call.prefix_t - 1],
-                plan.l_us[call.prefix_t - 1],
-                plan.question.top(call.prefix_t),
-            )
-            del self.in_flight[call.idx]
-            self.finished.append(call)
-            self._send.send_nowait(call)
+    def _on_result(self, call: Call) -> None:
+        del self.in_flight[call.idx]
+        self.finished.append(call)
+        self._send.send_nowait(call)
+
+    def _on_lost(self, call: Call) -> None:
+        """A full queue rejected a stage of the call: speculative, the call is lost;
+        the fallback call on the full query, the session fails."""
+        self.in_flight.pop(call.idx, None)
+        self._send.send_nowait(call)  # wakes a reflector waiting on it
 
     def _cancel(self, call: Call, reason: str) -> None:
-        call.scope.cancel()
+        call.cancel()
         del self.in_flight[call.idx]
         self.rec.emit("cancel", arm="streaming", call=call.idx, reason=reason)
+
+    def _fail(self, answered: anyio.Event | None = None) -> None:
+        self.failed = True
+        self.rec.emit("failed", arm="streaming")
+        if answered is not None:
+            answered.set()
 
     # -- reflector --------------------------------------------------------------------
 
@@ -290,14 +320,17 @@ class StreamingArm:
             self._cancel(other, "reflector")
         return call
 
-    async def _reflect(self) -> Call:
+    async def _reflect(self) -> Call | None:
         rec, reflector = self.rec, self.reflector
         rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
         if reflector.check_us:
             await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
         # Completions so far are queued in the stream: consume them (judged now).
-        for _ in range(len(self.finished)):
-            self._completions.receive_nowait()
+        while True:
+            try:
+                self._completions.receive_nowait()
+            except anyio.WouldBlock:
+                break
         chosen = self._judge(list(self.finished))
         if chosen is not None:
             return self._decide(chosen, "speculative")
@@ -306,6 +339,8 @@ class StreamingArm:
         self.held = []
         while self.in_flight:
             call = await self._completions.receive()
+            if call.lost:
+                continue
             candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
             chosen = self._judge(candidates)
             if chosen is not None:
@@ -320,6 +355,9 @@ class StreamingArm:
         call = self._fire(n, "reflector")
         while (done := await self._completions.receive()) is not call:  # pragma: no cover - only call in flight
             pass
+        if done.lost:
+            self._fail()
+            return None
         return done
 
 
@@ -330,12 +368,14 @@ async def simulate_question(
     reflector: Reflector,
     rules: ArmRules,
     rec: Recorder,
+    services: Services | None = None,
 ) -> None:
     """Run both arms of one question; its events land in ``rec``.
 
-    The question arrives at ``rec.origin_us`` on ``clock``.
+    The question arrives at ``rec.origin_us`` on ``clock``; ``services`` default to
+    unlimited capacity.
     """
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(run_baseline, clock, rec, plan, name=f"{rec.qid}:baseline")
-        arm = StreamingArm(clock, rec, plan, trigger, reflector, rules, tg)
-        await arm.run()
+    services = services or Services.unlimited(clock)
+    baseline = BaselineArm(clock, rec, plan, services)
+    await StreamingArm(clock, rec, plan, trigger, reflector, rules, services).run()
+    await baseline.finished.wait()

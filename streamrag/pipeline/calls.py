@@ -1,0 +1,144 @@
+"""Calls as chains of jobs on shared resources: G on an LLM, then L on the tool; F after.
+
+A tool call (a "thread" in the anchor's words) is query generation G on the query LLM,
+then the tool call L on the retrieval backend; its result is the top-k of its prefix.
+Response generation F runs on the response LLM. Each stage is a
+:class:`~streamrag.engine.resources.Job`: it may wait in a queue, be rejected by a full
+queue, or be cancelled. The chain is driven by the resources' callbacks — no task per
+call — so the same code serves one question on unlimited capacity (the per-question
+replay) and 10⁵ sessions sharing a few servers (load runs).
+
+Trace events of a call, in order: ``thread_start`` (G begins), ``gen_done`` (G ends, L
+submitted), ``tool_done`` (the result is in); with finite resources also the resource's
+``enqueue`` / ``serve`` / ``finish`` / ``cancel`` / ``reject``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from streamrag.engine.clock import Clock
+from streamrag.engine.resources import CONFIRMED, SPECULATIVE, Job, Resource, Unlimited
+from streamrag.engine.trace import Recorder
+from streamrag.pipeline.question import SimQuestion
+
+
+class StagePlan(Protocol):
+    """The drawn work of a question's stages (a :class:`~streamrag.pipeline.streaming.QuestionPlan`)."""
+
+    @property
+    def question(self) -> SimQuestion: ...
+
+    @property
+    def g_us(self) -> Sequence[int]: ...
+
+    @property
+    def l_us(self) -> Sequence[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What one session's stages run on (one object may serve several roles)."""
+
+    query_llm: Resource
+    """Query generation G."""
+    tool: Resource
+    """The tool call L (retrieval)."""
+    response_llm: Resource
+    """Response generation F."""
+
+    @staticmethod
+    def unlimited(clock: Clock) -> Services:
+        """No capacity limit anywhere: every stage starts at once."""
+        free = Unlimited(clock)
+        return Services(free, free, free)
+
+
+class Call:
+    """One tool call on ``prefix_t`` by one arm."""
+
+    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "started")
+
+    def __init__(self, idx: int, prefix_t: int, arm: str, by: str) -> None:
+        self.idx = idx
+        self.prefix_t = prefix_t
+        self.arm = arm
+        self.by = by
+        self.job: Job | None = None
+        self.started = False
+        self.done = False
+        self.lost = False
+
+    @property
+    def speculative(self) -> bool:
+        return self.by == "trigger"
+
+    def cancel(self) -> None:
+        """Withdraw whatever stage the call is in (queued or in service)."""
+        if self.job is not None:
+            self.job.cancel()
+
+
+def launch(
+    call: Call,
+    services: Services,
+    rec: Recorder,
+    plan: StagePlan,
+    *,
+    on_result: Callable[[Call], object],
+    on_lost: Callable[[Call], object],
+) -> None:
+    """Start ``call``: G, then L; ``on_result(call)`` when its result is in,
+    ``on_lost(call)`` when a full queue rejected one of its stages.
+
+    Each stage's work is read from ``plan`` for the call's prefix *when the stage is
+    submitted*, so a call re-aimed while it waits (``coalesce``) does its new prefix's work.
+    """
+    job_class = SPECULATIVE if call.speculative else CONFIRMED
+
+    def lost() -> None:
+        call.lost = True
+        on_lost(call)
+
+    def tool_done() -> None:
+        call.done = True
+        rec.emit("tool_done", arm=call.arm, call=call.idx, prefix_t=call.prefix_t, top=plan.question.top(call.prefix_t))
+        on_result(call)
+
+    def gen_done() -> None:
+        rec.emit("gen_done", arm=call.arm, call=call.idx)
+        work = plan.l_us[call.prefix_t - 1]
+        call.job = Job(work, job_class=job_class, on_done=tool_done, on_reject=lost, rec=rec, stage="L", call=call.idx)
+        services.tool.submit(call.job)
+
+    def gen_start() -> None:
+        call.started = True
+        rec.emit("thread_start", arm=call.arm, call=call.idx)
+
+    work = plan.g_us[call.prefix_t - 1]
+    call.job = Job(
+        work, job_class=job_class, on_start=gen_start, on_done=gen_done, on_reject=lost, rec=rec, stage="G", call=call.idx
+    )
+    services.query_llm.submit(call.job)
+
+
+def respond(
+    services: Services,
+    rec: Recorder,
+    *,
+    arm: str,
+    f_us: int,
+    on_ready: Callable[[], object],
+    on_lost: Callable[[], object],
+) -> Job:
+    """Response generation F (confirmed work): ``answer_ready`` when it ends."""
+
+    def ready() -> None:
+        rec.emit("answer_ready", arm=arm)
+        on_ready()
+
+    job = Job(f_us, job_class=CONFIRMED, on_done=ready, on_reject=on_lost, rec=rec, stage="F")
+    services.response_llm.submit(job)
+    return job

@@ -1,0 +1,128 @@
+"""Speculation policies: whether a trigger's fire goes ahead, given the load.
+
+Under shared capacity a speculative call is not free: it queues for the tool and the LLM
+ahead of other sessions' work. A policy is a plain decision, consulted by the streaming
+arm for every speculative fire after the trigger and the thread cap agreed; it reads the
+resources' :class:`~streamrag.engine.resources.LoadView` at that instant.
+
+Policies (config ``kind``):
+
+==============  ===================================================================
+``always``      speculate whenever the trigger fires (the per-question replay)
+``admission``   admission control: refuse the fire when the tool's utilization is at
+                least ``max_utilization`` or its queue holds at least ``max_queue``
+                jobs (either bound may be left out)
+``stretch``     stretch the trigger interval with load: a fire needs at least
+                ``⌈1 + gain·u⌉`` words since the last one, u = tool utilization +
+                tool queue length / servers
+``coalesce``    when the session already has a speculative call *waiting in a queue*
+                (not started), the new fire takes that call's place instead of
+                queueing another: the waiting call is re-aimed at the newer prefix and
+                keeps its queue position. A queue then never holds two stale prefixes
+                of one session, and the freshest prefix is served first.
+==============  ===================================================================
+
+``coalesce`` is ours: the references measure one user at a time, where nothing waits
+in a queue and the question does not arise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from streamrag.engine.resources import LoadView
+
+
+class SpeculationPolicy(Protocol):
+    """Decides, for one session, whether a speculative fire goes ahead."""
+
+    coalesce: bool
+    """Re-aim a waiting speculative call instead of queueing another (``coalesce``)."""
+
+    def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
+        """Why the fire is refused (a trace ``skip`` reason), or None to let it go."""
+        ...
+
+
+class _Policy:
+    coalesce = False
+
+    def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
+        return None
+
+
+class AlwaysPolicy(_Policy):
+    """Speculate whenever the trigger fires."""
+
+
+class AdmissionPolicy(_Policy):
+    def __init__(self, max_utilization: float | None, max_queue: int | None) -> None:
+        self.max_utilization = max_utilization
+        self.max_queue = max_queue
+
+    def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
+        if self.max_utilization is not None and tool.servers and tool.utilization >= self.max_utilization:
+            return "admission"
+        if self.max_queue is not None and tool.queued >= self.max_queue:
+            return "admission"
+        return None
+
+
+class StretchPolicy(_Policy):
+    def __init__(self, gain: float) -> None:
+        self.gain = gain
+
+    def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
+        if not tool.servers:
+            return None
+        load = tool.utilization + tool.queued / tool.servers
+        return "stretch" if words_since_fire < math.ceil(1 + self.gain * load) else None
+
+
+class CoalescePolicy(_Policy):
+    coalesce = True
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AlwaysPolicyConfig(_Config):
+    kind: Literal["always"] = "always"
+
+    def build(self) -> SpeculationPolicy:
+        return AlwaysPolicy()
+
+
+class AdmissionPolicyConfig(_Config):
+    kind: Literal["admission"] = "admission"
+    max_utilization: float | None = Field(default=0.9, gt=0, le=1)
+    max_queue: int | None = Field(default=None, ge=0)
+
+    def build(self) -> SpeculationPolicy:
+        return AdmissionPolicy(self.max_utilization, self.max_queue)
+
+
+class StretchPolicyConfig(_Config):
+    kind: Literal["stretch"] = "stretch"
+    gain: float = Field(default=2.0, ge=0, allow_inf_nan=False)
+
+    def build(self) -> SpeculationPolicy:
+        return StretchPolicy(self.gain)
+
+
+class CoalescePolicyConfig(_Config):
+    kind: Literal["coalesce"] = "coalesce"
+
+    def build(self) -> SpeculationPolicy:
+        return CoalescePolicy()
+
+
+PolicyConfig = Annotated[
+    AlwaysPolicyConfig | AdmissionPolicyConfig | StretchPolicyConfig | CoalescePolicyConfig,
+    Field(discriminator="kind"),
+]
+"""A speculation policy, chosen by ``kind``."""
