@@ -46,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
         rows = (run := simulate(questions, rs)).rows
         out = args.out / f"simulation-{name}"
         command = ["streamrag", "demo"]
-        manifest = manifest_json(rs, run, input_path=str(data), input_mode="data", command=command, jobs=1, n_questions=len(rows))
+        manifest = manifest_json(
+            rs, run.reflector_model, input_path=str(data), input_mode="data", command=command, jobs=1, n_questions=len(rows)
+        )
         write_run(out, run, rs, manifest=manifest, counts=questions.counts)
         n = len(rows)
         missed = [r for r in rows if r.misfire]

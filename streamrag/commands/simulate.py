@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -106,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     mode, input_path = ("table", args.table) if args.table else ("data", args.data)
     n_selected = qs.counts["selected"]
 
+    if rs.scenario.load is not None:
+        return _run_load(args, rs, qs, mode, input_path)
     progress = None
     if sys.stderr.isatty() and n_selected >= 2000:
         from rich.progress import Progress
@@ -119,8 +124,9 @@ def run(args: argparse.Namespace) -> int:
         result = simulate(qs, rs, jobs=args.jobs)
 
     manifest = manifest_json(
-        rs, result, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs, n_questions=n_selected
-    )
+        rs, result.reflector_model, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs,
+        n_questions=n_selected,
+    )  # fmt: skip
     out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
     rows = result.rows
     mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
@@ -131,5 +137,39 @@ def run(args: argparse.Namespace) -> int:
         f"simulated {len(rows)} question(s) [{rs.scenario.name}; {result.reflector_model}; rules {rules['preset']}"
         f"{' (' + ', '.join(rules['differs_from_paper']) + ')' if rules['differs_from_paper'] else ''}]: "
         f"mean saved {mean_saved:.1f} ms (mean H {mean_h:.1f} ms), {n_neg} negative; wrote {out}/"
+    )
+    return 0
+
+
+def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str) -> int:
+    """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
+    import sys
+
+    from streamrag.simulator.load import n_sessions, run_load, write_load_run
+    from streamrag.simulator.runner import manifest_json, parameters, reflector_model_of
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = reflector_model_of(qs.entries, rs, qs.evidence_source)
+    total = 2 * n_sessions(rs.scenario.load)
+    if sys.stderr.isatty() and total >= 2000:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as progress:
+            task = progress.add_task("sessions", total=total)
+            run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=lambda: progress.advance(task))
+    else:
+        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model)
+    manifest = manifest_json(
+        rs, model, input_path=input_path, input_mode=mode, command=_command(args), jobs=1, n_questions=len(qs.questions)
+    )
+    params = {**parameters(rs), "population": qs.counts}
+    write_load_run(out, run, parameters=params, manifest=manifest)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    s, b = summary["streaming"]["answer_ms"], summary["baseline"]["answer_ms"]
+    print(
+        f"load [{rs.scenario.name}; {model}]: {summary['sessions']['n']} sessions ({summary['sessions']['counted']} counted); "
+        f"answer p50 streaming {s['median']:.0f} ms vs baseline {b['median']:.0f} ms, p90 {s['p90']:.0f} vs {b['p90']:.0f} ms; "
+        f"wrote {out}/"
     )
     return 0

@@ -59,6 +59,7 @@ class Job:
     """One stage of one call waiting for or holding a server."""
 
     __slots__ = (
+        "arm",
         "arrived_us",
         "call",
         "finished_us",
@@ -89,8 +90,10 @@ class Job:
         rec: JobRecorder | None = None,
         stage: str = "",
         call: int = 0,
+        arm: str = "",
     ) -> None:
         self.work_us = work_us
+        self.arm = arm
         self.job_class = job_class
         self.on_done = on_done
         self.on_start = on_start
@@ -318,7 +321,7 @@ class Servers:
             job.state = "rejected"
             self.usage.rejected += 1
             if job.rec is not None:
-                job.rec.emit("reject", resource=self.name, stage=job.stage, call=job.call)
+                job.rec.emit("reject", arm=job.arm, resource=self.name, stage=job.stage, call=job.call)
             if job.on_reject is not None:
                 job.on_reject()
             return
@@ -327,7 +330,7 @@ class Servers:
         job.state = "queued"
         self.queue.push(job)
         if job.rec is not None:
-            job.rec.emit("enqueue", resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
+            job.rec.emit("enqueue", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
 
     def _start(self, job: Job, now: int) -> None:
         job.server = self.free.pop()
@@ -336,7 +339,7 @@ class Servers:
         job.started_us = now
         self.usage.wait_us += now - job.arrived_us
         if job.rec is not None:
-            job.rec.emit("serve", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+            job.rec.emit("serve", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
         if job.on_start is not None:
             job.on_start()
         job.timer = self.clock.call_at_us(now + job.work_us, Priority.COMPLETION, lambda: self._done(job))
@@ -361,7 +364,7 @@ class Servers:
         self.usage.completed += 1
         self.usage.sojourn_us += now - job.arrived_us
         if job.rec is not None:
-            job.rec.emit("finish", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+            job.rec.emit("finish", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
         self._release(job.server)
         if job.on_done is not None:
             job.on_done()
@@ -372,7 +375,7 @@ class Servers:
         self.usage.cancelled += 1
         self.usage.sojourn_us += now - job.arrived_us
         if job.rec is not None:
-            job.rec.emit("withdraw", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+            job.rec.emit("withdraw", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
         if job.state == "queued":
             job.state = "cancelled"
             self.queue.removed()
@@ -452,7 +455,7 @@ class Batching:
         self.usage.wait_us += now - job.arrived_us
         self.active.append(job)
         if job.rec is not None:
-            job.rec.emit("serve", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+            job.rec.emit("serve", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
         if job.on_start is not None:
             job.on_start()
 
@@ -470,7 +473,7 @@ class Batching:
             job.state = "rejected"
             self.usage.rejected += 1
             if job.rec is not None:
-                job.rec.emit("reject", resource=self.name, stage=job.stage, call=job.call)
+                job.rec.emit("reject", arm=job.arm, resource=self.name, stage=job.stage, call=job.call)
             if job.on_reject is not None:
                 job.on_reject()
             return
@@ -479,7 +482,7 @@ class Batching:
         job.state = "queued"
         self.queue.push(job)
         if job.rec is not None:
-            job.rec.emit("enqueue", resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
+            job.rec.emit("enqueue", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
 
     def _tick(self) -> None:
         self._timer = None
@@ -503,7 +506,7 @@ class Batching:
             self.usage.completed += 1
             self.usage.sojourn_us += now - job.arrived_us
             if job.rec is not None:
-                job.rec.emit("finish", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+                job.rec.emit("finish", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
             finished.append(job)
         while len(self.active) < self.max_batch and (nxt := self.queue.pop()) is not None:
             self._admit(nxt)
@@ -518,7 +521,7 @@ class Batching:
         self.usage.cancelled += 1
         self.usage.sojourn_us += now - job.arrived_us
         if job.rec is not None:
-            job.rec.emit("withdraw", resource=self.name, stage=job.stage, call=job.call, server=job.server)
+            job.rec.emit("withdraw", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
         if job.state == "queued":
             job.state = "cancelled"
             self.queue.removed()
@@ -575,7 +578,9 @@ class BatchingResourceConfig(_Config):
 
     kind: Literal["batching"] = "batching"
     max_batch: int = Field(ge=1)
-    slowdown: float = Field(default=0.1, ge=0, allow_inf_nan=False)
+    slowdown: float = Field(default=0.048, ge=0, allow_inf_nan=False)
+    """Per-token time at batch b is s(b) = 1 + slowdown·(b − 1); 0.048 gives s(64) = 4, the
+    latency factor Databricks measured at batch 64 on an A100 (calibration source ``batching``)."""
     discipline: Literal["fifo", "priority"] = "fifo"
     queue_limit: int | None = Field(default=None, ge=0)
     cancel: Literal["frees", "completes"] = "frees"

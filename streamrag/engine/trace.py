@@ -164,6 +164,7 @@ Stage = Literal["G", "L", "F"]
 
 class EnqueueEvent(_Event):
     kind: Literal["enqueue"] = "enqueue"
+    arm: Arm
     resource: str
     stage: Stage
     call: int
@@ -172,6 +173,7 @@ class EnqueueEvent(_Event):
 
 class ServeEvent(_Event):
     kind: Literal["serve"] = "serve"
+    arm: Arm
     resource: str
     stage: Stage
     call: int
@@ -180,6 +182,7 @@ class ServeEvent(_Event):
 
 class FinishEvent(_Event):
     kind: Literal["finish"] = "finish"
+    arm: Arm
     resource: str
     stage: Stage
     call: int
@@ -188,6 +191,7 @@ class FinishEvent(_Event):
 
 class WithdrawEvent(_Event):
     kind: Literal["withdraw"] = "withdraw"
+    arm: Arm
     resource: str
     stage: Stage
     call: int
@@ -197,6 +201,7 @@ class WithdrawEvent(_Event):
 
 class RejectEvent(_Event):
     kind: Literal["reject"] = "reject"
+    arm: Arm
     resource: str
     stage: Stage
     call: int

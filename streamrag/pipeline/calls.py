@@ -110,7 +110,9 @@ def launch(
     def gen_done() -> None:
         rec.emit("gen_done", arm=call.arm, call=call.idx)
         work = plan.l_us[call.prefix_t - 1]
-        call.job = Job(work, job_class=job_class, on_done=tool_done, on_reject=lost, rec=rec, stage="L", call=call.idx)
+        call.job = Job(
+            work, job_class=job_class, on_done=tool_done, on_reject=lost, rec=rec, stage="L", call=call.idx, arm=call.arm
+        )
         services.tool.submit(call.job)
 
     def gen_start() -> None:
@@ -119,8 +121,9 @@ def launch(
 
     work = plan.g_us[call.prefix_t - 1]
     call.job = Job(
-        work, job_class=job_class, on_start=gen_start, on_done=gen_done, on_reject=lost, rec=rec, stage="G", call=call.idx
-    )
+        work, job_class=job_class, on_start=gen_start, on_done=gen_done, on_reject=lost, rec=rec, stage="G", call=call.idx,
+        arm=call.arm,
+    )  # fmt: skip
     services.query_llm.submit(call.job)
 
 
@@ -139,6 +142,6 @@ def respond(
         rec.emit("answer_ready", arm=arm)
         on_ready()
 
-    job = Job(f_us, job_class=CONFIRMED, on_done=ready, on_reject=on_lost, rec=rec, stage="F")
+    job = Job(f_us, job_class=CONFIRMED, on_done=ready, on_reject=on_lost, rec=rec, stage="F", arm=arm)
     services.response_llm.submit(job)
     return job

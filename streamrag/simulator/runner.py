@@ -38,18 +38,21 @@ if TYPE_CHECKING:
     pass
 
 
-def plan_question(q: SimQuestion, rs: ResolvedScenario) -> QuestionPlan:
-    """Draw a question's word arrivals and per-prefix latencies (µs)."""
+def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
+    """Draw a question's word arrivals and per-prefix latencies (µs), from the random
+    streams of ``stream_id`` (default: the question's id; a load run's session id, so
+    two sessions asking one question draw independently)."""
     sc = rs.scenario
     n = q.n_words
+    key = q.interaction_id if stream_id is None else stream_id
     if n < 1:
         raise ConfigError(f"question {q.interaction_id!r}: n_words must be ≥ 1, got {n}")
     cadence = sc.input
-    word_us = cadence.word_times_us(n, stream(sc.seed, q.interaction_id, "cadence") if cadence.needs_rng else None)
+    word_us = cadence.word_times_us(n, stream(sc.seed, key, "cadence") if cadence.needs_rng else None)
 
     def draw(stage: str, size: int) -> list[int]:
         model = getattr(rs.stages, stage)
-        rng = stream(sc.seed, q.interaction_id, f"latency.{stage}") if model.needs_rng else None
+        rng = stream(sc.seed, key, f"latency.{stage}") if model.needs_rng else None
         return model.sample_us(rng, size).tolist()
 
     return QuestionPlan(
@@ -154,14 +157,19 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(n, i + size)) for i in range(0, n, size)]
 
 
+def reflector_model_of(entries: Sequence[SimQuestion | SkippedQuestion], rs: ResolvedScenario, source: str) -> str:
+    """What judges the results of these questions (the oracle rule if any lacks evidence)."""
+    if any(isinstance(e, SimQuestion) and e.trace_driven for e in entries):
+        source = ""
+    return reflectors.reflector_model(rs.scenario.reflector, evidence_source=source)
+
+
 def _assemble(
     entries: Sequence[SimQuestion | SkippedQuestion], outputs: list[QuestionOutput], rs: ResolvedScenario, source: str
 ) -> SimulationRun:
     replayed = iter(outputs)
     rows = [next(replayed).row if isinstance(e, SimQuestion) else skipped_result(e) for e in entries]
-    if any(isinstance(e, SimQuestion) and e.trace_driven for e in entries):
-        source = ""
-    return SimulationRun(outputs, rows, reflectors.reflector_model(rs.scenario.reflector, evidence_source=source))
+    return SimulationRun(outputs, rows, reflector_model_of(entries, rs, source))
 
 
 def simulate(
@@ -207,13 +215,13 @@ def parameters(rs: ResolvedScenario) -> dict[str, Any]:
     return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}
 
 
-def provenance(run: SimulationRun, rs: ResolvedScenario) -> dict[str, Any]:
+def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
     """Which reflector model and pipeline rules ran (summary.json and manifest.json)."""
-    return {"reflector_model": run.reflector_model, "rules": rs.rules()}
+    return {"reflector_model": reflector_model, "rules": rs.rules()}
 
 
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = {**provenance(run, rs), **summarize(run.rows, parameters(rs), counts)}
+    data = {**provenance(run.reflector_model, rs), **summarize(run.rows, parameters(rs), counts)}
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -227,7 +235,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def manifest_json(
     rs: ResolvedScenario,
-    run: SimulationRun,
+    reflector_model: str,
     *,
     input_path: str | None,
     input_mode: str,
@@ -249,7 +257,7 @@ def manifest_json(
     data = {
         "streamrag_version": __version__,
         "seed": rs.scenario.seed,
-        **provenance(run, rs),
+        **provenance(reflector_model, rs),
         "scenario": parameters(rs),
         "input": {
             "mode": input_mode,

@@ -14,13 +14,20 @@ Sections::
     [input]      cadence: kind = uniform | jittered, delta_wps, cv, pause_prob,
                  pause_ms, end_of_turn_ms
     [trigger]    kind = interval | replace | stable | every_word | oracle | none, …
-    [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap)
-    [reflector]  kind = heuristic | topk_match | gold, …
+    [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
+                 capped_fire, turn_end_order (the anchor's rules)
+    [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
     [latency]    profile (calibration/profiles/NAME.toml); G_ms / L_ms / F_ms replace a
                  stage by a constant; [latency.stages.X] replaces stage X by any model
-    [select]     population = all | retrieved_gold; limit
-    [data]       split, k, grounding, retriever = bm25 | dense (how ``simulate DATA``
-                 builds questions)
+    [select]     population = all | retrieved_gold | fallback; limit
+    [data]       split, k, grounding, retriever.kind = bm25 | dense, scope, gold (how
+                 ``simulate DATA`` builds questions)
+    [resources]  tool, llm (or query_llm + response_llm): kind = unlimited | servers |
+                 batching (:mod:`streamrag.engine.resources`)
+    [policy]     kind = always | admission | stretch | coalesce
+                 (:mod:`streamrag.pipeline.policies`)
+    [load]       arrivals (poisson | file | closed), warmup_s, reference_sessions: many
+                 sessions on one clock (:mod:`streamrag.simulator.load`)
 
 Every error is a :class:`~streamrag.errors.ConfigError` naming the key.
 """
@@ -36,15 +43,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
+from streamrag.engine.clock import Clock
 from streamrag.engine.latency import ConstantLatency, LatencyModel, LatencyStages
 from streamrag.engine.profiles import load_profile
+from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
 from streamrag.errors import ConfigError
 from streamrag.overrides import Override, apply_overrides, parse_override
+from streamrag.pipeline.calls import Services
+from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.resources import read_toml, scenarios_dir, toml_names
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
+from streamrag.simulator.workload import LoadConfig
 
 if TYPE_CHECKING:
     from streamrag.analysis.runner import AnalysisSettings
@@ -85,6 +97,31 @@ class LatencyConfig(_Section):
             if ms is not None:
                 stages[stage] = ConstantLatency(ms=ms, source=f"scenario latency.{stage}_ms")
         return LatencyStages(**stages)
+
+
+class ResourcesConfig(_Section):
+    """``[resources]``: the capacity every session shares (unlimited by default: a
+    question replayed alone). ``llm`` serves query generation G and response generation
+    F as one pool; ``query_llm`` / ``response_llm``, when set, make them separate pools."""
+
+    tool: ResourceConfig = UnlimitedResourceConfig()
+    llm: ResourceConfig = UnlimitedResourceConfig()
+    query_llm: ResourceConfig | None = None
+    response_llm: ResourceConfig | None = None
+
+    @property
+    def limited(self) -> bool:
+        """True when any resource has finite capacity."""
+        return any(r is not None and r.kind != "unlimited" for r in (self.tool, self.llm, self.query_llm, self.response_llm))
+
+    def build(self, clock: Clock) -> Services:
+        """The resources on ``clock``, as the stages use them."""
+        llm = self.llm.build(clock, "llm")
+        return Services(
+            query_llm=llm if self.query_llm is None else self.query_llm.build(clock, "query_llm"),
+            tool=self.tool.build(clock, "tool"),
+            response_llm=llm if self.response_llm is None else self.response_llm.build(clock, "response_llm"),
+        )
 
 
 class SelectConfig(_Section):
@@ -130,6 +167,11 @@ class Scenario(_Section):
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     select: SelectConfig = Field(default_factory=SelectConfig)
     data: DataConfig = Field(default_factory=DataConfig)
+    resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
+    policy: PolicyConfig = Field(default_factory=AlwaysPolicyConfig)
+    load: LoadConfig | None = None
+    """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load`);
+    absent: every question replayed alone."""
 
     def selection(self, ids: Sequence[str] | None = None) -> Selection:
         """The scenario's question selection (``[data]`` split and scope, ``[select]``)."""

@@ -46,7 +46,8 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
-    events = [e.model_dump() for e in read_trace(path, qid)]
+    # A load run's session holds both systems' events, each in time order: merge them.
+    events = sorted((e.model_dump() for e in read_trace(path, qid)), key=lambda e: e["t_us"])
     if not events:
         reason = _skip_reason(Path(run_dir) / "results.csv", qid)
         if reason:
@@ -77,6 +78,10 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
     open_g: dict[str, tuple[int, int]] = {}
     open_l: dict[str, tuple[int, int]] = {}
     open_f: dict[str, tuple[int, int]] = {}
+    # Shared resources (load runs): a stage that had to wait starts when served; its
+    # wait is a span "W" on the call's lane, its service a span on the server's track.
+    waiting: dict[tuple[str, str], tuple[int, int]] = {}
+    serving: dict[tuple[str, str], tuple[str, int, int]] = {}
 
     for seq, e in enumerate(events):
         k, t = e["kind"], e["t_us"]
@@ -87,7 +92,37 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
         def close(lane: str, name: str, opened: tuple[int, int], cancelled: bool = False, t: int = t) -> None:
             spans.append(Span(lane, name, opened[0], t, cancelled, opened[1]))
 
-        if k == "word":
+        if k == "session":
+            mark("input", "session", f"session asks {e['question']}")
+        elif k in ("enqueue", "serve", "finish", "withdraw", "reject"):
+            lane = _stage_lane(e)
+            key = (lane, e["stage"])
+            if k == "enqueue":
+                waiting[key] = (t, seq)
+                mark(lane, "enqueue", f"{e['stage']} waits for {e['resource']} ({e['queued']} waiting)")
+            elif k == "serve":
+                if key in waiting:
+                    close(lane, "W", waiting.pop(key))
+                    if e["stage"] == "L":
+                        open_l[lane] = (t, seq)
+                    elif e["stage"] == "F":
+                        open_f[lane] = (t, seq)
+                # the two systems of a load run have their own servers
+                system = "baseline " if e["arm"] == "baseline" else ""
+                serving[key] = (f"{system}{e['resource']} #{e['server']}", t, seq)
+            elif k == "reject":
+                mark(lane, "reject", f"{e['stage']} rejected: {e['resource']} queue full")
+            else:
+                if key in waiting:  # withdrawn while waiting
+                    close(lane, "W", waiting.pop(key), cancelled=True)
+                if key in serving:
+                    server, start, s0 = serving.pop(key)
+                    spans.append(Span(server, e["stage"], start, t, k == "withdraw", s0))
+        elif k == "reaim":
+            mark(_lane(e), "reaim", f"waiting call now for prefix {e['prefix_t']} (was {e['was']})")
+        elif k == "failed":
+            mark("baseline" if e["arm"] == "baseline" else "response", "failed", "a full queue rejected confirmed work")
+        elif k == "word":
             mark("input", "word", f"word {e['word']}")
         elif k == "input_end":
             mark("input", "input_end", f"E: last of {e['n_words']} words")
@@ -100,7 +135,7 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
         elif k == "gen_done":
             lane = _lane(e)
             close(lane, "G", open_g.pop(lane))
-            open_l[lane] = (t, seq)
+            open_l[lane] = (t, seq)  # moved to its serve if the tool call has to wait
         elif k == "tool_done":
             lane = _lane(e)
             close(lane, "L", open_l.pop(lane))
@@ -123,7 +158,7 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
             what = "new call on the full query" if e["call"] is None else f"call {e['call']}"
             mark("reflector", "decision", f"{e['outcome']}: {what} (prefix {e['prefix_t']})")
         elif k == "respond":
-            open_f["baseline" if e["arm"] == "baseline" else "response"] = (t, seq)
+            open_f["baseline" if e["arm"] == "baseline" else "response"] = (t, seq)  # or at its serve
         elif k == "answer_ready":
             lane = "baseline" if e["arm"] == "baseline" else "response"
             close(lane, "F", open_f.pop(lane))
@@ -131,28 +166,38 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
     return spans, instants
 
 
+def _stage_lane(e: dict[str, Any]) -> str:
+    """The lane of a resource event's stage: its call's, or the response's."""
+    if e["stage"] == "F":
+        return "baseline" if e["arm"] == "baseline" else "response"
+    return "baseline" if e["arm"] == "baseline" else f"call {e['call']}"
+
+
 def _lanes(spans: list[Span], instants: list[Instant]) -> list[str]:
     seen = {s.lane for s in spans} | {i.lane for i in instants}
     calls = sorted((lane for lane in seen if lane.startswith("call ")), key=lambda s: int(s.split()[1]))
-    order = ["input", *calls, "reflector", "response", "baseline"]
+    servers = sorted(lane for lane in seen if " #" in lane)
+    order = ["input", *calls, "reflector", "response", "baseline", *servers]
     return [lane for lane in order if lane in seen]
 
 
 def headline(events: list[dict[str, Any]]) -> dict[str, float]:
-    """Baseline, streaming and saved ms of one question, from its events."""
+    """Baseline, streaming and saved ms of one question, from its events (NaN for an arm
+    that failed under load)."""
     e_us = next(e["t_us"] for e in events if e["kind"] == "input_end")
     ans = {e["arm"]: e["t_us"] for e in events if e["kind"] == "answer_ready"}
-    baseline = (ans["baseline"] - e_us) / 1000
-    streaming = (ans["streaming"] - e_us) / 1000
+    nan = float("nan")
+    baseline = (ans["baseline"] - e_us) / 1000 if "baseline" in ans else nan
+    streaming = (ans["streaming"] - e_us) / 1000 if "streaming" in ans else nan
     return {"E_ms": e_us / 1000, "baseline_ms": baseline, "streaming_ms": streaming, "saved_ms": baseline - streaming}
 
 
 # --- terminal ------------------------------------------------------------------------
 
-_SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green"}
-_SPAN_CHAR = {"G": "g", "L": "L", "F": "F"}
+_SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green", "W": "yellow"}
+_SPAN_CHAR = {"G": "g", "L": "L", "F": "F", "W": "."}
 _MARKS = {"word": "|", "fire": ">", "cancel": "x", "decision": "*", "skip": "-", "input_end": "E"}
-_LEGEND = "g = query generation  L = tool call  F = response  > fire  x cancel  * decision  E end of input"
+_LEGEND = "g = query generation  L = tool call  F = response  . queued  > fire  x cancel  * decision  E end of input"
 
 
 def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width: int = 64) -> None:
@@ -225,7 +270,7 @@ def write_png(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Pat
     spans, instants = spans_and_instants(events)
     lanes = _lanes(spans, instants)
     y = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
-    colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c"}
+    colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c", "W": "#dddddd"}
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(lanes) + 1.6), dpi=110)
     for s in spans:
         ax.broken_barh(
@@ -276,8 +321,8 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     for s in spans:
         out.append({
-            "name": {"G": "query generation", "L": "tool call", "F": "response"}[s.name],
-            "cat": "llm" if s.name in ("G", "F") else "tool",
+            "name": {"G": "query generation", "L": "tool call", "F": "response", "W": "queued"}[s.name],
+            "cat": "queue" if s.name == "W" else "llm" if s.name in ("G", "F") else "tool",
             "ph": "X", "ts": s.start_us, "dur": s.end_us - s.start_us, "pid": 1, "tid": tid[s.lane],
             "args": {"cancelled": s.cancelled},
         })  # fmt: skip

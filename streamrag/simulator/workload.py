@@ -1,0 +1,142 @@
+"""Workloads: when sessions arrive and which question each one asks (load runs).
+
+A load run interleaves many *sessions* on one virtual clock. Each session replays one
+question of the population; ``[load]`` in a scenario says how they come:
+
+==========  ===========================================================================
+``poisson`` open loop: ``n_sessions`` sessions at rate ``rate_per_s`` (exponential
+            gaps, seeded)
+``file``    open loop: arrival times (seconds) from a file, one per line or a CSV with
+            a column ``arrival_s``; one session per time
+``closed``  closed loop: ``users`` users, each asking again after an exponential think
+            time of mean ``think_s`` once its previous answer is ready, until
+            ``n_sessions`` sessions in all have started
+==========  ===========================================================================
+
+The question of session i is drawn uniformly (with replacement) from the selected
+population, from its own random stream; draws and arrivals come from
+``SeedSequence``-keyed streams (:mod:`streamrag.engine.rng`) keyed by the session, so
+the streaming and baseline systems see exactly the same sessions (paired comparison)
+and adding sessions never changes earlier ones. ``warmup_s``: sessions arriving before
+it are simulated but left out of the statistics (steady state).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from streamrag.engine.rng import stream
+from streamrag.errors import InputError
+
+US_PER_S = 1_000_000
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PoissonArrivals(_Section):
+    kind: Literal["poisson"] = "poisson"
+    rate_per_s: float = Field(gt=0, allow_inf_nan=False)
+    n_sessions: int = Field(ge=1)
+
+
+class FileArrivals(_Section):
+    kind: Literal["file"] = "file"
+    path: str
+    """Arrival times in seconds: one per line, or a CSV with a column ``arrival_s``."""
+
+
+class ClosedArrivals(_Section):
+    kind: Literal["closed"] = "closed"
+    users: int = Field(ge=1)
+    think_s: float = Field(ge=0, allow_inf_nan=False)
+    n_sessions: int = Field(ge=1)
+
+
+Arrivals = Annotated[PoissonArrivals | FileArrivals | ClosedArrivals, Field(discriminator="kind")]
+
+
+class LoadConfig(_Section):
+    """``[load]``: many sessions sharing the resources on one clock."""
+
+    arrivals: Arrivals
+    warmup_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    """Sessions arriving before this are simulated but not counted."""
+    reference_sessions: int = Field(default=2000, ge=0)
+    """How many of the first sessions are also replayed on unlimited capacity, for the
+    report's ``saved_ms`` against the unlimited-capacity saving (0: none)."""
+
+
+def session_id(i: int) -> str:
+    """The id of session i (traces, ``sessions.csv``)."""
+    return f"s{i:07d}"
+
+
+def draw_question(seed: int, i: int, n_questions: int) -> int:
+    """The population index session i asks (uniform, its own stream)."""
+    return int(stream(seed, session_id(i), "workload.question").integers(n_questions))
+
+
+def think_us(seed: int, i: int, mean_s: float) -> int:
+    """Think time before session i of a closed loop (exponential, its own stream)."""
+    if mean_s == 0:
+        return 0
+    return round(stream(seed, session_id(i), "workload.think").exponential(mean_s) * US_PER_S)
+
+
+def read_arrival_file(path: str | os.PathLike[str]) -> list[int]:
+    """Arrival instants (µs) from a file of seconds (sorted, ≥ 0); errors name the line."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read the arrivals file ({exc.strerror or exc})") from None
+    column = 0
+    start = 0
+    if lines and not _is_number(lines[0].split(",")[0]):
+        header = [h.strip() for h in lines[0].split(",")]
+        if "arrival_s" not in header:
+            raise InputError(f"{p}:1: arrival_s: no such column (a CSV of arrivals needs a column arrival_s)")
+        column, start = header.index("arrival_s"), 1
+    out: list[int] = []
+    for line_no, line in enumerate(lines[start:], start=start + 1):
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        raw = fields[column].strip() if column < len(fields) else ""
+        if not _is_number(raw) or float(raw) < 0 or not np.isfinite(float(raw)):
+            raise InputError(f"{p}:{line_no}: arrival_s: {raw!r} is not a time in seconds ≥ 0")
+        out.append(round(float(raw) * US_PER_S))
+    if not out:
+        raise InputError(f"{p}: the arrivals file lists no arrival")
+    if any(b < a for a, b in itertools.pairwise(out)):
+        raise InputError(f"{p}: arrival_s: times must not decrease (sort the file)")
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def open_arrivals(arrivals: PoissonArrivals | FileArrivals, seed: int) -> Iterator[int]:
+    """Arrival instants (µs, non-decreasing) of an open-loop workload."""
+    if isinstance(arrivals, FileArrivals):
+        yield from read_arrival_file(arrivals.path)
+        return
+    rng = stream(seed, "workload", "arrivals")
+    at = 0.0
+    for _ in range(arrivals.n_sessions):
+        at += rng.exponential(1.0 / arrivals.rate_per_s)
+        yield round(at * US_PER_S)

@@ -1,0 +1,145 @@
+"""Load runs: sessions sharing resources on one clock; paired systems; policies; outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _simhelpers import small_table
+
+from streamrag.analysis.table import write_table
+from streamrag.cli import main
+from streamrag.overrides import parse_override
+from streamrag.simulator.load import run_load
+from streamrag.simulator.questions import questions_from_frame
+from streamrag.simulator.runner import simulate
+from streamrag.simulator.scenario import scenario_from_dict
+from streamrag.simulator.workload import draw_question, session_id
+
+BASE: dict[str, Any] = {
+    "name": "load-test",
+    "seed": 3,
+    "input": {"kind": "uniform", "delta_wps": 3.0},
+    "trigger": {"kind": "interval", "words": 3},
+    "pipeline": {"max_threads": 4},
+    "reflector": {"kind": "heuristic"},
+    "latency": {"profile": "paper-rq3", "L_ms": 600.0},
+    "select": {"population": "all"},
+    "resources": {"tool": {"kind": "servers", "servers": 2}, "llm": {"kind": "servers", "servers": 3}},
+    "load": {"arrivals": {"kind": "poisson", "rate_per_s": 1.0, "n_sessions": 150}},
+}
+
+
+def _rs(*overrides: str, load: bool = True):
+    raw = BASE if load else {k: v for k, v in BASE.items() if k != "load"}
+    return scenario_from_dict(raw, [[parse_override(o) for o in overrides]])
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return questions_from_frame(small_table(40, seed=5)).questions
+
+
+def test_on_unlimited_capacity_every_session_is_the_question_replayed_alone(questions) -> None:
+    # Constant latencies: a session's draws equal its question's, so each session's
+    # answer latencies are exactly what the per-question replay gives for its question.
+    unlimited = ("resources.tool.kind=unlimited", "resources.llm.kind=unlimited")
+    run = run_load(questions, _rs(*unlimited))
+    alone = {r.interaction_id: r for r in simulate(questions, _rs(*unlimited, load=False)).rows}
+    s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
+    for i in range(run.n):
+        row = alone[questions[draw_question(3, i, len(questions))].interaction_id]
+        assert (s.answer_us[i] / 1000, b.answer_us[i] / 1000) == (row.streaming_ms, row.baseline_ms)
+    assert np.array_equal(run.reference_saved_us, (b.answer_us - s.answer_us)[: run.reference_saved_us.size])
+
+
+def test_littles_law_holds_for_every_resource_of_every_system(questions) -> None:
+    run = run_load(questions, _rs())
+    for system in run.systems.values():
+        for name, report in system.resources.items():
+            assert report is not None, name
+            law = report["littles_law"]
+            assert law["L"] == pytest.approx(law["lambda_per_s"] * law["W_s"], rel=1e-9), name
+
+
+def test_speculation_adds_load_the_baseline_does_not(questions) -> None:
+    run = run_load(questions, _rs())
+    s, b = run.systems["streaming"], run.systems["baseline"]
+    assert s.resources["tool"]["jobs"] > 2 * b.resources["tool"]["jobs"]  # type: ignore[index]
+    assert b.resources["tool"]["jobs"] == run.n  # type: ignore[index]  # one tool call per session
+
+
+def test_a_full_queue_loses_speculative_calls_and_fails_confirmed_work(questions) -> None:
+    rs = _rs(
+        "resources.tool.servers=1", "resources.tool.queue_limit=0", "load.arrivals.rate_per_s=3.0",
+        "resources.llm.kind=unlimited",
+    )  # fmt: skip
+    run = run_load(questions, rs)
+    s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
+    assert s.rejected.sum() > 0 and b.rejected.sum() > 0
+    # a rejected baseline call fails its session; a rejected speculative call is only lost
+    assert (b.answer_us[b.rejected > 0] == -1).all()
+    lost_only = (s.rejected > 0) & (s.answer_us >= 0)
+    assert lost_only.any()
+
+
+def test_admission_control_refuses_speculation_under_load(questions) -> None:
+    busy = ["load.arrivals.rate_per_s=2.5", "resources.tool.servers=1"]
+    always = run_load(questions, _rs(*busy)).systems["streaming"].measures
+    admission = (
+        run_load(questions, _rs(*busy, "policy.kind=admission", "policy.max_queue=1", "policy.max_utilization=1.0"))
+        .systems["streaming"]
+        .measures
+    )
+    assert admission.fired.sum() < always.fired.sum()
+
+
+def test_coalesce_reaims_a_waiting_call_instead_of_queueing_another(questions, tmp_path: Path) -> None:
+    rs = _rs("load.arrivals.rate_per_s=2.5", "resources.tool.servers=1", "resources.llm.servers=1", "policy.kind=coalesce")
+    run = run_load(questions, rs, trace_dir=tmp_path)
+    events = [json.loads(line) for line in (tmp_path / ".trace-streaming.tmp").read_bytes().splitlines()]
+    reaims = [e for e in events if e["kind"] == "reaim"]
+    assert reaims and all(e["prefix_t"] > e["was"] for e in reaims)
+    always = run_load(questions, _rs("load.arrivals.rate_per_s=2.5", "resources.tool.servers=1", "resources.llm.servers=1"))
+    assert run.systems["streaming"].resources["llm"]["jobs"] < always.systems["streaming"].resources["llm"]["jobs"]  # type: ignore[index]
+
+
+def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    write_table(small_table(40, seed=5), table)
+    scenario = tmp_path / "load.toml"
+    scenario.write_text(_toml(BASE), encoding="utf-8")
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["simulate", "--table", str(table), "--scenario", str(scenario), "--out", str(out)]) == 0
+        outs.append(out)
+    for file in ("sessions.csv", "summary.json", "trace.jsonl"):
+        assert (outs[0] / file).read_bytes() == (outs[1] / file).read_bytes(), file
+    rows = list(csv.DictReader((outs[0] / "sessions.csv").open()))
+    assert [r["session_id"] for r in rows] == [session_id(i) for i in range(150)]
+    summary = json.loads((outs[0] / "summary.json").read_text())
+    assert summary["mode"] == "load" and summary["rules"]["preset"] == "paper"
+    assert {"median", "p90", "p99"} <= set(summary["streaming"]["answer_ms"])
+    trace_ids = {json.loads(line)["qid"] for line in (outs[0] / "trace.jsonl").read_text().splitlines()}
+    assert trace_ids == {r["session_id"] for r in rows}
+    assert not list(outs[0].glob(".trace-*"))  # spool files are gone
+
+
+def _toml(data: dict[str, Any], prefix: str = "") -> str:
+    """A tiny TOML writer for the nested test scenario (tables and inline scalars)."""
+    scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    out = "".join(f"{k} = {json.dumps(v)}\n" for k, v in scalars.items())
+    for k, v in tables.items():
+        name = f"{prefix}{k}"
+        inner = {kk: vv for kk, vv in v.items() if not isinstance(vv, dict)}
+        sub = {kk: vv for kk, vv in v.items() if isinstance(vv, dict)}
+        out += f"\n[{name}]\n" + "".join(f"{kk} = {json.dumps(vv)}\n" for kk, vv in inner.items())
+        for kk, vv in sub.items():
+            out += f"{kk} = {{ " + ", ".join(f"{a} = {json.dumps(b)}" for a, b in vv.items()) + " }\n"
+    return out
