@@ -177,8 +177,8 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
     fingerprint does): an edited profile or timings file gives new keys, a sweep folder
     moved together with its files keeps them.
     """
+    from streamrag.digest import file_sha256
     from streamrag.engine.profiles import is_profile_path
-    from streamrag.simulator.runner import file_sha256
     from streamrag.simulator.scenario import FILE_SETTINGS
 
     for key in FILE_SETTINGS:
