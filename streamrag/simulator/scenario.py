@@ -11,8 +11,8 @@ and the interval trigger's ``words`` and ``seconds`` replace each other.
 Sections::
 
     name, description, seed
-    [input]      cadence: kind = uniform | jittered, delta_wps, cv, pause_prob,
-                 pause_ms, end_of_turn_ms
+    [input]      cadence: kind = uniform | jittered | timings, delta_wps, cv, pause_prob,
+                 pause_ms, end_of_turn_ms; timings: path (word times per question)
     [trigger]    kind = interval | replace | stable | every_word | oracle | none, …
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap)
     [reflector]  kind = heuristic | topk_match | gold, …
