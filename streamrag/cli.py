@@ -16,7 +16,7 @@ import sys
 
 from streamrag import __version__
 
-COMMANDS = ("demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "ingest", "generate")
+COMMANDS = ("demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -59,10 +59,10 @@ def test_constant_and_quantile_models():
 def test_named_profiles_load_with_provenance():
     assert {"paper-rq3", "arora2025"} <= set(profiles.list_profiles())
     rq3 = profiles.load_profile("paper-rq3")
-    assert (rq3.stages.G.kind, rq3.stages.G.ms, rq3.stages.F.ms) == ("constant", 590, 2520)
+    assert (rq3.stages["G"].kind, rq3.stages["G"].ms, rq3.stages["F"].ms) == ("constant", 590, 2520)
     arora = profiles.load_profile("arora2025")
     for stage, (p50, p90) in ARORA.items():
-        model = getattr(arora.stages, stage)
+        model = arora.stages[stage]
         assert (model.kind, model.p50_ms, model.p90_ms) == ("lognormal", p50, p90)
         assert "arora2025" in model.source
     sources = profiles.load_sources()

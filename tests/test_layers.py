@@ -3,20 +3,21 @@
 Layers, bottom to top (a module may import its own layer and the layers listed as its
 dependencies; lazy imports inside functions count too):
 
-==========  =================================================  ===========================
-layer       modules                                            may import
-==========  =================================================  ===========================
-base        errors, atomic, progress, resources, overrides,    —
-            processes
-data        data.*, text, chunking, grounding, cache           base
-retrieval   retrieval.*                                        base, data
-analysis    analysis.*                                         base, data, retrieval
-engine      engine.* (the simulation kernel)                   base
-pipeline    pipeline.*                                         base, engine
-simulator   simulator.*                                        everything above but sweep, cli
-sweep       sweep.*                                            everything but cli
-cli         cli, commands.*, __main__                          everything
-==========  =================================================  ===========================
+===========  =================================================  ============================================
+layer        modules                                            may import
+===========  =================================================  ============================================
+base         errors, atomic, progress, resources, overrides,    —
+             processes, lines, figures, digest
+data         data.*, text, chunking, grounding, cache           base
+retrieval    retrieval.*                                        base, data
+analysis     analysis.*                                         base, data, retrieval
+engine       engine.* (the simulation kernel)                   base
+calibration  calibration.* (measurements → latency models)      base, engine
+pipeline     pipeline.*                                         base, engine
+simulator    simulator.*                                        everything above but calibration, sweep, cli
+sweep        sweep.*                                            everything but cli
+cli          cli, commands.*, __main__                          everything
+===========  =================================================  ============================================
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ ROOT = Path(__file__).resolve().parents[1] / "streamrag"
 LAYER_OF_PREFIX = {
     "streamrag.errors": "base", "streamrag.atomic": "base", "streamrag.progress": "base",
     "streamrag.resources": "base", "streamrag.overrides": "base", "streamrag.processes": "base",
+    "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base",
     "streamrag.data": "data", "streamrag.text": "data", "streamrag.chunking": "data",
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",
-    "streamrag.engine": "engine", "streamrag.pipeline": "pipeline", "streamrag.simulator": "simulator",
+    "streamrag.engine": "engine", "streamrag.calibration": "calibration", "streamrag.pipeline": "pipeline", "streamrag.simulator": "simulator",
     "streamrag.sweep": "sweep", "streamrag.commands": "cli", "streamrag.cli": "cli", "streamrag.__main__": "cli",
 }  # fmt: skip
 ALLOWED = {
@@ -43,10 +45,11 @@ ALLOWED = {
     "retrieval": {"base", "data"},
     "analysis": {"base", "data", "retrieval"},
     "engine": {"base"},
+    "calibration": {"base", "engine"},
     "pipeline": {"base", "engine"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
-    "sweep": {"base", "data", "retrieval", "analysis", "engine", "pipeline", "simulator"},
-    "cli": {"base", "data", "retrieval", "analysis", "engine", "pipeline", "simulator", "sweep"},
+    "sweep": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
+    "cli": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "sweep"},
 }
 WALL_CLOCK = {("time", "time"), ("time", "perf_counter"), ("time", "monotonic"), ("time", "monotonic_ns"),
               ("time", "perf_counter_ns"), ("time", "time_ns"), ("datetime", "now"), ("datetime", "utcnow"),

@@ -32,9 +32,9 @@ import numpy as np
 
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, SkippedRecord
-from streamrag.data.lines import iter_json_objects
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
+from streamrag.lines import iter_json_objects
 
 __all__ = ["read_beir", "read_qrels"]
 

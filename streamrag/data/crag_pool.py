@@ -38,9 +38,9 @@ from typing import Any
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
 from streamrag.data.crag import CragRecord, read_records
-from streamrag.data.lines import iter_json_objects
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
+from streamrag.lines import iter_json_objects
 
 __all__ = ["CragPoolPaths", "load_crag_pool"]
 

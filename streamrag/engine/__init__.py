@@ -10,8 +10,10 @@ from the pipeline, the simulator, analysis or retrieval (a test keeps it so).
   deterministic same-instant order, deadlock detection), ``run_virtual``, ``run_real``;
 - :mod:`~streamrag.engine.rng` — one random stream per (question, component);
 - :mod:`~streamrag.engine.latency` / :mod:`~streamrag.engine.profiles` — per-stage
-  latency models and the calibration profiles of ``calibration/``;
-- :mod:`~streamrag.engine.cadence` — when words arrive;
+  latency models and the calibration profiles (built-in ones in ``calibration/``, or
+  profile files such as ``streamrag calibrate`` writes);
+- :mod:`~streamrag.engine.cadence` / :mod:`~streamrag.engine.timings` — when words
+  arrive (modelled, or real word times per question from a file);
 - :mod:`~streamrag.engine.trace` — trace events and their recorder.
 
 The simulator that assembles runs (scenarios, inputs, runner, results, trace views)

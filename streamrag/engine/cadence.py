@@ -1,14 +1,19 @@
 """Input cadence: when each word of a question arrives (design §5).
 
-A ``CadenceModel`` turns ``n`` words into arrival offsets in µs from the question's
-arrival ``a``:
+A ``CadenceModel`` turns a question's ``n`` words into arrival offsets in µs from the
+question's arrival ``a`` (``word_times_us(n_words, rng, question_id=…)``):
 
 - ``uniform`` — word i at ``i/δ`` seconds (word 1 at 1/δ, end of input ``E = n/δ``);
   every instant is rounded to the µs on its own, so there is no accumulated drift;
 - ``jittered`` — gaps drawn from a Gamma distribution with mean ``1/δ`` and coefficient
-  of variation ``cv`` (shape ``1/cv²``; ``cv = 0`` is uniform).
+  of variation ``cv`` (shape ``1/cv²``; ``cv = 0`` is uniform);
+- ``timings`` — each question's real word times from a file (``path``; forced alignment
+  or ASR output, :mod:`streamrag.engine.timings`): word i arrives at its end, measured
+  from the start of the question's first word. ``delta_wps`` is then only the nominal
+  cadence of the analytic bounds H and H_G (analysis is unchanged; only the simulated
+  arrivals are real).
 
-Both accept pauses: before each word after the first, with probability ``pause_prob``,
+Uniform and jittered accept pauses: before each word after the first, with probability ``pause_prob``,
 ``pause_ms`` is added (a speaker's hesitation). ``end_of_turn_ms`` is the delay between
 the last word and the moment the system knows the turn ended (end-of-turn detection);
 the reflector and the baseline arm start then. Perceived latency is still measured from
@@ -20,7 +25,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from streamrag.engine.timings import WordTimings, read_word_timings
+from streamrag.errors import ConfigError
 
 
 class _Cadence(BaseModel):
@@ -54,7 +62,9 @@ class UniformCadence(_Cadence):
     def needs_rng(self) -> bool:
         return self.pause_prob > 0.0 and self.pause_ms > 0.0
 
-    def word_times_us(self, n_words: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    def word_times_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> np.ndarray:
         """Arrival offsets (µs) of words 1..n, int64, non-decreasing."""
         times = np.rint(np.arange(1, n_words + 1, dtype=np.float64) * (1e6 / self.delta_wps)).astype(np.int64)
         pauses = self._pauses_us(n_words, rng)
@@ -71,7 +81,9 @@ class JitteredCadence(_Cadence):
     def needs_rng(self) -> bool:
         return True
 
-    def word_times_us(self, n_words: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    def word_times_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> np.ndarray:
         if rng is None:
             raise ValueError("a jittered cadence needs a random generator")
         mean_s = 1.0 / self.delta_wps
@@ -85,5 +97,55 @@ class JitteredCadence(_Cadence):
         return times if pauses is None else times + pauses
 
 
-CadenceModel = Annotated[UniformCadence | JitteredCadence, Field(discriminator="kind")]
+class TimingsCadence(BaseModel):
+    """Each question's real word times, read from ``path`` when the model is built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["timings"] = "timings"
+    path: str
+    """JSON lines of ``{interaction_id, words: [{word, start_ms, end_ms}, …]}``."""
+    delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
+    """Nominal cadence of the analytic bounds H and H_G only; arrivals come from ``path``."""
+    end_of_turn_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    _timings: WordTimings = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _read(self) -> TimingsCadence:
+        # Read once, here: a bad file fails when the scenario loads, not mid-run, and the
+        # timings travel with the (pickled) model to worker processes.
+        self._timings = read_word_timings(self.path)
+        return self
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the timings file as read."""
+        return self._timings.sha256
+
+    @property
+    def end_of_turn_us(self) -> int:
+        return round(self.end_of_turn_ms * 1000)
+
+    @property
+    def needs_rng(self) -> bool:
+        return False
+
+    def word_times_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> np.ndarray:
+        """Question ``question_id``'s word arrivals (µs), which must number ``n_words``."""
+        if question_id is None:
+            raise ValueError("a timings cadence needs the question id")
+        times = self._timings.offsets_us.get(question_id)
+        if times is None:
+            raise ConfigError(f"input.path: {self.path}: no word timings for question {question_id!r}")
+        if len(times) != n_words:
+            raise ConfigError(
+                f"input.path: {self.path}: question {question_id!r} has {len(times)} timed words, "
+                f"but the question has {n_words} words (query.split())"
+            )
+        return np.asarray(times, dtype=np.int64)
+
+
+CadenceModel = Annotated[UniformCadence | JitteredCadence | TimingsCadence, Field(discriminator="kind")]
 """When words arrive, chosen by ``kind``."""

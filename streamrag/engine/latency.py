@@ -8,6 +8,9 @@ picked by ``kind`` (a pydantic discriminated union):
 - ``lognormal`` — fitted to a published median and 90th percentile:
   ``μ = ln P50``, ``σ = (ln P90 − ln P50) / z₀.₉`` with ``z₀.₉ = Φ⁻¹(0.9) ≈ 1.2816``,
   so the model's P50 and P90 are exactly the published ones;
+- ``gamma`` — shape ``k`` (dimensionless) and scale ``θ`` in ms (``scale_ms``): mean
+  ``kθ``, coefficient of variation ``1/√k``; what ``streamrag calibrate`` fits by
+  maximum likelihood (:mod:`streamrag.calibration`);
 - ``quantiles`` — an empirical distribution given by quantile points ``[q, ms]``
   (``q`` from 0 to 1), sampled by linear interpolation of the inverse CDF.
 
@@ -98,6 +101,46 @@ class LogNormalLatency(_Model):
         return np.rint(ms * 1000).astype(np.int64)
 
 
+class GammaLatency(_Model):
+    """Gamma with shape ``k`` and scale ``θ`` (ms): density ∝ x^(k−1)·e^(−x/θ), mean
+    ``kθ`` ms, coefficient of variation ``1/√k``. Unlike the log-normal its right tail
+    is exponential, not heavy."""
+
+    kind: Literal["gamma"] = "gamma"
+    shape: float = Field(gt=0, allow_inf_nan=False)
+    """k, dimensionless."""
+    scale_ms: float = Field(gt=0, allow_inf_nan=False)
+    """θ, in ms."""
+    source: str = ""
+
+    @property
+    def mean_ms(self) -> float:
+        return self.shape * self.scale_ms
+
+    @property
+    def cv(self) -> float:
+        return 1.0 / math.sqrt(self.shape)
+
+    @property
+    def needs_rng(self) -> bool:
+        return True
+
+    @property
+    def nominal_ms(self) -> float:
+        return self.quantile_ms(0.5)
+
+    def quantile_ms(self, q: float) -> float:
+        from scipy.special import gammaincinv
+
+        return self.scale_ms * float(gammaincinv(self.shape, q))
+
+    def sample_us(self, rng: np.random.Generator | None, size: int) -> np.ndarray:
+        if rng is None:
+            raise ValueError("a gamma latency needs a random generator")
+        ms = rng.gamma(self.shape, self.scale_ms, size)
+        return np.rint(ms * 1000).astype(np.int64)
+
+
 class QuantileLatency(_Model):
     """Empirical quantiles ``[[q, ms], …]`` from q = 0 to q = 1, both increasing."""
 
@@ -136,7 +179,10 @@ class QuantileLatency(_Model):
         return np.rint(np.interp(rng.random(size), qs, ms) * 1000).astype(np.int64)
 
 
-LatencyModel = Annotated[ConstantLatency | LogNormalLatency | QuantileLatency, Field(discriminator="kind")]
+LatencyModel = Annotated[
+    ConstantLatency | LogNormalLatency | GammaLatency | QuantileLatency,
+    Field(discriminator="kind"),
+]
 """One stage's latency distribution, chosen by ``kind``."""
 
 STAGES = ("G", "L", "F")

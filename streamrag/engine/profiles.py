@@ -1,18 +1,30 @@
-"""Latency profiles: named per-stage latency models with provenance (``calibration/``).
+"""Latency profiles: per-stage latency models with provenance (``calibration/``).
 
-A profile (``calibration/profiles/NAME.toml``) gives each stage (G, L, F) a
-:class:`~streamrag.engine.latency.LatencyModel` and names its source, a key of
-``calibration/sources.toml`` (the paper, table and figures it was fitted to). Files are
-found through :mod:`streamrag.resources` (installed wheel or checkout).
+A profile gives each stage a :class:`~streamrag.engine.latency.LatencyModel` and names
+its source. A *built-in* profile (``calibration/profiles/NAME.toml``, found through
+:mod:`streamrag.resources`, installed wheel or checkout) is chosen by name and cites a
+key of ``calibration/sources.toml``. A profile *file* — any TOML of the same schema,
+such as one written by ``streamrag calibrate`` — is chosen by its path; it usually
+carries a ``[provenance]`` table (input hash, sample sizes, fit statistics).
+
+Which one a setting means is one rule, :func:`is_profile_path`: a value ending in
+``.toml`` or holding a path separator is a file, anything else a built-in name.
+
+The pipeline simulates the stages ``G``, ``L`` and ``F``; a profile may hold only some
+of them (a scenario then sets the others) and other named stages (kept for the record,
+not simulated).
 """
 
 from __future__ import annotations
 
+import os
+import tomllib
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streamrag.engine.latency import LatencyStages
+from streamrag.engine.latency import LatencyModel
 from streamrag.errors import ConfigError
 from streamrag.resources import calibration_dir, read_toml, toml_names
 
@@ -25,8 +37,17 @@ class LatencyProfile(BaseModel):
     name: str
     description: str = ""
     source: str = ""
-    """Key of the entry in ``calibration/sources.toml``."""
-    stages: LatencyStages
+    """Built-in profiles: the key of their entry in ``calibration/sources.toml``; fitted
+    profiles: the measurement file they were fitted to."""
+    stages: dict[str, LatencyModel] = Field(min_length=1)
+    """Stage name (``G``, ``L``, ``F`` or any other) → its model."""
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    """How a fitted profile was made (see :mod:`streamrag.calibration.profile`)."""
+
+
+def is_profile_path(value: str) -> bool:
+    """True when a ``latency.profile`` value names a file rather than a built-in profile."""
+    return value.endswith(".toml") or "/" in value or os.sep in value
 
 
 def list_profiles() -> list[str]:
@@ -34,18 +55,40 @@ def list_profiles() -> list[str]:
     return toml_names(calibration_dir() / "profiles")
 
 
-def load_profile(name: str) -> LatencyProfile:
-    """The profile ``name`` (e.g. ``paper-rq3``, ``arora2025``)."""
-    resource = calibration_dir() / "profiles" / f"{name}.toml"
+def load_profile(name_or_path: str) -> LatencyProfile:
+    """The built-in profile ``name`` (e.g. ``paper-rq3``, ``arora2025``) or a profile file."""
+    if is_profile_path(name_or_path):
+        path = Path(name_or_path).expanduser()
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"latency.profile: no such file {path}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"latency.profile: {path}: invalid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"latency.profile: {path}: cannot read: {exc}") from None
+        return validate_profile(raw, str(path))
+    resource = calibration_dir() / "profiles" / f"{name_or_path}.toml"
     if not resource.is_file():
         known = ", ".join(list_profiles()) or "none"
-        raise ConfigError(f"latency.profile: unknown profile {name!r} (available: {known})")
+        raise ConfigError(
+            f"latency.profile: unknown profile {name_or_path!r} (available: {known}; a profile file is a path ending in .toml)"
+        )
+    return validate_profile(read_toml(resource), repr(name_or_path))
+
+
+def validate_profile(raw: dict[str, Any], origin: str) -> LatencyProfile:
+    """``raw`` as a profile; a ConfigError naming ``origin`` and the key otherwise."""
     try:
-        return LatencyProfile.model_validate(read_toml(resource))
+        return LatencyProfile.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"profile {name!r}: {where}: {err['msg']}") from None
+        loc = [str(p) for p in err["loc"]]
+        # drop the discriminator tag pydantic inserts (stages.G.lognormal.p90_ms)
+        if len(loc) > 3 and loc[0] == "stages":
+            loc = loc[:2] + loc[3:]
+        where = ".".join(loc) or "(profile)"
+        raise ConfigError(f"profile {origin}: {where}: {err['msg']}") from None
 
 
 def load_sources() -> dict[str, Any]:

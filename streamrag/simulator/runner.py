@@ -48,7 +48,8 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
     if n < 1:
         raise ConfigError(f"question {q.interaction_id!r}: n_words must be ≥ 1, got {n}")
     cadence = sc.input
-    word_us = cadence.word_times_us(n, stream(sc.seed, key, "cadence") if cadence.needs_rng else None)
+    cadence_rng = stream(sc.seed, key, "cadence") if cadence.needs_rng else None
+    word_us = cadence.word_times_us(n, cadence_rng, question_id=q.interaction_id)
 
     def draw(stage: str, size: int) -> list[int]:
         model = getattr(rs.stages, stage)

@@ -11,14 +11,16 @@ and the interval trigger's ``words`` and ``seconds`` replace each other.
 Sections::
 
     name, description, seed
-    [input]      cadence: kind = uniform | jittered, delta_wps, cv, pause_prob,
-                 pause_ms, end_of_turn_ms
+    [input]      cadence: kind = uniform | jittered | timings, delta_wps, cv, pause_prob,
+                 pause_ms, end_of_turn_ms; timings: path (word times per question)
     [trigger]    kind = interval | replace | stable | every_word | oracle | none, …
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
                  capped_fire, turn_end_order (the anchor's rules)
     [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
-    [latency]    profile (calibration/profiles/NAME.toml); G_ms / L_ms / F_ms replace a
-                 stage by a constant; [latency.stages.X] replaces stage X by any model
+    [latency]    profile: a built-in name (calibration/profiles/NAME.toml) or a profile
+                 file (a path ending in .toml, e.g. from ``streamrag calibrate``);
+                 G_ms / L_ms / F_ms replace a stage by a constant;
+                 [latency.stages.X] replaces stage X by any model
     [select]     population = all | retrieved_gold | fallback; limit
     [data]       split, k, grounding, retriever.kind = bm25 | dense, scope, gold (how
                  ``simulate DATA`` builds questions)
@@ -28,6 +30,12 @@ Sections::
                  (:mod:`streamrag.pipeline.policies`)
     [load]       arrivals (poisson | file | closed), warmup_s, reference_sessions: many
                  sessions on one clock (:mod:`streamrag.simulator.load`)
+
+Settings that name files (``latency.profile`` when it is a path, the word-timings
+cadence's ``input.path``) are relative to the file that sets them: a scenario file's
+folder, a sweep grid's folder, the current folder for ``--set``
+(:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
+was read.
 
 Every error is a :class:`~streamrag.errors.ConfigError` naming the key.
 """
@@ -44,8 +52,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
 from streamrag.engine.clock import Clock
-from streamrag.engine.latency import ConstantLatency, LatencyModel, LatencyStages
-from streamrag.engine.profiles import load_profile
+from streamrag.engine.latency import STAGES, ConstantLatency, LatencyModel, LatencyStages
+from streamrag.engine.profiles import is_profile_path, load_profile
 from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
 from streamrag.errors import ConfigError
 from streamrag.overrides import Override, apply_overrides, parse_override
@@ -89,13 +97,25 @@ class LatencyConfig(_Section):
     stages: dict[Literal["G", "L", "F"], LatencyModel] = Field(default_factory=dict)
 
     def resolve(self) -> LatencyStages:
-        """Profile stages, then ``stages`` overrides, then the ``*_ms`` constants."""
-        stages = dict(load_profile(self.profile).stages)
+        """Profile stages, then ``stages`` overrides, then the ``*_ms`` constants.
+
+        A profile may lack a stage (a fitted profile of measured tool calls only has
+        ``L``) when the scenario sets it; its stages other than G, L, F are not simulated.
+        """
+        profile = load_profile(self.profile)
+        stages = {name: model for name, model in profile.stages.items() if name in STAGES}
         stages.update(self.stages.items())  # as pairs: dict keys are invariant, Literal["G", "L", "F"] is not str
-        for stage in ("G", "L", "F"):
+        for stage in STAGES:
             ms = getattr(self, f"{stage}_ms")
             if ms is not None:
                 stages[stage] = ConstantLatency(ms=ms, source=f"scenario latency.{stage}_ms")
+        missing = [stage for stage in STAGES if stage not in stages]
+        if missing:
+            first = missing[0]
+            raise ConfigError(
+                f"latency.profile: {self.profile!r} has no stage {' or '.join(missing)} "
+                f"(its stages: {', '.join(profile.stages)}); set latency.{first}_ms or [latency.stages.{first}]"
+            )
         return LatencyStages(**stages)
 
 
@@ -253,12 +273,38 @@ def list_scenarios() -> list[str]:
     return toml_names(scenarios_dir())
 
 
+FILE_SETTINGS = ("latency.profile", "input.path")
+"""Dotted settings whose value may name a file (see :func:`anchor_file_setting`)."""
+
+
+def anchor_file_setting(key: str, value: Any, base_dir: Path) -> Any:
+    """``value`` with a relative file path made absolute against ``base_dir``, when
+    ``key`` names a file (``latency.profile`` only when :func:`is_profile_path`)."""
+    if key not in FILE_SETTINGS or not isinstance(value, str) or not value:
+        return value
+    if key == "latency.profile" and not is_profile_path(value):
+        return value  # a built-in profile's name
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base_dir / path).resolve())
+
+
+def _anchor_tables(raw: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    for key in FILE_SETTINGS:
+        section, field = key.split(".")
+        table = raw.get(section)
+        if isinstance(table, dict) and field in table:
+            table[field] = anchor_file_setting(key, table[field], base_dir)
+    return raw
+
+
 def read_scenario(name_or_path: str) -> dict[str, Any]:
-    """The raw tables of a scenario: a TOML file, or a built-in scenario by name."""
+    """The raw tables of a scenario: a TOML file, or a built-in scenario by name.
+
+    File settings of a scenario file are anchored at its folder."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml") or path.is_file():
         try:
-            return tomllib.loads(path.read_text(encoding="utf-8"))
+            return _anchor_tables(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve().parent)
         except FileNotFoundError:
             raise ConfigError(f"scenario {name_or_path}: no such file") from None
         except tomllib.TOMLDecodeError as exc:
@@ -290,7 +336,8 @@ EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE}
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None) -> ResolvedScenario:
     """Load a built-in scenario by name or a TOML file, apply ``--set`` overrides (one
     group), resolve latencies."""
-    groups = [[parse_override(o) for o in overrides or []]]
+    cwd = Path.cwd()
+    groups = [[(key, anchor_file_setting(key, value, cwd)) for key, value in map(parse_override, overrides or [])]]
     return scenario_from_dict(read_scenario(name_or_path), groups, seed=seed, origin=name_or_path)
 
 

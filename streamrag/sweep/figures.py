@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from streamrag.atomic import atomic_path
+from streamrag.figures import agg_figure, save_png
 from streamrag.sweep.table import pareto_front, read_point_results
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from streamrag.sweep.grid import Grid
 
 __all__ = [
@@ -35,27 +33,8 @@ __all__ = [
     "plot_streamable_heatmaps", "reference_rows", "write_figures",
 ]  # fmt: skip
 
-_DPI = 120
 PREFERRED = {"delta_wps": 3.0, "theta": 0.8}
 """Values figures fix an axis at when they cannot show it (the paper's point)."""
-
-
-def _figure(width_in: float, height_in: float) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in), dpi=_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=_DPI)
-    fig.clear()
-    return target
 
 
 def _closest(values: Sequence[float], target: float) -> float:
@@ -84,7 +63,7 @@ def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) 
     thetas = sorted(table["theta"].unique())
     Ls = sorted(table["L_ms"].unique())
     deltas = sorted(table["delta_wps"].unique())
-    fig = _figure(3.2 * len(thetas) + 1.2, 0.5 * len(Ls) + 2.2)
+    fig = agg_figure(3.2 * len(thetas) + 1.2, 0.5 * len(Ls) + 2.2)
     axes = np.atleast_1d(fig.subplots(1, len(thetas), sharey=True))
     image = None
     for ax, theta in zip(axes, thetas, strict=True):
@@ -106,13 +85,13 @@ def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) 
     if image is not None:  # one panel per θ, so there is one when the table has rows
         fig.colorbar(image, ax=list(axes), label="streamable questions (%)", shrink=0.9)
     fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L", fontsize=11)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Mean saved ms against the mean bounds H and H_G, one colour per trigger; each
     marker is a grid point. Points on the diagonal reach the bound."""
-    fig = _figure(10.0, 4.4)
+    fig = agg_figure(10.0, 4.4)
     axes = fig.subplots(1, 2, sharey=True)
     lo = min(0.0, float(pd.to_numeric(table["saved_ms.mean"]).min()))
     for ax, bound, label in ((axes[0], "H_ms.mean", "mean H (ms)"), (axes[1], "H_G_ms.mean", "mean H_G (ms)")):
@@ -130,7 +109,7 @@ def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> P
         "What each trigger saves against the hideable-latency bounds (each marker: one grid point)" + _model_note(table),
         fontsize=11,
     )
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 _MARKERS = "osD^vP*Xh<>"
@@ -144,7 +123,7 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     its own marker, earlier ones larger."""
     rows = reference_rows(table, keep=("trigger", "L_ms"))
     Ls = sorted(rows["L_ms"].unique()) if "L_ms" in rows.columns else [None]
-    fig = _figure(min(4.2 * len(Ls), 17.0) + 1.8, 4.2)
+    fig = agg_figure(min(4.2 * len(Ls), 17.0) + 1.8, 4.2)
     axes = np.atleast_1d(fig.subplots(1, len(Ls), sharey=True))
     triggers = _triggers(table)
     style = {
@@ -177,7 +156,7 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         f"Latency saved versus wasted tool calls across triggers{delta} (outlined: on the Pareto front)" + _model_note(table),
         fontsize=11,
     )
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _fmt(column: str, value: object) -> str:
@@ -204,7 +183,7 @@ def plot_saved_vs_H_scatter(
     figure. Points: ``keys``, else all when there are at most ``max_panels``, else one
     per L at the reference values of the other axes. Negative savings are red."""
     rows = table[table["key"].isin(keys)] if keys is not None else _scatter_points(table, max_panels)
-    fig = _figure(4.0 * max(len(rows), 1) + 0.4, 4.0)
+    fig = agg_figure(4.0 * max(len(rows), 1) + 0.4, 4.0)
     axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
     for ax, (_, point) in zip(axes, rows.iterrows(), strict=False):
         res = read_point_results(run_dir, point["key"])
@@ -234,7 +213,7 @@ def plot_saved_vs_H_scatter(
     fig.suptitle(
         "Per-question latency saved versus the hideable-latency bound H (one dot per question)" + _model_note(table), fontsize=11
     )
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -243,7 +222,7 @@ def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
     An arm is each combination of the analysis settings that vary besides k (grounding,
     retriever, …); points that differ only in other settings are averaged.
     """
-    fig = _figure(9.0, 3.8)
+    fig = agg_figure(9.0, 3.8)
     axes = fig.subplots(1, 2)
     ks = sorted(table["k"].unique())
     varying = [c for c in _ARM_COLUMNS if c in table.columns and table[c].nunique() > 1] or ["grounding"]
@@ -263,7 +242,7 @@ def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
         ax.grid(axis="y", color="0.92")
     axes[0].legend(title=", ".join(varying), fontsize=8, loc="lower right", framealpha=0.95)
     fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}", fontsize=11)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _model_note(table: pd.DataFrame) -> str:

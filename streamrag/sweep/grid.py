@@ -24,8 +24,9 @@ Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.kinds`
 nested TOML tables and quoted dotted keys mean the same thing. A list-valued axis is a
 column of the sweep table named by the path's last part (``L_ms``); a variants axis is
 a column named by the axis holding the label. ``input`` may also be a table
-``{source = "...", split = 0, limit = 100}``. Relative paths (input, scenario) are
-relative to the grid file. ``[output]`` holds ``traces`` (keep each point's
+``{source = "...", split = 0, limit = 100}``. Relative paths (input, scenario, and the
+files settings name: ``latency.profile = "mine.toml"``, ``input.path``) are relative to
+the grid file. ``[output]`` holds ``traces`` (keep each point's
 ``trace.jsonl``, default false) and ``figures`` (default true).
 
 Every problem is a :class:`~streamrag.errors.ConfigError` naming the file and the key.
@@ -246,10 +247,12 @@ def grid_from_text(text: str, *, origin: str, base_dir: Path, input_override: st
     except ConfigError as exc:
         raise ConfigError(f"grid {origin}: input: {exc}") from None
     scenario = model.scenario
+    axes = parse_axes(origin, model.axes)
     if model.kind == "simulate":
         scenario = scenario or "paper_rq3"
         if scenario.endswith(".toml") and not Path(scenario).is_absolute():
             scenario = str((base_dir / scenario).resolve())
+        base, axes = _anchor_files(base, axes, base_dir)
     elif scenario is not None:
         raise ConfigError(f"grid {origin}: scenario: only simulate grids have a scenario (this grid's kind is {model.kind!r})")
     return Grid(
@@ -261,10 +264,27 @@ def grid_from_text(text: str, *, origin: str, base_dir: Path, input_override: st
         scenario=scenario,
         on_incompatible=model.on_incompatible,
         base=base,
-        axes=parse_axes(origin, model.axes),
+        axes=axes,
         output=model.output,
         text=text,
     )
+
+
+def _anchor_files(
+    base: tuple[tuple[str, Scalar], ...], axes: tuple[Axis, ...], base_dir: Path
+) -> tuple[tuple[tuple[str, Scalar], ...], tuple[Axis, ...]]:
+    """Settings naming files (a profile file, word timings) made absolute against the
+    grid's folder; labels keep the text as written."""
+    from streamrag.simulator.scenario import anchor_file_setting
+
+    def pairs(items: tuple[tuple[str, Scalar], ...]) -> tuple[tuple[str, Scalar], ...]:
+        return tuple((key, anchor_file_setting(key, value, base_dir)) for key, value in items)
+
+    axes = tuple(
+        axis.model_copy(update={"values": tuple(v.model_copy(update={"overrides": pairs(v.overrides)}) for v in axis.values)})
+        for axis in axes
+    )
+    return pairs(base), axes
 
 
 def list_grids() -> list[str]:

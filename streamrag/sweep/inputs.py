@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from streamrag.digest import file_sha256
 from streamrag.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -112,14 +113,6 @@ def _no_split(source: str, split: object) -> None:
         raise ConfigError(f"{source!r}: split applies to data files only (a table has no split)")
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 class PreparedInputs:
     """What points read, built once per sweep in the parent process and memoized.
 
@@ -144,12 +137,12 @@ class PreparedInputs:
             if spec.kind == "generated":
                 digest = hashlib.sha256(self._generated().to_csv(index=False).encode("utf-8")).hexdigest()
             elif spec.kind == "table":
-                digest = _file_sha256(Path(spec.path))  # type: ignore[arg-type]
+                digest = file_sha256(Path(spec.path))  # type: ignore[arg-type]
                 evidence = Path(spec.path).with_name("prefixes.parquet")  # type: ignore[arg-type]
                 if evidence.is_file():  # the replay reads it: its content is part of the input
-                    digest = hashlib.sha256((digest + _file_sha256(evidence)).encode()).hexdigest()
+                    digest = hashlib.sha256((digest + file_sha256(evidence)).encode()).hexdigest()
             else:
-                digest = _file_sha256(spec.data_path)
+                digest = file_sha256(spec.data_path)
             self._fingerprint = {"kind": spec.kind, "sha256": digest, "split": spec.split, "limit": spec.limit}
         return self._fingerprint
 

@@ -120,6 +120,7 @@ class SimulateKind:
         sc = rs.scenario
         identity = parameters(rs)
         identity["scenario"] = {k: v for k, v in identity["scenario"].items() if k not in ("name", "description")}
+        _files_by_content(identity["scenario"])
         if spec.trace_driven:
             identity["scenario"].pop("data", None)
         incompatible = None
@@ -169,6 +170,25 @@ class SimulateKind:
         if out.get("scope") in (None, "per-question") and out.get("gold") in (None, defaults.get("gold")):
             out = {name: value for name, value in out.items() if name not in POOL_FIELDS}
         return out
+
+
+def _files_by_content(scenario: dict[str, Any]) -> None:
+    """Replace settings naming files by their content hash, in place.
+
+    A point's key then follows the file's content, not its place (as the input's
+    fingerprint does): an edited profile or timings file gives new keys, a sweep folder
+    moved together with its files keeps them.
+    """
+    from streamrag.digest import file_sha256
+    from streamrag.engine.profiles import is_profile_path
+    from streamrag.simulator.scenario import FILE_SETTINGS
+
+    for key in FILE_SETTINGS:
+        section, field = key.split(".")
+        table = scenario.get(section)
+        value = table.get(field) if isinstance(table, dict) else None
+        if isinstance(table, dict) and isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)):
+            table[field] = f"sha256:{file_sha256(value)}"
 
 
 # --------------------------------------------------------------------------- streamable

@@ -1,0 +1,179 @@
+"""The fitted profile as TOML: the schema of ``calibration/profiles/*.toml`` plus provenance.
+
+::
+
+    name = "mine"
+    description = "Fitted to m.csv by streamrag calibrate: L gamma (n = 500)"
+    source = "m.csv"
+
+    [stages.L]                       # what the simulator reads, as for built-in profiles
+    kind = "gamma"
+    shape = 4.1
+    scale_ms = 147.2
+    source = "m.csv, stage L: gamma, maximum likelihood, n = 500"
+
+    [provenance]                     # how it was made
+    input = "m.csv"                  # the path as given
+    input_sha256 = "…"               # of the file's bytes
+    input_format = "csv"             # csv | jsonl | otlp
+    min_n = 20
+    alpha = 0.05
+    quantile_points = 101
+    streamrag_version = "0.1.0"
+    spans = { … }                    # otlp: span name → stage; ignored_spans: name → count
+
+    [provenance.stages.L]
+    n = 500
+    chosen = "gamma"
+    reason = "gamma: the smaller KS distance of the parametric fits (…)"
+    ks_critical = 0.0607
+    min_ms, median_ms, p90_ms, max_ms, first_timestamp, last_timestamp
+
+    [provenance.stages.L.candidates.lognormal]   # and .gamma, .quantiles
+    ks = 0.071
+    aic = 6402.3
+    mu = 6.3
+    sigma = 0.51
+
+The file is written atomically and read back through the profile loader before it
+replaces anything, so what is written always loads. Same input, same bytes: there is
+no creation time (the input's hash identifies the data).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from streamrag.atomic import write_text_atomic
+from streamrag.calibration.fit import ALPHA, MIN_N, N_QUANTILE_POINTS, StageFit
+from streamrag.calibration.measurements import Measurements
+from streamrag.engine.profiles import validate_profile
+
+HEADER = "# Fitted by `streamrag calibrate`; regenerate it rather than edit it ([provenance] says from what).\n"
+
+
+def profile_tables(
+    meas: Measurements, fits: Sequence[StageFit], *, name: str, description: str | None, min_n: int
+) -> dict[str, Any]:
+    """The profile's tables (stages in the measurements' order)."""
+    from streamrag import __version__
+
+    label = meas.path.name
+    summary = ", ".join(f"{f.stage} {f.chosen} (n = {f.n})" for f in fits)
+    stages: dict[str, Any] = {}
+    prov_stages: dict[str, Any] = {}
+    for fit in fits:
+        how = "constant: all durations equal" if fit.chosen == "constant" else f"{fit.chosen}"
+        if fit.chosen in ("lognormal", "gamma"):
+            how += ", maximum likelihood"
+        source = f"{label}, stage {fit.stage}: {how}, n = {fit.n}"
+        stages[fit.stage] = fit.model.model_copy(update={"source": source}).model_dump(mode="json")
+        prov_stages[fit.stage] = _stage_provenance(meas, fit)
+    provenance: dict[str, Any] = {
+        "input": str(meas.path),
+        "input_sha256": meas.sha256,
+        "input_format": meas.format,
+        "min_n": min_n,
+        "alpha": ALPHA,
+        "quantile_points": N_QUANTILE_POINTS,
+        "streamrag_version": __version__,
+    }
+    if meas.spans:
+        provenance["spans"] = dict(meas.spans)
+        provenance["ignored_spans"] = dict(meas.ignored_spans)
+    provenance["stages"] = prov_stages
+    return {
+        "name": name,
+        "description": description or f"Fitted to {label} by streamrag calibrate: {summary}",
+        "source": label,
+        "stages": stages,
+        "provenance": provenance,
+    }
+
+
+def _stage_provenance(meas: Measurements, fit: StageFit) -> dict[str, Any]:
+    data = meas.stages[fit.stage]
+    x = data.durations_ms
+    out: dict[str, Any] = {
+        "n": fit.n,
+        "chosen": fit.chosen,
+        "reason": fit.reason,
+        "min_ms": float(x.min()),
+        "median_ms": float(np.median(x)),
+        "p90_ms": float(np.quantile(x, 0.9)),
+        "max_ms": float(x.max()),
+    }
+    if fit.n < MIN_N:
+        out["warning"] = f"fitted to only {fit.n} durations (min_n lowered below {MIN_N}): the fit is unreliable"
+    if data.first_timestamp is not None:
+        out["first_timestamp"] = data.first_timestamp
+        out["last_timestamp"] = data.last_timestamp
+    if fit.ks_critical is not None:
+        out["ks_critical"] = fit.ks_critical
+    if fit.candidates:
+        out["candidates"] = {
+            c.kind: {"ks": c.ks, **({"aic": c.aic} if c.aic is not None else {}), **c.params} for c in fit.candidates
+        }
+    return out
+
+
+def write_profile(path: str | os.PathLike[str], tables: dict[str, Any]) -> None:
+    """Write the profile TOML atomically, after checking that it loads as a profile."""
+    text = HEADER + dumps_toml(tables)
+    validate_profile(tomllib.loads(text), str(path))
+    write_text_atomic(path, text)
+
+
+# ------------------------------------------------------------------------ TOML
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    # JSON's escapes are TOML's (\" \\ \n \t \uXXXX); TOML also forbids a raw DEL.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite number: {value}")
+        return repr(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, list | tuple):
+        inner = [_value(v) for v in value]
+        if value and isinstance(value[0], list | tuple):  # quantile points: one pair per line
+            return "[\n" + "".join(f"    {v},\n" for v in inner) + "]"
+        return "[" + ", ".join(inner) + "]"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def dumps_toml(tables: dict[str, Any], prefix: str = "") -> str:
+    """A TOML document of nested tables of strings, numbers, booleans and lists
+    (values first, then one ``[header]`` per sub-table, depth first)."""
+    lines = [f"{_key(k)} = {_value(v)}" for k, v in tables.items() if not isinstance(v, dict)]
+    out = "\n".join(lines) + ("\n" if lines else "")
+    for key, value in tables.items():
+        if isinstance(value, dict):
+            path = f"{prefix}.{_key(key)}" if prefix else _key(key)
+            body = dumps_toml(value, path)
+            has_values = any(not isinstance(v, dict) for v in value.values())
+            out += ("\n" if out else "") + (f"[{path}]\n" if has_values or not value else "") + body
+    return out
