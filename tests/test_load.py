@@ -18,7 +18,7 @@ from streamrag.simulator.load import run_load
 from streamrag.simulator.questions import questions_from_frame
 from streamrag.simulator.runner import simulate
 from streamrag.simulator.scenario import scenario_from_dict
-from streamrag.simulator.workload import draw_question, session_id
+from streamrag.simulator.workload import draw_questions, session_id
 
 BASE: dict[str, Any] = {
     "name": "load-test",
@@ -51,8 +51,9 @@ def test_on_unlimited_capacity_every_session_is_the_question_replayed_alone(ques
     run = run_load(questions, _rs(*unlimited))
     alone = {r.interaction_id: r for r in simulate(questions, _rs(*unlimited, load=False)).rows}
     s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
+    asked = draw_questions(3, run.n, len(questions))
     for i in range(run.n):
-        row = alone[questions[draw_question(3, i, len(questions))].interaction_id]
+        row = alone[questions[int(asked[i])].interaction_id]
         assert (s.answer_us[i] / 1000, b.answer_us[i] / 1000) == (row.streaming_ms, row.baseline_ms)
     assert np.array_equal(run.reference_saved_us, (b.answer_us - s.answer_us)[: run.reference_saved_us.size])
 

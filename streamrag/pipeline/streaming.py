@@ -29,7 +29,9 @@ follow the engine's rule: completions, then words, then ticks, then end of turn.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import anyio
@@ -102,12 +104,20 @@ class BaselineArm:
     Driven by timers and the resources' callbacks; :attr:`finished` is set when its
     answer is ready (or the session failed: a confirmed stage was rejected)."""
 
-    def __init__(self, clock: Clock, rec: Recorder, plan: QuestionPlan, services: Services) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        rec: Recorder,
+        plan: QuestionPlan,
+        services: Services,
+        on_done: Callable[[], object] | None = None,
+    ) -> None:
         self.clock = clock
         self.rec = rec
         self.plan = plan
         self.services = services
         self.finished = anyio.Event()
+        self._on_done = on_done
         clock.call_at_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END, self._start)
 
     def _start(self) -> None:
@@ -118,11 +128,16 @@ class BaselineArm:
 
     def _respond(self, call: Call) -> None:
         self.rec.emit("respond", arm="baseline", call=1, prefix_t=call.prefix_t)
-        respond(self.services, self.rec, arm="baseline", f_us=self.plan.f_us, on_ready=self.finished.set, on_lost=self._fail)
+        respond(self.services, self.rec, arm="baseline", f_us=self.plan.f_us, on_ready=self._finish, on_lost=self._fail)
 
     def _fail(self) -> None:
         self.rec.emit("failed", arm="baseline")
+        self._finish()
+
+    def _finish(self) -> None:
         self.finished.set()
+        if self._on_done is not None:
+            self._on_done()
 
 
 def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
@@ -172,6 +187,8 @@ class StreamingArm:
         """Calls fired on the last word, not started until the reflector's first look."""
         self.hold_at_turn_end = rules.turn_end_order == "reflector_first" and plan.end_of_turn_us == 0
         self.last_fire_t = 0
+        self.heard = 0
+        """Words heard so far."""
         self.failed = False
         self._send, self._completions = anyio.create_memory_object_stream[Call](math.inf)
 
@@ -185,21 +202,11 @@ class StreamingArm:
             self._completions.close()
 
     async def _run(self) -> None:
-        clock, rec, plan, trigger = self.clock, self.rec, self.plan, self.trigger
+        clock, rec, plan = self.clock, self.rec, self.plan
         origin = rec.origin_us
-        n = plan.question.n_words
-        heard = 0
-        for at_us, priority, word_t in _schedule(plan, trigger.tick_us):
-            await clock.sleep_until_us(origin + at_us, priority)
-            if word_t:
-                heard = word_t
-                rec.emit("word", word=word_t)
-                if word_t == n:
-                    rec.emit("input_end", n_words=n)
-                if trigger.on_word(word_t) or self.deferred:
-                    self._opportunity(word_t)
-            elif trigger.on_tick(heard):
-                self._opportunity(heard)
+        # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
+        for at_us, priority, word_t in _schedule(plan, self.trigger.tick_us):
+            clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
         await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         chosen = await self._reflect()
         if chosen is None:  # the fallback call was rejected: the session failed
@@ -208,6 +215,19 @@ class StreamingArm:
         answered = anyio.Event()
         respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
         await answered.wait()
+
+    def _on_word(self, t: int) -> None:
+        self.heard = t
+        self.rec.emit("word", word=t)
+        n = self.plan.question.n_words
+        if t == n:
+            self.rec.emit("input_end", n_words=n)
+        if self.trigger.on_word(t) or self.deferred:
+            self._opportunity(t)
+
+    def _on_tick(self) -> None:
+        if self.trigger.on_tick(self.heard):
+            self._opportunity(self.heard)
 
     def _opportunity(self, t: int) -> None:
         if t < 1 or t in self.fired_prefixes:

@@ -43,15 +43,15 @@ from streamrag.engine.resources import Resource, resource_report
 from streamrag.engine.trace import Recorder, dump_events
 from streamrag.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.streaming import BaselineArm, StreamingArm
+from streamrag.pipeline.streaming import BaselineArm, QuestionPlan, StreamingArm
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.workload import (
     ClosedArrivals,
     LoadConfig,
-    draw_question,
+    draw_questions,
     open_arrivals,
     session_id,
-    think_us,
+    think_times_us,
 )
 
 SYSTEMS = ("streaming", "baseline")
@@ -191,69 +191,101 @@ def _distinct(services: Any) -> dict[str, Resource]:
     return out
 
 
-def _run_system(
-    system: str,
+def _run_systems(
     questions: Sequence[SimQuestion],
     rs: ResolvedScenario,
     load: LoadConfig,
     n: int,
-    sink: _TraceSink | None,
+    sinks: dict[str, _TraceSink],
     on_session: Callable[[], None] | None,
-) -> SystemRun:
+) -> dict[str, SystemRun]:
+    """Both systems on one virtual clock, each with its own resources.
+
+    Open loop: at each arrival the session's plan is drawn once and both arms start —
+    the baseline arm runs on callbacks alone, the streaming arm in a task. Closed loop:
+    each system has its own users (their next arrival depends on that system's answers).
+    """
     from streamrag.simulator.runner import plan_question
 
     sc = rs.scenario
-    measures = _Measures(n)
+    asked = draw_questions(sc.seed, n, len(questions))
+    measures = {system: _Measures(n) for system in SYSTEMS}
+    last_us = dict.fromkeys(SYSTEMS, 0)
     counter = {"events": 0}
 
-    async def main(clock: Clock) -> SystemRun:
+    async def main(clock: Clock) -> dict[str, SystemRun]:
         import anyio
 
-        services = sc.resources.build(clock)
+        services = {system: sc.resources.build(clock) for system in SYSTEMS}
         policy = sc.policy.build()
+        pending = {"baseline": 0}
+        drained = anyio.Event()  # every baseline arm (callbacks, no task) has finished
 
-        async def session(i: int) -> None:
-            at = clock.now_us()
-            qi = draw_question(sc.seed, i, len(questions))
-            q = questions[qi]
-            sid = session_id(i)
-            rec = Recorder(sid, clock, at)
-            if system == "streaming":  # once per session in the merged trace
-                rec.emit("session", question=q.interaction_id, arrival_us=at)
-            plan = plan_question(q, rs, stream_id=sid)
-            if system == "streaming":
-                arm = StreamingArm(clock, rec, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, services, policy)
-                await arm.run()
-            else:
-                baseline = BaselineArm(clock, rec, plan, services)
-                await baseline.finished.wait()
-            measures.add(i, qi, at, plan.input_end_us, rec.events)
+        def done(system: str, i: int, at: int, plan: QuestionPlan, rec: Recorder) -> None:
+            if system == "baseline":
+                pending["baseline"] -= 1
+                if pending["baseline"] == 0:
+                    drained.set()
+            measures[system].add(i, int(asked[i]), at, plan.input_end_us, rec.events)
             counter["events"] += len(rec.events)
+            last_us[system] = clock.now_us()
+            sink = sinks.get(system)
             if sink is not None:
                 sink.add(i, rec.events)
             if on_session is not None:
                 on_session()
 
+        def start_baseline(i: int, q: SimQuestion, plan: QuestionPlan, at: int) -> BaselineArm:
+            pending["baseline"] += 1
+            rec = Recorder(session_id(i), clock, at)
+            return BaselineArm(clock, rec, plan, services["baseline"], on_done=lambda: done("baseline", i, at, plan, rec))
+
+        async def streaming(i: int, q: SimQuestion, plan: QuestionPlan, at: int) -> None:
+            rec = Recorder(session_id(i), clock, at)
+            rec.emit("session", question=q.interaction_id, arrival_us=at)
+            arm = StreamingArm(
+                clock, rec, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, services["streaming"], policy
+            )
+            await arm.run()
+            done("streaming", i, at, plan, rec)
+
         async with anyio.create_task_group() as tg:
             arrivals = load.arrivals
             if isinstance(arrivals, ClosedArrivals):
+                thinks = think_times_us(sc.seed, n, arrivals.think_s)
 
-                async def user(u: int) -> None:
-                    i = u
-                    while i < n:
-                        await clock.sleep_us(think_us(sc.seed, i, arrivals.think_s), Priority.INPUT)
-                        await session(i)
-                        i += arrivals.users
+                async def user(system: str, u: int) -> None:
+                    for i in range(u, n, arrivals.users):
+                        await clock.sleep_us(int(thinks[i]), Priority.INPUT)
+                        q = questions[int(asked[i])]
+                        at = clock.now_us()
+                        plan = plan_question(q, rs, stream_id=session_id(i))
+                        if system == "streaming":
+                            await streaming(i, q, plan, at)
+                        else:
+                            await start_baseline(i, q, plan, at).finished.wait()
 
-                for u in range(min(arrivals.users, n)):
-                    tg.start_soon(user, u)
+                for system in SYSTEMS:
+                    for u in range(min(arrivals.users, n)):
+                        tg.start_soon(user, system, u)
             else:
                 for i, at in enumerate(open_arrivals(arrivals, sc.seed)):
                     await clock.sleep_until_us(at, Priority.INPUT)
-                    tg.start_soon(session, i)
-        end = clock.now_us()
-        reports = {name: resource_report(res, end) for name, res in _distinct(services).items()}
-        return SystemRun(measures, reports, end, counter["events"])
+                    q = questions[int(asked[i])]
+                    plan = plan_question(q, rs, stream_id=session_id(i))
+                    start_baseline(i, q, plan, at)
+                    tg.start_soon(streaming, i, q, plan, at)
+        if pending["baseline"]:
+            await drained.wait()
+        return {
+            system: SystemRun(
+                measures[system],
+                {name: resource_report(res, last_us[system]) for name, res in _distinct(services[system]).items()},
+                last_us[system],
+                counter["events"] if system == "streaming" else 0,
+            )
+            for system in SYSTEMS
+        }
 
     return run_virtual(main)
 
@@ -290,7 +322,8 @@ class LoadRun:
 
     @property
     def virtual_us(self) -> int:
-        return sum(s.end_us for s in self.systems.values())
+        """Replayed time: the span of the longer system."""
+        return max(s.end_us for s in self.systems.values())
 
 
 def _reference(questions: Sequence[SimQuestion], rs: ResolvedScenario, n: int) -> np.ndarray:
@@ -301,9 +334,11 @@ def _reference(questions: Sequence[SimQuestion], rs: ResolvedScenario, n: int) -
     sc = rs.scenario
     out = np.zeros(n, dtype=np.int64)
 
+    asked = draw_questions(sc.seed, n, len(questions))
+
     async def main(clock: Clock) -> None:
         for i in range(n):
-            q = questions[draw_question(sc.seed, i, len(questions))]
+            q = questions[int(asked[i])]
             plan = plan_question(q, rs, stream_id=session_id(i))
             rec = Recorder(session_id(i), clock, clock.now_us())
             await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, rec)
@@ -334,16 +369,13 @@ def run_load(
         raise ConfigError("load: no question to draw sessions from")
     n = n_sessions(load)
     sinks: dict[str, _TraceSink] = {}
-    systems: dict[str, SystemRun] = {}
-    for system in SYSTEMS:
-        sink = None
-        if trace_dir is not None:
-            sink = sinks[system] = _TraceSink(Path(trace_dir) / f".trace-{system}.tmp", n)
-        try:
-            systems[system] = _run_system(system, questions, rs, load, n, sink, on_session)
-        finally:
-            if sink is not None:
-                sink.close()
+    if trace_dir is not None:
+        sinks = {system: _TraceSink(Path(trace_dir) / f".trace-{system}.tmp", n) for system in SYSTEMS}
+    try:
+        systems = _run_systems(questions, rs, load, n, sinks, on_session)
+    finally:
+        for sink in sinks.values():
+            sink.close()
     reference = _reference(questions, rs, min(n, load.reference_sessions))
     return LoadRun(rs, questions, systems, reference, reflector_model, sinks)
 

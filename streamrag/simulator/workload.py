@@ -14,10 +14,10 @@ question of the population; ``[load]`` in a scenario says how they come:
 ==========  ===========================================================================
 
 The question of session i is drawn uniformly (with replacement) from the selected
-population, from its own random stream; draws and arrivals come from
-``SeedSequence``-keyed streams (:mod:`streamrag.engine.rng`) keyed by the session, so
-the streaming and baseline systems see exactly the same sessions (paired comparison)
-and adding sessions never changes earlier ones. ``warmup_s``: sessions arriving before
+population. Questions, gaps and think times are each one seeded stream
+(:mod:`streamrag.engine.rng`) read in session order, and a session's latencies come
+from streams keyed by its id, so the streaming and baseline systems see exactly the
+same sessions (paired comparison) and adding sessions never changes earlier ones. ``warmup_s``: sessions arriving before
 it are simulated but left out of the statistics (steady state).
 """
 
@@ -80,16 +80,16 @@ def session_id(i: int) -> str:
     return f"s{i:07d}"
 
 
-def draw_question(seed: int, i: int, n_questions: int) -> int:
-    """The population index session i asks (uniform, its own stream)."""
-    return int(stream(seed, session_id(i), "workload.question").integers(n_questions))
+def draw_questions(seed: int, n_sessions: int, n_questions: int) -> np.ndarray:
+    """The population index each session asks (uniform, one stream in session order)."""
+    return stream(seed, "workload", "questions").integers(n_questions, size=n_sessions)
 
 
-def think_us(seed: int, i: int, mean_s: float) -> int:
-    """Think time before session i of a closed loop (exponential, its own stream)."""
+def think_times_us(seed: int, n_sessions: int, mean_s: float) -> np.ndarray:
+    """Think time before each session of a closed loop (exponential, one stream)."""
     if mean_s == 0:
-        return 0
-    return round(stream(seed, session_id(i), "workload.think").exponential(mean_s) * US_PER_S)
+        return np.zeros(n_sessions, dtype=np.int64)
+    return np.rint(stream(seed, "workload", "think").exponential(mean_s, size=n_sessions) * US_PER_S).astype(np.int64)
 
 
 def read_arrival_file(path: str | os.PathLike[str]) -> list[int]:
