@@ -109,6 +109,23 @@ def test_coalesce_reaims_a_waiting_call_instead_of_queueing_another(questions, t
     assert run.systems["streaming"].resources["llm"]["jobs"] < always.systems["streaming"].resources["llm"]["jobs"]  # type: ignore[index]
 
 
+def test_coalesce_lets_a_newer_call_take_an_older_ones_place_in_the_tool_queue(questions, tmp_path: Path) -> None:
+    busy = ("load.arrivals.rate_per_s=2.5", "resources.tool.servers=1", "resources.llm.kind=unlimited")
+    run = run_load(questions, _rs(*busy, "policy.kind=coalesce"), trace_dir=tmp_path)
+    events = [json.loads(line) for line in (tmp_path / ".trace-streaming.tmp").read_bytes().splitlines()]
+    superseded = [e for e in events if e["kind"] == "cancel" and e["reason"] == "superseded"]
+    assert superseded
+    # the older call left the queue (withdrawn while waiting) the instant the newer one entered it
+    by_session = {(e["qid"], e["call"]): e["t_us"] for e in events if e["kind"] == "withdraw" and e["server"] == -1}
+    assert all(by_session.get((e["qid"], e["call"])) == e["t_us"] for e in superseded)
+    always = run_load(questions, _rs(*busy))
+
+    def tool(r: Any) -> Any:
+        return r.systems["streaming"].resources["tool"]
+
+    assert tool(run)["busy_s"] < tool(always)["busy_s"]  # stale prefixes no longer use the server
+
+
 def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     write_table(small_table(40, seed=5), table)

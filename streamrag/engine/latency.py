@@ -50,6 +50,10 @@ class ConstantLatency(_Model):
     def nominal_ms(self) -> float:
         return self.ms
 
+    @property
+    def mean_ms(self) -> float:
+        return self.ms
+
     def quantile_ms(self, q: float) -> float:
         return self.ms
 
@@ -88,6 +92,11 @@ class LogNormalLatency(_Model):
     @property
     def nominal_ms(self) -> float:
         return self.p50_ms
+
+    @property
+    def mean_ms(self) -> float:
+        """exp(μ + σ²/2): above the median, by the right tail."""
+        return math.exp(self.mu + self.sigma**2 / 2)
 
     def quantile_ms(self, q: float) -> float:
         from scipy.special import ndtri
@@ -167,6 +176,12 @@ class QuantileLatency(_Model):
     @property
     def nominal_ms(self) -> float:
         return self.quantile_ms(0.5)
+
+    @property
+    def mean_ms(self) -> float:
+        """The mean of the piecewise-linear inverse CDF: ∫ x(q) dq (trapezoids)."""
+        qs, ms = zip(*self.points, strict=True)
+        return float(np.trapezoid(ms, qs))
 
     def quantile_ms(self, q: float) -> float:
         qs, ms = zip(*self.points, strict=True)

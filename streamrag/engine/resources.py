@@ -72,6 +72,7 @@ class Job:
         "resource",
         "seq",
         "server",
+        "slot",
         "stage",
         "started_us",
         "state",
@@ -107,6 +108,7 @@ class Job:
         self.timer: Timer | None = None
         self.resource: Resource | None = None
         self.seq = 0
+        self.slot: list[Job] | None = None
         self.remaining = float(work_us)
 
     @property
@@ -127,6 +129,11 @@ class Resource(Protocol):
     def submit(self, job: Job) -> None: ...
 
     def cancel(self, job: Job) -> None: ...
+
+    def replace(self, waiting: Job, job: Job) -> bool:
+        """Put ``job`` in the queue place of ``waiting`` (withdrawn); False if it is not
+        waiting in this resource's queue."""
+        ...
 
     def load(self) -> LoadView: ...
 
@@ -244,18 +251,24 @@ class Unlimited:
             job.timer.cancel()
         job.state = "cancelled"
 
+    def replace(self, waiting: Job, job: Job) -> bool:
+        return False  # nothing ever waits here
+
     def load(self) -> LoadView:
         return LoadView(None, 0, 0)
 
 
 class _Queue:
-    """FIFO, or two FIFO classes (confirmed first) with lazy removal of cancelled jobs."""
+    """FIFO, or two FIFO classes (confirmed first) with lazy removal of cancelled jobs.
+
+    Each entry holds its job in a one-element slot, so a job can take another's place
+    (:meth:`replace`) without moving in the heap."""
 
     __slots__ = ("_heap", "_live", "_seq", "priority")
 
     def __init__(self, priority: bool) -> None:
         self.priority = priority
-        self._heap: list[tuple[int, int, Job]] = []
+        self._heap: list[tuple[int, int, list[Job]]] = []
         self._live = 0
         self._seq = 0
 
@@ -265,16 +278,25 @@ class _Queue:
     def push(self, job: Job) -> None:
         self._seq += 1
         job.seq = self._seq
-        heapq.heappush(self._heap, (job.job_class if self.priority else 0, self._seq, job))
+        job.slot = [job]
+        heapq.heappush(self._heap, (job.job_class if self.priority else 0, self._seq, job.slot))
         self._live += 1
 
     def pop(self) -> Job | None:
         while self._heap:
-            job = heapq.heappop(self._heap)[2]
+            job = heapq.heappop(self._heap)[2][0]
             if job.state == "queued":
                 self._live -= 1
                 return job
         return None
+
+    def replace(self, waiting: Job, job: Job) -> None:
+        """``job`` takes the place of ``waiting`` (which leaves the queue)."""
+        slot = waiting.slot
+        assert slot is not None and slot[0] is waiting  # a caller bug otherwise: only queued jobs get here
+        slot[0] = job
+        job.slot, job.seq = slot, waiting.seq
+        waiting.slot = None
 
     def removed(self) -> None:
         """A queued job was cancelled (it stays in the heap until popped)."""
@@ -388,6 +410,9 @@ class Servers:
         else:
             job.state = "detached"
             self.detached += 1
+
+    def replace(self, waiting: Job, job: Job) -> bool:
+        return _replace(self, waiting, job)
 
     def load(self) -> LoadView:
         return LoadView(self.servers, self.busy, len(self.queue))
@@ -538,8 +563,37 @@ class Batching:
             job.state = "detached"
             self.detached += 1
 
+    def replace(self, waiting: Job, job: Job) -> bool:
+        return _replace(self, waiting, job)
+
     def load(self) -> LoadView:
         return LoadView(self.max_batch, len(self.active), len(self.queue))
+
+
+def _replace(resource: Servers | Batching, waiting: Job, job: Job) -> bool:
+    """``job`` takes the queue place of ``waiting``, which is withdrawn (its caller
+    hears nothing: it is being replaced)."""
+    if waiting.resource is not resource or waiting.state != "queued":
+        return False
+    now = resource.clock.now_us()
+    if isinstance(resource, Servers):
+        resource._account()
+    else:
+        resource._progress()
+    resource.usage.cancelled += 1
+    resource.usage.sojourn_us += now - waiting.arrived_us
+    if waiting.rec is not None:
+        waiting.rec.emit("withdraw", arm=waiting.arm, resource=resource.name, stage=waiting.stage, call=waiting.call, server=-1)
+    waiting.state = "cancelled"
+    resource.queue.replace(waiting, job)
+    resource.usage.jobs += 1
+    resource.usage.waited += 1
+    job.resource = resource
+    job.arrived_us = now
+    job.state = "queued"
+    if job.rec is not None:
+        job.rec.emit("enqueue", arm=job.arm, resource=resource.name, stage=job.stage, call=job.call, queued=len(resource.queue))
+    return True
 
 
 # --------------------------------------------------------------------------- configs

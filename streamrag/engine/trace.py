@@ -20,7 +20,8 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``cancel``        the call was killed (``replaced`` by ``replace``, or by the reflector
                   once it chose another result); ``unstarted``: a call fired on the last
                   word that the reflector's first look made unnecessary before it
-                  started (not counted as fired)
+                  started (not counted as fired); ``superseded`` (``coalesce``): a newer
+                  call of the session took its place in the tool queue
 ``reflect``       end of turn: the reflector starts (calls ``finished``, ``in_flight``)
 ``check``         the reflector judged a result (``sufficient``, ``score``, ``coverage``)
 ``decision``      ``speculative`` (a speculative result is used) or ``fallback`` (none
@@ -109,7 +110,7 @@ class CancelEvent(_Event):
     kind: Literal["cancel"] = "cancel"
     arm: Arm
     call: int
-    reason: Literal["replaced", "reflector", "unstarted"]
+    reason: Literal["replaced", "reflector", "unstarted", "superseded"]
 
 
 class ReflectEvent(_Event):

@@ -89,9 +89,11 @@ def launch(
     *,
     on_result: Callable[[Call], object],
     on_lost: Callable[[Call], object],
+    submit_tool: Callable[[Call, Job], object] | None = None,
 ) -> None:
     """Start ``call``: G, then L; ``on_result(call)`` when its result is in,
-    ``on_lost(call)`` when a full queue rejected one of its stages.
+    ``on_lost(call)`` when a full queue rejected one of its stages; ``submit_tool``
+    (default: the tool's ``submit``) places the L job.
 
     Each stage's work is read from ``plan`` for the call's prefix *when the stage is
     submitted*, so a call re-aimed while it waits (``coalesce``) does its new prefix's work.
@@ -113,7 +115,10 @@ def launch(
         call.job = Job(
             work, job_class=job_class, on_done=tool_done, on_reject=lost, rec=rec, stage="L", call=call.idx, arm=call.arm
         )
-        services.tool.submit(call.job)
+        if submit_tool is None:
+            services.tool.submit(call.job)
+        else:
+            submit_tool(call, call.job)
 
     def gen_start() -> None:
         call.started = True

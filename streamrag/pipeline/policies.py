@@ -15,11 +15,12 @@ Policies (config ``kind``):
 ``stretch``     stretch the trigger interval with load: a fire needs at least
                 ``⌈1 + gain·u⌉`` words since the last one, u = tool utilization +
                 tool queue length / servers
-``coalesce``    when the session already has a speculative call *waiting in a queue*
-                (not started), the new fire takes that call's place instead of
-                queueing another: the waiting call is re-aimed at the newer prefix and
-                keeps its queue position. A queue then never holds two stale prefixes
-                of one session, and the freshest prefix is served first.
+``coalesce``    a session never has two speculative calls waiting in one queue: a fire
+                while one of its calls waits for query generation re-aims that call at
+                the newer prefix (it keeps its place); a newer call reaching the tool
+                queue while an older one of the session still waits there takes the
+                older one's place, and the older is withdrawn (``superseded``). The
+                freshest prefix is served first and stale ones never use a server.
 ==============  ===================================================================
 
 ``coalesce`` is ours: the references measure one user at a time, where nothing waits

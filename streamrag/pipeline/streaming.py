@@ -37,6 +37,7 @@ from typing import Literal
 import anyio
 
 from streamrag.engine.clock import Clock, Priority
+from streamrag.engine.resources import Job
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.calls import Call, Services, launch, respond
 from streamrag.pipeline.policies import AlwaysPolicy, SpeculationPolicy
@@ -285,7 +286,23 @@ class StreamingArm:
         return call
 
     def _start(self, call: Call) -> None:
-        launch(call, self.services, self.rec, self.plan, on_result=self._on_result, on_lost=self._on_lost)
+        launch(
+            call, self.services, self.rec, self.plan, on_result=self._on_result, on_lost=self._on_lost,
+            submit_tool=self._submit_tool if self.policy.coalesce else None,
+        )  # fmt: skip
+
+    def _submit_tool(self, call: Call, job: Job) -> None:
+        """``coalesce``: the newer speculative call takes the tool-queue place of this
+        session's older speculative call still waiting there (superseded)."""
+        if call.speculative:
+            for older in list(self.in_flight.values()):
+                waiting = older.job
+                is_candidate = older is not call and older.speculative and waiting is not None and waiting.stage == "L"
+                if is_candidate and self.services.tool.replace(waiting, job):  # type: ignore[arg-type]
+                    del self.in_flight[older.idx]
+                    self.rec.emit("cancel", arm="streaming", call=older.idx, reason="superseded")
+                    return
+        self.services.tool.submit(job)
 
     def _on_result(self, call: Call) -> None:
         del self.in_flight[call.idx]

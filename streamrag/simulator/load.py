@@ -48,6 +48,7 @@ from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.workload import (
     ClosedArrivals,
     LoadConfig,
+    PoissonArrivals,
     draw_questions,
     open_arrivals,
     session_id,
@@ -269,7 +270,8 @@ def _run_systems(
                     for u in range(min(arrivals.users, n)):
                         tg.start_soon(user, system, u)
             else:
-                for i, at in enumerate(open_arrivals(arrivals, sc.seed)):
+                rate = arrivals.rate(tool_servers(rs), rs.stages.L.mean_ms) if isinstance(arrivals, PoissonArrivals) else 0.0
+                for i, at in enumerate(open_arrivals(arrivals, sc.seed, rate)):
                     await clock.sleep_until_us(at, Priority.INPUT)
                     q = questions[int(asked[i])]
                     plan = plan_question(q, rs, stream_id=session_id(i))
@@ -288,6 +290,12 @@ def _run_systems(
         }
 
     return run_virtual(main)
+
+
+def tool_servers(rs: ResolvedScenario) -> int | None:
+    """Servers of the tool backend (None: unlimited)."""
+    tool = rs.scenario.resources.tool
+    return getattr(tool, "servers", None) or getattr(tool, "max_batch", None)
 
 
 def n_sessions(load: LoadConfig) -> int:
@@ -391,13 +399,16 @@ def _counted(run: LoadRun) -> np.ndarray:
 
 def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
     """``summary.json`` of a load run (see the module docstring; names follow the rule of
-    :mod:`streamrag.simulator.results`: ``COLUMN.STAT``)."""
+    :mod:`streamrag.simulator.results`: ``COLUMN.STAT``), led by the reflector model and
+    the pipeline rules that ran."""
     counted = _counted(run)
     s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
     ok_s, ok_b = s.answer_us >= 0, b.answer_us >= 0
     both = counted & ok_s & ok_b
     saved = (b.answer_us - s.answer_us)[both] / 1000
     out: dict[str, Any] = {
+        "reflector_model": run.reflector_model,
+        "rules": run.rs.rules(),
         "mode": "load",
         "sessions": {"n": run.n, "counted": int(counted.sum())},
     }
@@ -523,7 +534,6 @@ def write_load_run(out_dir: str | os.PathLike[str], run: LoadRun, *, parameters:
     out.mkdir(parents=True, exist_ok=True)
     write_load_trace(run, out / "trace.jsonl")
     write_sessions_csv(run, out / "sessions.csv")
-    summary = {"reflector_model": run.reflector_model, "rules": run.rs.rules(), **load_summary(run, parameters)}
-    write_bytes_atomic(out / "summary.json", summary_bytes(summary))
+    write_bytes_atomic(out / "summary.json", summary_bytes(load_summary(run, parameters)))
     write_bytes_atomic(out / "manifest.json", manifest)
     return out

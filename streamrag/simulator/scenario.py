@@ -64,7 +64,7 @@ from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.resources import read_toml, scenarios_dir, toml_names
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
-from streamrag.simulator.workload import LoadConfig
+from streamrag.simulator.workload import LoadConfig, PoissonArrivals
 
 if TYPE_CHECKING:
     from streamrag.analysis.runner import AnalysisSettings
@@ -329,7 +329,7 @@ PAPER_RULES: dict[str, str] = {
 }
 """The anchor's code's pipeline rules (issue 10): the ``paper`` preset, and the defaults."""
 
-EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE}
+EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE, "load.arrivals": PoissonArrivals.EXCLUSIVE}
 """Fields of which one replaces the other when overridden (see :mod:`streamrag.overrides`)."""
 
 

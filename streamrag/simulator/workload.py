@@ -5,7 +5,10 @@ question of the population; ``[load]`` in a scenario says how they come:
 
 ==========  ===========================================================================
 ``poisson`` open loop: ``n_sessions`` sessions at rate ``rate_per_s`` (exponential
-            gaps, seeded)
+            gaps, seeded) — or at the rate that puts ``offered_load`` ρ on the tool
+            backend's servers in the baseline system: λ = ρ·c / E[L] (one tool call per
+            session; E[L] the mean of the L stage), which lets profiles with different
+            tool latencies share one load axis
 ``file``    open loop: arrival times (seconds) from a file, one per line or a CSV with
             a column ``arrival_s``; one session per time
 ``closed``  closed loop: ``users`` users, each asking again after an exponential think
@@ -27,13 +30,13 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.engine.rng import stream
-from streamrag.errors import InputError
+from streamrag.errors import ConfigError, InputError
 
 US_PER_S = 1_000_000
 
@@ -44,8 +47,25 @@ class _Section(BaseModel):
 
 class PoissonArrivals(_Section):
     kind: Literal["poisson"] = "poisson"
-    rate_per_s: float = Field(gt=0, allow_inf_nan=False)
+    rate_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    offered_load: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """ρ on the tool servers in the baseline system (instead of ``rate_per_s``)."""
     n_sessions: int = Field(ge=1)
+    EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"rate_per_s", "offered_load"}),)
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> PoissonArrivals:
+        if (self.rate_per_s is None) == (self.offered_load is None):
+            raise ValueError("set exactly one of 'rate_per_s' and 'offered_load'")
+        return self
+
+    def rate(self, tool_servers: int | None, mean_l_ms: float) -> float:
+        """Sessions per second."""
+        if self.rate_per_s is not None:
+            return self.rate_per_s
+        if not tool_servers:
+            raise ConfigError("load.arrivals.offered_load needs a tool backend with servers ([resources] tool)")
+        return float(self.offered_load) * tool_servers / (mean_l_ms / 1000)  # type: ignore[arg-type]
 
 
 class FileArrivals(_Section):
@@ -130,13 +150,14 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def open_arrivals(arrivals: PoissonArrivals | FileArrivals, seed: int) -> Iterator[int]:
-    """Arrival instants (µs, non-decreasing) of an open-loop workload."""
+def open_arrivals(arrivals: PoissonArrivals | FileArrivals, seed: int, rate_per_s: float = 0.0) -> Iterator[int]:
+    """Arrival instants (µs, non-decreasing) of an open-loop workload (Poisson at
+    ``rate_per_s``, see :meth:`PoissonArrivals.rate`)."""
     if isinstance(arrivals, FileArrivals):
         yield from read_arrival_file(arrivals.path)
         return
     rng = stream(seed, "workload", "arrivals")
     at = 0.0
     for _ in range(arrivals.n_sessions):
-        at += rng.exponential(1.0 / arrivals.rate_per_s)
+        at += rng.exponential(1.0 / rate_per_s)
         yield round(at * US_PER_S)

@@ -14,6 +14,7 @@ state) and is written atomically.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -257,6 +258,52 @@ def _model_note(table: pd.DataFrame) -> str:
 _ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")
 
 
+def break_even(load: Sequence[float], difference_ms: Sequence[float]) -> float | None:
+    """The smallest offered load at which streaming stops paying: where the paired
+    difference (baseline − streaming answer latency) first crosses from positive to ≤ 0,
+    by linear interpolation between grid points. None if it never does on the grid."""
+    points = sorted((float(x), float(y)) for x, y in zip(load, difference_ms, strict=True) if not (pd.isna(x) or pd.isna(y)))
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if y0 > 0 >= y1:
+            return x0 + (x1 - x0) * y0 / (y0 - y1)
+    if points and points[0][1] <= 0:
+        return points[0][0]
+    return None
+
+
+def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Median and p90 answer latency against offered load, both systems, one panel per
+    combination of the other varying settings; the break-even load marked (where the
+    median difference turns ≤ 0)."""
+    candidates = ("profile", "policy", "tool_servers", "llm_servers", "trigger", "reflector", "L_ms", "delta_wps", "max_threads")
+    others = [c for c in candidates if c in table.columns and table[c].nunique() > 1]
+    groups = list(table.groupby(others, sort=False, dropna=False)) if others else [((), table)]
+    fig = agg_figure(5.0 * len(groups) + 0.6, 4.2)
+    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=False))
+    for ax, (key, group) in zip(axes, groups, strict=True):
+        rows = group.sort_values("offered_load")
+        x = rows["offered_load"].to_numpy(dtype=float)
+        for system, colour in (("streaming", "tab:blue"), ("baseline", "tab:orange")):
+            for stat, style in (("median", "-"), ("p90", "--")):
+                y = pd.to_numeric(rows[f"{system}.answer_ms.{stat}"]).to_numpy(dtype=float)
+                ax.plot(
+                    x, y, style, color=colour, marker="o", markersize=3, label=f"{system} {'p50' if stat == 'median' else stat}"
+                )
+        be = break_even(x, pd.to_numeric(rows["answer_ms_difference.median"]).to_numpy(dtype=float))
+        if be is not None:
+            ax.axvline(be, color="red", linewidth=1)
+            ax.text(be, ax.get_ylim()[1], f" break-even ρ = {be:.2f}", color="red", fontsize=8, va="top")
+        label = ", ".join(_fmt(c, v) for c, v in zip(others, key if isinstance(key, tuple) else (key,), strict=False))
+        ax.set_title(label or "all points", fontsize=9)
+        ax.set_xlabel("offered tool load ρ = λ·E[L]/c (baseline)")
+        ax.set_yscale("log")
+        ax.grid(color="0.92")
+    axes[0].set_ylabel("answer latency after the last word (ms)")
+    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("When does speculation stop paying? Answer latency under shared capacity" + _model_note(table), fontsize=11)
+    return save_png(fig, path)
+
+
 def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
     """The figures that fit the grid's kind and axes, into ``out_dir/figures/``."""
     folder = Path(out_dir) / "figures"
@@ -265,6 +312,9 @@ def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Gr
         return paths
     if grid.kind == "streamable":
         paths.append(plot_streamable_heatmaps(table, folder / "streamable_heatmaps.png"))
+    elif grid.kind == "simulate" and "offered_load" in table.columns:
+        if table["offered_load"].nunique() > 1:
+            paths.append(plot_load(table, folder / "load.png"))
     elif grid.kind == "simulate":
         paths.append(plot_saved_vs_bounds(table, folder / "saved_vs_bounds.png"))
         if "trigger" in table.columns and table["trigger"].nunique() > 1:

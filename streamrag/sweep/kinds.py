@@ -145,6 +145,8 @@ class SimulateKind:
             "population": sc.select.population,
             "seed": sc.seed,
         }
+        if sc.load is not None:
+            descriptors.update(_load_descriptors(rs))
         return Resolved(rs, identity, descriptors, input_ref("questions", self._analysis(sc.data)), incompatible)
 
     def _analysis(self, data: Any) -> dict[str, Any] | None:
@@ -189,6 +191,27 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
         value = table.get(field) if isinstance(table, dict) else None
         if isinstance(table, dict) and isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)):
             table[field] = f"sha256:{file_sha256(value)}"
+
+
+def _load_descriptors(rs: Any) -> dict[str, Any]:
+    """A load point's columns: arrival rate, capacities, policy and the offered tool load
+    ``ρ = λ·E[L]/c`` (Poisson arrivals, one baseline tool call per session)."""
+    from streamrag.simulator.load import tool_servers
+    from streamrag.simulator.workload import PoissonArrivals
+
+    sc = rs.scenario
+    arrivals = sc.load.arrivals
+    tool = tool_servers(rs)
+    rate = arrivals.rate(tool, rs.stages.L.mean_ms) if isinstance(arrivals, PoissonArrivals) else None
+    llm = sc.resources.llm
+    return {
+        "arrivals": arrivals.kind,
+        "rate_per_s": rate,
+        "tool_servers": tool,
+        "llm_servers": getattr(llm, "servers", None) or getattr(llm, "max_batch", None),
+        "policy": _policy(sc.policy),
+        "offered_load": None if rate is None or not tool else rate * rs.stages.L.mean_ms / 1000 / tool,
+    }
 
 
 # --------------------------------------------------------------------------- streamable

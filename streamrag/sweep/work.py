@@ -104,12 +104,54 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
 
     rs = job.settings
     selected = select_for(prepared, rs.scenario.selection())
+    if rs.scenario.load is not None:
+        return _load(job, selected)
     run = simulate(selected, rs, jobs=1)
     summary = summary_json(run, rs, selected.counts)
     files = {"results.csv": results_csv(run.all_rows), "summary.json": summary}
     if job.traces:
         files["trace.jsonl"] = run.trace_bytes()
     return files, simulate_metrics(json.loads(summary))
+
+
+LOAD_METRICS: tuple[str, ...] = (
+    "reflector_model",
+    "rules.preset",
+    "sessions.counted",
+    *(f"{system}.answer_ms.{stat}" for system in ("streaming", "baseline") for stat in ("mean", "median", "p90", "p99")),
+    *(f"answer_ms_difference.{stat}" for stat in ("mean", "median", "p90", "p99")),
+    "saved_ms.mean",
+    *(f"{system}.resources.{res}.utilization" for system in ("streaming", "baseline") for res in ("tool", "llm")),
+    *(f"{system}.failed.rate" for system in ("streaming", "baseline")),
+    "streaming.calls_fired.mean",
+    "streaming.wasted_share.tool",
+    "reference.unlimited_saved_ms.mean",
+    "reference.loaded_saved_ms.mean",
+)
+"""A load point's columns: paths into its ``summary.json`` (:mod:`streamrag.simulator.load`)."""
+
+
+def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
+    import tempfile
+    from pathlib import Path
+
+    from streamrag.analysis.stats import pick
+    from streamrag.simulator.load import load_summary, run_load, summary_bytes, write_load_trace, write_sessions_csv
+    from streamrag.simulator.runner import parameters, reflector_model_of
+
+    rs = job.settings
+    model = reflector_model_of(selected.entries, rs, selected.evidence_source)
+    with tempfile.TemporaryDirectory(prefix="streamrag-load-") as tmp:
+        run = run_load(selected.questions, rs, trace_dir=tmp if job.traces else None, reflector_model=model)
+        summary = load_summary(run, {**parameters(rs), "population": selected.counts})
+        files = {
+            "sessions.csv": write_sessions_csv(run, Path(tmp) / "sessions.csv").read_bytes(),
+            "summary.json": summary_bytes(summary),
+        }
+        if job.traces:
+            trace = write_load_trace(run, Path(tmp) / "trace.jsonl")
+            files["trace.jsonl"] = trace.read_bytes() if trace is not None else b""
+    return files, pick(summary, LOAD_METRICS)
 
 
 def _streamable(job: PointJob, table: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
