@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import math
 import selectors
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -177,15 +178,27 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
             heapq.heappop(scheduled)._scheduled = False
             self._timer_cancelled_count -= 1  # type: ignore[attr-defined]
         native = scheduled[0]._when if scheduled else None
-        if heap and (native is None or heap[0][0] <= native * US_PER_S):
-            at_us, _, _, target = heapq.heappop(heap)
-            self.now_us = at_us
-            self.n_wakeups += 1
-            if type(target) is KernelTimer:
+        limit = math.inf if native is None else native * US_PER_S
+        if heap and heap[0][0] <= limit:
+            ready = self._ready  # type: ignore[attr-defined]
+            pop = heapq.heappop
+            # Timer callbacks run here, one after another, for as long as none of them
+            # makes a task runnable: the same order as one wake-up per loop iteration,
+            # without the iterations.
+            while True:
+                at_us, _, _, target = pop(heap)
+                self.now_us = at_us
+                self.n_wakeups += 1
+                if type(target) is not KernelTimer:
+                    target.set_result(None)  # type: ignore[union-attr]
+                    return
                 target.callback()
-            else:
-                target.set_result(None)  # type: ignore[union-attr]
-            return
+                if ready or (scheduled and scheduled[0]._when * US_PER_S < limit):  # a task to run, a new native timer
+                    return
+                while heap and heap[0][3].done():
+                    pop(heap)
+                if not heap or heap[0][0] > limit:
+                    return
         if native is None:
             blocked = sorted(t.get_name() for t in asyncio.all_tasks(self) if not t.done())
             detail = f"{len(blocked)} blocked task(s): {', '.join(blocked[:8])}" if blocked else "no tasks"

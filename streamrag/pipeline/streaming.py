@@ -28,7 +28,7 @@ follow the engine's rule: completions, then words, then ticks, then end of turn.
 
 from __future__ import annotations
 
-import math
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -155,6 +155,34 @@ def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, i
     return events
 
 
+class _Inbox:
+    """Finished calls, in completion order, for the reflector to await one at a time.
+
+    A deque and, while the reflector waits, one event: the callbacks that deliver results
+    need no task, and a question that never waits never builds a channel."""
+
+    __slots__ = ("items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: deque[Call] = deque()
+        self.waiter: anyio.Event | None = None
+
+    def put(self, call: Call) -> None:
+        self.items.append(call)
+        if self.waiter is not None:
+            self.waiter.set()
+
+    def clear(self) -> None:
+        self.items.clear()
+
+    async def get(self) -> Call:
+        while not self.items:
+            self.waiter = anyio.Event()
+            await self.waiter.wait()
+            self.waiter = None
+        return self.items.popleft()
+
+
 class StreamingArm:
     """The streaming arm of one question (or session)."""
 
@@ -191,16 +219,12 @@ class StreamingArm:
         self.heard = 0
         """Words heard so far."""
         self.failed = False
-        self._send, self._completions = anyio.create_memory_object_stream[Call](math.inf)
+        self._completions = _Inbox()
 
     # -- input and trigger ------------------------------------------------------------
 
     async def run(self) -> None:
-        try:
-            await self._run()
-        finally:
-            self._send.close()
-            self._completions.close()
+        await self._run()
 
     async def _run(self) -> None:
         clock, rec, plan = self.clock, self.rec, self.plan
@@ -307,13 +331,13 @@ class StreamingArm:
     def _on_result(self, call: Call) -> None:
         del self.in_flight[call.idx]
         self.finished.append(call)
-        self._send.send_nowait(call)
+        self._completions.put(call)
 
     def _on_lost(self, call: Call) -> None:
         """A full queue rejected a stage of the call: speculative, the call is lost;
         the fallback call on the full query, the session fails."""
         self.in_flight.pop(call.idx, None)
-        self._send.send_nowait(call)  # wakes a reflector waiting on it
+        self._completions.put(call)  # wakes a reflector waiting on it
 
     def _cancel(self, call: Call, reason: str) -> None:
         call.cancel()
@@ -362,12 +386,7 @@ class StreamingArm:
         rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
         if reflector.check_us:
             await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
-        # Completions so far are queued in the stream: consume them (judged now).
-        while True:
-            try:
-                self._completions.receive_nowait()
-            except anyio.WouldBlock:
-                break
+        self._completions.clear()  # the results in so far are judged now, from self.finished
         chosen = self._judge(list(self.finished))
         if chosen is not None:
             return self._decide(chosen, "speculative")
@@ -375,7 +394,7 @@ class StreamingArm:
             self._start(call)
         self.held = []
         while self.in_flight:
-            call = await self._completions.receive()
+            call = await self._completions.get()
             if call.lost:
                 continue
             candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
@@ -390,7 +409,7 @@ class StreamingArm:
                 return self._decide(full, "fallback")
         rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
         call = self._fire(n, "reflector")
-        while (done := await self._completions.receive()) is not call:  # pragma: no cover - only call in flight
+        while (done := await self._completions.get()) is not call:  # pragma: no cover - only call in flight
             pass
         if done.lost:
             self._fail()
