@@ -189,29 +189,36 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
             f"{path}: column {missing[0]!r} missing (a prefixes.parquet written by streamrag analyze has {', '.join(EVIDENCE_COLUMNS)})"
         )
     out: dict[str, PrefixEvidence] = {}
+    # Whole columns as numpy/lists once, then slices per question (a pandas slice per
+    # question costs more than the question's arrays).
     ids = df["interaction_id"].to_numpy()
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
     bounds = [*starts.tolist(), len(df)]
     t_all = df["t"].to_numpy()
+    top_all = df["top_ids"].tolist()
+    scales = df["score_scale"].tolist()
+    score_all = df["top1_score"].to_numpy(dtype=np.float64)
+    distinct_all = df["top1_coverage_distinct"].to_numpy(dtype=np.float64)
+    occ_all = df["top1_coverage_occurrences"].to_numpy(dtype=np.float64)
+    gold_all = df["gold_rank"].fillna(0).to_numpy(dtype=np.int8)
     for a, b in itertools.pairwise(bounds):
         qid = str(ids[a])
         if qid in out:
             raise TableError(f"{path}: the prefixes of question {qid!r} are not contiguous")
         if not np.array_equal(t_all[a:b], np.arange(1, b - a + 1)):
             raise TableError(f"{path}: question {qid!r}: prefixes are not t = 1 … n in order")
-        part = df.iloc[a:b]
-        scale = str(part["score_scale"].iat[0])
+        scale = str(scales[a])
         if scale not in ("bm25", "cosine"):
             raise TableError(f"{path}: question {qid!r}: score_scale {scale!r} is neither bm25 nor cosine")
-        width = min(len(r) for r in part["top_ids"])
-        top_ids = np.array([list(r)[:width] for r in part["top_ids"]], dtype=np.int32)
-        gold = part["gold_rank"].fillna(0).to_numpy(dtype=np.int8)
+        rows = top_all[a:b]
+        width = min(len(r) for r in rows)
+        top_ids = np.array([list(r)[:width] for r in rows], dtype=np.int32)
         ev = PrefixEvidence(
             top_ids,
-            part["top1_score"].to_numpy(dtype=np.float64),
-            part["top1_coverage_distinct"].to_numpy(dtype=np.float64),
-            part["top1_coverage_occurrences"].to_numpy(dtype=np.float64),
-            gold,
+            score_all[a:b],
+            distinct_all[a:b],
+            occ_all[a:b],
+            gold_all[a:b],
             scale,  # type: ignore[arg-type]
         )
         _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)

@@ -98,38 +98,66 @@ def launch(
     Each stage's work is read from ``plan`` for the call's prefix *when the stage is
     submitted*, so a call re-aimed while it waits (``coalesce``) does its new prefix's work.
     """
-    job_class = SPECULATIVE if call.speculative else CONFIRMED
+    _Chain(call, services, rec, plan, on_result, on_lost, submit_tool).start()
 
-    def lost() -> None:
-        call.lost = True
-        on_lost(call)
 
-    def tool_done() -> None:
-        call.done = True
-        rec.emit("tool_done", arm=call.arm, call=call.idx, prefix_t=call.prefix_t, top=plan.question.top(call.prefix_t))
-        on_result(call)
+class _Chain:
+    """The stages of one call, advanced by the resources' callbacks."""
 
-    def gen_done() -> None:
-        rec.emit("gen_done", arm=call.arm, call=call.idx)
-        work = plan.l_us[call.prefix_t - 1]
+    __slots__ = ("call", "job_class", "on_lost", "on_result", "plan", "rec", "services", "submit_tool")
+
+    def __init__(
+        self,
+        call: Call,
+        services: Services,
+        rec: Recorder,
+        plan: StagePlan,
+        on_result: Callable[[Call], object],
+        on_lost: Callable[[Call], object],
+        submit_tool: Callable[[Call, Job], object] | None,
+    ) -> None:
+        self.call = call
+        self.services = services
+        self.rec = rec
+        self.plan = plan
+        self.on_result = on_result
+        self.on_lost = on_lost
+        self.submit_tool = submit_tool
+        self.job_class = SPECULATIVE if call.speculative else CONFIRMED
+
+    def start(self) -> None:
+        call = self.call
         call.job = Job(
-            work, job_class=job_class, on_done=tool_done, on_reject=lost, rec=rec, stage="L", call=call.idx, arm=call.arm
-        )
-        if submit_tool is None:
-            services.tool.submit(call.job)
+            self.plan.g_us[call.prefix_t - 1], job_class=self.job_class, on_start=self.gen_start, on_done=self.gen_done,
+            on_reject=self.lost, rec=self.rec, stage="G", call=call.idx, arm=call.arm,
+        )  # fmt: skip
+        self.services.query_llm.submit(call.job)
+
+    def gen_start(self) -> None:
+        self.call.started = True
+        self.rec.emit("thread_start", arm=self.call.arm, call=self.call.idx)
+
+    def gen_done(self) -> None:
+        call = self.call
+        self.rec.emit("gen_done", arm=call.arm, call=call.idx)
+        call.job = Job(
+            self.plan.l_us[call.prefix_t - 1], job_class=self.job_class, on_done=self.tool_done, on_reject=self.lost,
+            rec=self.rec, stage="L", call=call.idx, arm=call.arm,
+        )  # fmt: skip
+        if self.submit_tool is None:
+            self.services.tool.submit(call.job)
         else:
-            submit_tool(call, call.job)
+            self.submit_tool(call, call.job)
 
-    def gen_start() -> None:
-        call.started = True
-        rec.emit("thread_start", arm=call.arm, call=call.idx)
+    def tool_done(self) -> None:
+        call = self.call
+        call.done = True
+        self.rec.emit("tool_done", arm=call.arm, call=call.idx, prefix_t=call.prefix_t, top=self.plan.question.top(call.prefix_t))
+        self.on_result(call)
 
-    work = plan.g_us[call.prefix_t - 1]
-    call.job = Job(
-        work, job_class=job_class, on_start=gen_start, on_done=gen_done, on_reject=lost, rec=rec, stage="G", call=call.idx,
-        arm=call.arm,
-    )  # fmt: skip
-    services.query_llm.submit(call.job)
+    def lost(self) -> None:
+        self.call.lost = True
+        self.on_lost(self.call)
 
 
 def respond(

@@ -44,6 +44,8 @@ class SimQuestion:
     question_type: str = ""
     scale: Literal["bm25", "cosine"] = "bm25"
     """What ``top_score`` is: a BM25 score, or a cosine in [−1, 1] (dense retrieval)."""
+    top_rows: tuple[tuple[int, ...], ...] | None = None
+    """``topk`` as tuples of ints, built once (every tool result's trace event carries one)."""
 
     @property
     def t_star(self) -> int:
@@ -61,4 +63,8 @@ class SimQuestion:
 
     def top(self, t: int) -> tuple[int, ...] | None:
         """The top-k chunk ids of prefix t (None in oracle mode)."""
-        return None if self.topk is None else tuple(int(c) for c in self.topk[t - 1])
+        if self.topk is None:
+            return None
+        if self.top_rows is not None:
+            return self.top_rows[t - 1]
+        return tuple(int(c) for c in self.topk[t - 1])

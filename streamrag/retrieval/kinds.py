@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -128,4 +128,5 @@ def retriever_config(value: str | dict[str, Any] | BaseModel) -> BM25RetrieverCo
     """A validated retriever config from a kind, a table or a config."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(RetrieverConfig).validate_python(value if not isinstance(value, BaseModel) else value.model_dump())
+    adapter: TypeAdapter[BM25RetrieverConfig | DenseRetrieverConfig] = TypeAdapter(cast(Any, RetrieverConfig))
+    return adapter.validate_python(value if not isinstance(value, BaseModel) else value.model_dump())

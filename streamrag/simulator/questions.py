@@ -95,6 +95,7 @@ def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k:
         gold_hit=evidence.gold_hit(k),
         question_type=question_type,
         scale=evidence.scale,
+        top_rows=tuple(tuple(row) for row in evidence.top_ids[:, :k].tolist()),
     )
 
 
