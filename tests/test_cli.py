@@ -51,3 +51,11 @@ def test_empty_split_says_which_splits_exist(crag_sample, tmp_path, capsys: pyte
     assert main(["analyze", str(crag_sample), "--out", str(tmp_path / "o"), "--no-cache"]) == 1
     err = capsys.readouterr().err
     assert "no record has split 0 (split 1: 10)" in err and "--split all" in err
+
+
+def test_python_dash_m_streamrag_is_the_same_command_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "streamrag", "--help"], capture_output=True, text=True, check=True)
+    assert "usage: streamrag" in done.stdout
+    assert all(c in done.stdout for c in COMMANDS)
+    bad = subprocess.run([sys.executable, "-m", "streamrag", "no-such-command"], check=False, capture_output=True, text=True)
+    assert bad.returncode == 2

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from _simhelpers import table_q
+from pydantic_core import to_json
 
-from streamrag.engine.trace import parse_event
+from streamrag.engine.trace import dump_events, parse_event
 from streamrag.simulator.results import results_csv
 from streamrag.simulator.runner import simulate, summary_json
 from streamrag.simulator.scenario import scenario_from_dict
@@ -57,3 +58,15 @@ def test_every_trace_line_is_its_pydantic_models_json():
         assert event.model_dump_json().encode() == line
         assert list(json.loads(line))[:3] == ["qid", "t_us", "kind"]
         assert isinstance(event.t_us, int)
+
+
+def test_dump_events_splits_lines_only_between_events():
+    # A qid holding the separator's bytes must stay inside its own line.
+    tricky = 'x},{"qid":"y'
+    events = [
+        {"qid": tricky, "t_us": 0, "kind": "word", "word": 1},
+        {"qid": "b", "t_us": 5, "kind": "input_end", "n_words": 1},
+    ]
+    blob = dump_events(events)
+    assert blob.splitlines() == [parse_event(to_json(e)).model_dump_json().encode() for e in events]
+    assert dump_events([]) == b""

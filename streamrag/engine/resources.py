@@ -241,6 +241,7 @@ class Unlimited:
         job.timer = self.clock.call_at_us(job.started_us + job.work_us, Priority.COMPLETION, lambda: self._done(job))
 
     def _done(self, job: Job) -> None:
+        job.timer = None  # fired; dropping it breaks the job -> timer -> job cycle
         job.state = "done"
         job.finished_us = self.clock.now_us()
         if job.on_done is not None:
@@ -249,6 +250,7 @@ class Unlimited:
     def cancel(self, job: Job) -> None:
         if job.timer is not None:
             job.timer.cancel()
+            job.timer = None
         job.state = "cancelled"
 
     def replace(self, waiting: Job, job: Job) -> bool:
@@ -285,6 +287,7 @@ class _Queue:
     def pop(self) -> Job | None:
         while self._heap:
             job = heapq.heappop(self._heap)[2][0]
+            job.slot = None  # out of the queue (and no job -> slot -> job cycle)
             if job.state == "queued":
                 self._live -= 1
                 return job
@@ -375,6 +378,7 @@ class Servers:
             self._start(nxt, self.clock.now_us())
 
     def _done(self, job: Job) -> None:
+        job.timer = None  # fired (see Unlimited._done)
         self._account()
         now = self.clock.now_us()
         if job.state == "detached":  # cancelled, but the server worked on to the end
@@ -406,6 +410,7 @@ class Servers:
             job.state = "cancelled"
             if job.timer is not None:
                 job.timer.cancel()
+                job.timer = None
             self._release(job.server)
         else:
             job.state = "detached"

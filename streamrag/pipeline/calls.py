@@ -79,6 +79,7 @@ class Call:
         """Withdraw whatever stage the call is in (queued or in service)."""
         if self.job is not None:
             self.job.cancel()
+            self.job = None
 
 
 def launch(
@@ -152,10 +153,12 @@ class _Chain:
     def tool_done(self) -> None:
         call = self.call
         call.done = True
+        call.job = None  # finished: dropping it breaks the call -> job -> chain -> call cycle
         self.rec.emit("tool_done", arm=call.arm, call=call.idx, prefix_t=call.prefix_t, top=self.plan.question.top(call.prefix_t))
         self.on_result(call)
 
     def lost(self) -> None:
+        self.call.job = None
         self.call.lost = True
         self.on_lost(self.call)
 
