@@ -278,9 +278,14 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     candidates = ("profile", "policy", "tool_servers", "llm_servers", "trigger", "reflector", "L_ms", "delta_wps", "max_threads")
     others = [c for c in candidates if c in table.columns and table[c].nunique() > 1]
     groups = list(table.groupby(others, sort=False, dropna=False)) if others else [((), table)]
-    fig = agg_figure(5.0 * len(groups) + 0.6, 4.2)
-    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=False))
-    for ax, (key, group) in zip(axes, groups, strict=True):
+    n_cols = min(3, len(groups))
+    n_rows = -(-len(groups) // n_cols)
+    fig = agg_figure(5.0 * n_cols + 1.4, 3.9 * n_rows + 0.6)
+    grid_axes = np.atleast_2d(fig.subplots(n_rows, n_cols, sharey=False, squeeze=False))
+    axes = grid_axes.ravel()
+    for ax in axes[len(groups) :]:
+        ax.set_visible(False)
+    for ax, (key, group) in zip(axes, groups, strict=False):
         rows = group.sort_values("offered_load")
         x = rows["offered_load"].to_numpy(dtype=float)
         for system, colour in (("streaming", "tab:blue"), ("baseline", "tab:orange")):
@@ -298,8 +303,9 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         ax.set_xlabel("offered tool load ρ = λ·E[L]/c (baseline)")
         ax.set_yscale("log")
         ax.grid(color="0.92")
-    axes[0].set_ylabel("answer latency after the last word (ms)")
-    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax in grid_axes[:, 0]:
+        ax.set_ylabel("answer latency after the last word (ms)")
+    axes[min(n_cols, len(groups)) - 1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("When does speculation stop paying? Answer latency under shared capacity" + _model_note(table), fontsize=11)
     return save_png(fig, path)
 
