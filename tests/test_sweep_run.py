@@ -300,3 +300,48 @@ def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
     )  # fmt: skip
     path = plot_analysis_arms(table, tmp_path / "arms.png")
     assert path.read_bytes().startswith(PNG)
+
+
+LOAD_GRID = """
+    name = "small-load"
+    kind = "simulate"
+    input = "generated:40:seed=2"
+    scenario = "load"
+    [base]
+    "load.arrivals.n_sessions" = 120
+    "load.warmup_s" = 0.0
+    "load.reference_sessions" = 20
+    [axes]
+    "load.arrivals.offered_load" = [0.1, 0.9]
+    [axes.policy]
+    always = { "policy.kind" = "always" }
+    coalesce = { "policy.kind" = "coalesce" }
+"""
+
+
+def test_a_load_grid_writes_per_system_columns_and_the_load_figure(tmp_path):
+    grid = tmp_path / "load.toml"
+    grid.write_text(textwrap.dedent(LOAD_GRID), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["sweep", str(grid), "--out", str(out)]) == 0
+    table = read_sweep(out)
+    assert sorted(table["offered_load"]) == [0.1, 0.1, 0.9, 0.9]
+    assert set(table["policy"]) == {"always", "coalesce"}
+    for column in ("streaming.answer_ms.median", "baseline.answer_ms.p90", "answer_ms_difference.median",
+                   "streaming.resources.tool.utilization", "reference.unlimited_saved_ms.mean"):  # fmt: skip
+        assert table[column].notna().all(), column
+    low, high = (table[table["offered_load"] == x] for x in (0.1, 0.9))
+    # speculation loads the streaming system's tool far more than the baseline's
+    assert (low["streaming.resources.tool.utilization"] > low["baseline.resources.tool.utilization"]).all()
+    assert high["baseline.resources.tool.utilization"].mean() > low["baseline.resources.tool.utilization"].mean()
+    assert (out / "figures" / "load.png").read_bytes().startswith(PNG)
+
+
+def test_break_even_interpolates_the_first_sign_change() -> None:
+    from streamrag.sweep.figures import break_even
+
+    assert break_even([0.1, 0.2, 0.3], [300.0, 100.0, -100.0]) == pytest.approx(0.25)
+    assert break_even([0.3, 0.1, 0.2], [-100.0, 300.0, 100.0]) == pytest.approx(0.25)  # any order
+    assert break_even([0.1, 0.2], [50.0, 10.0]) is None  # streaming pays everywhere
+    assert break_even([0.1, 0.2], [-5.0, -10.0]) == pytest.approx(0.1)  # never pays
+    assert break_even([0.1, 0.2, 0.3], [100.0, float("nan"), -100.0]) == pytest.approx(0.2)

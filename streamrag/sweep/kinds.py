@@ -210,8 +210,15 @@ def _load_descriptors(rs: Any) -> dict[str, Any]:
         "tool_servers": tool,
         "llm_servers": getattr(llm, "servers", None) or getattr(llm, "max_batch", None),
         "policy": _policy(sc.policy),
-        "offered_load": None if rate is None or not tool else rate * rs.stages.L.mean_ms / 1000 / tool,
+        "offered_load": _offered_load(arrivals, rate, tool, rs.stages.L.mean_ms),
     }
+
+
+def _offered_load(arrivals: Any, rate: float | None, tool: int | None, mean_l_ms: float) -> float | None:
+    """The baseline's tool load λ·E[L]/c: as set when it was set (no round trip through λ)."""
+    if getattr(arrivals, "offered_load", None) is not None:
+        return float(arrivals.offered_load)
+    return None if rate is None or not tool else rate * mean_l_ms / 1000 / tool
 
 
 # --------------------------------------------------------------------------- streamable
