@@ -104,3 +104,22 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict]]:
         if not isinstance(obj, dict):
             raise RecordError(str(path), line_no, "", f"expected a JSON object, got {type(obj).__name__}")
         yield line_no, obj
+
+
+def iter_question_objects(path: Path, *, twice: str = "appears twice") -> Iterator[tuple[int, str, dict]]:
+    """``(line_no, interaction_id, object)`` of a per-question JSONL file: each object has a
+    non-empty string ``interaction_id``, unique in the file. ``twice`` words the
+    duplicate's error (``'q' {twice} (first on line N)``). Raises as
+    :func:`iter_json_objects`, and :class:`~streamrag.errors.RecordError` for the id."""
+    from streamrag.errors import RecordError
+
+    first_line: dict[str, int] = {}
+    for line_no, obj in iter_json_objects(path):
+        qid = obj.get("interaction_id")
+        if not isinstance(qid, str) or not qid:
+            problem = "missing" if qid is None else f"expected a non-empty string, got {qid!r}"
+            raise RecordError(str(path), line_no, "interaction_id", problem)
+        if qid in first_line:
+            raise RecordError(str(path), line_no, "interaction_id", f"{qid!r} {twice} (first on line {first_line[qid]})")
+        first_line[qid] = line_no
+        yield line_no, qid, obj

@@ -43,6 +43,7 @@ from streamrag.retrieval.base import Postings, chunk_coverage
 if TYPE_CHECKING:
     import pandas as pd
 
+    from streamrag.data.hypotheses import Hypotheses
     from streamrag.retrieval.base import Rankings
 
 __all__ = [
@@ -86,6 +87,12 @@ class PrefixEvidence:
     coverage_occurrences: np.ndarray
     gold_rank: np.ndarray
     scale: Scale = "bm25"
+    revised: np.ndarray | None = None
+    """bool (n,): ASR hypotheses only — hypothesis t is not a word prefix of the final one
+    (column ``revised``, written only by an analysis with ``asr``)."""
+    times_ms: np.ndarray | None = None
+    """float64 (n,): recorded hypotheses only — each one's time from the start of speech
+    (column ``t_ms``); the simulator delivers hypothesis t then."""
 
     @property
     def n_words(self) -> int:
@@ -116,9 +123,12 @@ def _frozen(*arrays: np.ndarray) -> None:
         a.flags.writeable = False
 
 
-def prefix_evidence(rankings: Rankings, index: Postings, gold: Iterable[int], scale: Scale) -> PrefixEvidence:
+def prefix_evidence(
+    rankings: Rankings, index: Postings, gold: Iterable[int], scale: Scale, hypotheses: Hypotheses | None = None
+) -> PrefixEvidence:
     """The evidence of one ranked question: ``rankings`` (every ranked column is kept),
-    ``index`` its lexical index (coverage), ``gold`` its gold chunk ids."""
+    ``index`` its lexical index (coverage), ``gold`` its gold chunk ids, ``hypotheses``
+    the ASR hypotheses ranked (None: word prefixes)."""
     top_ids = np.ascontiguousarray(rankings.topk, dtype=np.int32)
     top1 = top_ids[:, 0].astype(np.int64)
     support, inverse = np.unique(top1, return_inverse=True)
@@ -129,7 +139,11 @@ def prefix_evidence(rankings: Rankings, index: Postings, gold: Iterable[int], sc
     gold_set = np.array(sorted(set(gold)), dtype=np.int64)
     in_gold = np.isin(top_ids, gold_set)
     first = np.where(in_gold.any(axis=1), in_gold.argmax(axis=1) + 1, 0).astype(np.int8)
-    ev = PrefixEvidence(top_ids, scores[inverse], distinct[inverse], occurrences[inverse], first, scale)
+    flags = times = None
+    if hypotheses is not None:
+        flags = np.array(hypotheses.revised, dtype=bool)
+        times = None if hypotheses.times_ms is None else np.array(hypotheses.times_ms, dtype=np.float64)
+    ev = PrefixEvidence(top_ids, scores[inverse], distinct[inverse], occurrences[inverse], first, scale, flags, times)
     _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
     return ev
 
@@ -152,6 +166,8 @@ def evidence_frame(items: Iterable[tuple[str, PrefixEvidence]]) -> pd.DataFrame:
                     "top1_coverage_occurrences": ev.coverage_occurrences,
                     "gold_rank": pd.array([r if r else None for r in ev.gold_rank.tolist()], dtype="Int8"),
                     "score_scale": [ev.scale] * n,
+                    **({} if ev.revised is None else {"revised": ev.revised}),
+                    **({} if ev.times_ms is None else {"t_ms": ev.times_ms}),
                 }
             )
         )
@@ -201,6 +217,8 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
     distinct_all = df["top1_coverage_distinct"].to_numpy(dtype=np.float64)
     occ_all = df["top1_coverage_occurrences"].to_numpy(dtype=np.float64)
     gold_all = df["gold_rank"].fillna(0).to_numpy(dtype=np.int8)
+    revised_all = df["revised"].to_numpy(dtype=bool) if "revised" in df.columns else None
+    times_all = df["t_ms"].to_numpy(dtype=np.float64) if "t_ms" in df.columns else None
     for a, b in itertools.pairwise(bounds):
         qid = str(ids[a])
         if qid in out:
@@ -220,6 +238,8 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
             occ_all[a:b],
             gold_all[a:b],
             scale,  # type: ignore[arg-type]
+            None if revised_all is None else revised_all[a:b],
+            None if times_all is None else times_all[a:b],
         )
         _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
         out[qid] = ev

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.analysis import metrics
 from streamrag.analysis.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
@@ -29,11 +29,13 @@ from streamrag.analysis.evidence import PrefixEvidence, prefix_evidence
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
+from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
 from streamrag.data.ingest import Question, ingest
 from streamrag.errors import EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_in_normalized
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
+from streamrag.retrieval.hypotheses import hypothesis_rankings
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
 from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
 
@@ -57,6 +59,17 @@ class AnalysisSettings(BaseModel):
     extra; :mod:`streamrag.analysis.entity`)."""
     compare_retrievers: bool = False
     """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
+    asr: AsrConfig | None = None
+    """Rank ASR partial hypotheses — drawn by the revision model, or recorded in a file —
+    instead of word prefixes (:mod:`streamrag.data.hypotheses`): t_sc and t_suf count
+    hypotheses, and the row gains ``t_sc_ms``, ``t_suf_ms``, ``revised_share`` and
+    ``n_revisions``. BM25 only."""
+
+    @model_validator(mode="after")
+    def _asr_needs_bm25(self) -> AnalysisSettings:
+        if self.asr is not None and self.retriever.kind != "bm25":
+            raise ValueError("asr: partial hypotheses are ranked incrementally with BM25 only (retriever kind 'bm25')")
+        return self
 
 
 @dataclass(slots=True)
@@ -145,6 +158,32 @@ def stabilization_row(
     return row, arm_t_suf, arm_groundable
 
 
+ASR_COLUMNS = ("t_sc_ms", "t_suf_ms", "revised_share", "n_revisions")
+"""Row columns of an analysis over ASR hypotheses (``AnalysisSettings.asr``)."""
+
+
+def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any) -> dict[str, Any]:
+    """Stabilization in time: a recorded hypothesis at its time; the model's hypothesis t
+    with word t, at t/δ s from the start of speech. Recorded hypotheses are not word
+    prefixes, so the word-position anchors do not apply to them."""
+    times = hypotheses.times_ms
+
+    def at(t: int | None) -> float | None:
+        if t is None:
+            return None
+        return times[t - 1] if times is not None else t / asr.delta_wps * 1000
+
+    out: dict[str, Any] = {
+        "t_sc_ms": at(row["t_sc"]),
+        "t_suf_ms": at(row["t_suf"]),
+        "revised_share": hypotheses.revised_share,
+        "n_revisions": hypotheses.n_revisions,
+    }
+    if times is not None:
+        out.update(t_anchor=None, t_pivot=None)
+    return out
+
+
 def analyze_question(
     question: Question, settings: AnalysisSettings = AnalysisSettings(), *, env: RetrieverEnv | None = None
 ) -> QuestionAnalysis:
@@ -158,16 +197,23 @@ def analyze_question(
     tokens = [tokenizer(chunk) for chunk in question.chunks]
     index = BM25Index.from_tokens(tokens, tokenizer=tokenizer, params=settings.bm25)
     k_max = max(settings.k, *ROBUSTNESS_K)
+    asr = settings.asr
+    hypotheses = None if asr is None else question_hypotheses(asr, record.interaction_id, record.query)
     try:
-        rankings = rank_question(question, index, settings.retriever, k_max, env or RetrieverEnv())
+        if hypotheses is None:
+            rankings: Rankings = rank_question(question, index, settings.retriever, k_max, env or RetrieverEnv())
+        else:
+            rankings = hypothesis_rankings(index, hypotheses.words, k=k_max)
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
     normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
     golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
+    if hypotheses is not None:
+        row.update(asr_columns(row, hypotheses, asr))
     gold = golds[settings.grounding]
-    evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
+    evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
     if settings.compare_retrievers:
         kind = settings.retriever.kind

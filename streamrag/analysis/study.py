@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import structlog
 
@@ -22,7 +23,7 @@ from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.report import write_figures, write_summary
 from streamrag.analysis.robustness import robustness_arms
-from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis
+from streamrag.analysis.runner import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.stats import resolve_params, summarize
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
 from streamrag.data.selection import Selection
@@ -46,14 +47,28 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
 
     Integer columns are nullable integers so an undefined value stays empty, never 0.0.
     """
-    extra = [*EXTRA_COLUMNS[:-1], "t_entity", EXTRA_COLUMNS[-1]] if any("t_entity" in a.row for a in analyses) else EXTRA_COLUMNS
+    present = [c for c in ("t_entity", *ASR_COLUMNS) if any(c in a.row for a in analyses)]
+    extra = [*EXTRA_COLUMNS[:-1], *present, EXTRA_COLUMNS[-1]]
     df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
-    for column in (*INT_COLUMNS, "t_entity"):
+    for column in (*INT_COLUMNS, "t_entity", "n_revisions"):
         if column in df.columns:
             df[column] = df[column].astype("Int64")
     for column in ("groundable", "retrieved_gold"):
         df[column] = df[column].astype("boolean")
     return df
+
+
+def asr_summary(df: pd.DataFrame) -> dict[str, Any]:
+    """Stabilization over ASR hypotheses, in time, and how much was revised."""
+    out: dict[str, Any] = {}
+    for column in ASR_COLUMNS:
+        values = pd.to_numeric(df[column], errors="coerce").dropna().to_numpy(dtype=float)
+        out[column] = {
+            "n": int(values.size),
+            "mean": float(values.mean()) if values.size else None,
+            "median": float(np.median(values)) if values.size else None,
+        }
+    return out
 
 
 def run_study(
@@ -103,6 +118,8 @@ def write_study(
     summary["parameters"]["analysis"] = {**analysis_params, "streamrag_version": __version__}
     active = [a for a in analyses if a.rankings is not None]
     summary["robustness"] = robustness_arms(active, params)
+    if "t_sc_ms" in df.columns:
+        summary["asr"] = asr_summary(df[df["skip_reason"] == ""])
     if compare_retrievers:
         from streamrag.analysis.compare import retriever_comparison
 

@@ -63,7 +63,9 @@ ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
 """Contract columns a table may lack: the anchor study's published tables have no
 ``gold_density``. Every other contract column is required."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity")
+OPTIONAL_COLUMNS: tuple[str, ...] = (
+    "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
+)  # fmt: skip
 """Columns streamrag writes and reads with their types when present; tables from
 elsewhere may lack them."""
 
@@ -77,8 +79,10 @@ exact ``t/n_words``, so a rounded copy gives the same statistics as the exact on
 _PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity")
-_FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
+_INT_COLUMNS = (
+    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity", "n_revisions",
+)  # fmt: skip
+_FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density", "t_sc_ms", "t_suf_ms", "revised_share")
 _BOOL_COLUMNS = ("groundable", "retrieved_gold")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
 _REQUIRED_VALUES = ("interaction_id", "n_words", "groundable", "retrieved_gold", "t_sc", "phi_sc")

@@ -35,6 +35,17 @@ def non_negative_int(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def probability(text: str) -> float:
+    """A float in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
 def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0") -> None:
     """Record selection, chunking, cache and parallelism options."""
     group = parser.add_argument_group("data")

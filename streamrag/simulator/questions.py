@@ -96,6 +96,8 @@ def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k:
         question_type=question_type,
         scale=evidence.scale,
         top_rows=tuple(tuple(row) for row in evidence.top_ids[:, :k].tolist()),
+        revised=evidence.revised,
+        input_us=None if evidence.times_ms is None else tuple(round(t * 1000) for t in evidence.times_ms.tolist()),
     )
 
 

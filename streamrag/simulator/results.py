@@ -108,6 +108,8 @@ class ResultRow(BaseModel):
     negative: bool | None = None
     question_type: str = ""
     skip_reason: str = ""
+    calls_on_revised: int | None = None
+    """ASR hypotheses only (a column then): calls fired on a hypothesis a later one revised."""
 
     @property
     def replayed(self) -> bool:
@@ -141,11 +143,13 @@ def derive_result(
     G_ms: float,
     delta_wps: float,
     question_type: str = "",
+    revised: Sequence[bool] | None = None,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``).
 
     Models read back with :func:`~streamrag.engine.trace.read_trace` work too after
-    ``model_dump()``.
+    ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
+    calls whose hypothesis a later one revised.
     """
     qid = events[0]["qid"]
     input_end = answer_s = answer_b = respond_at = None
@@ -155,6 +159,7 @@ def derive_result(
     gen_start: dict[int, int] = {}
     tool_start: dict[int, int] = {}
     gen_us = tool_us = f_us = 0
+    fired_on: dict[int, int] = {}  # streaming call → the prefix (hypothesis) it carries
     for e in events:
         kind = e["kind"]
         t_us = e["t_us"]
@@ -168,6 +173,9 @@ def derive_result(
         elif kind == "fire":
             fired += 1
             speculative += e["by"] == "trigger"
+            fired_on[e["call"]] = e["prefix_t"]
+        elif kind == "reaim":
+            fired_on[e["call"]] = e["prefix_t"]
         elif kind == "thread_start":
             gen_start[e["call"]] = t_us
         elif kind == "gen_done":
@@ -178,6 +186,7 @@ def derive_result(
         elif kind == "cancel":
             if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
                 fired -= 1
+                fired_on.pop(e["call"], None)
                 continue
             cancelled += 1
             call = e["call"]
@@ -221,6 +230,7 @@ def derive_result(
         tool_busy_ms=tool_us / 1000,
         negative=baseline_us < streaming_us,
         question_type=question_type,
+        calls_on_revised=None if revised is None else sum(bool(revised[t - 1]) for t in fired_on.values()),
     )
 
 
@@ -234,16 +244,26 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def result_columns(rows: Sequence[ResultRow]) -> tuple[str, ...]:
+    """:data:`RESULT_COLUMNS`, and ``calls_on_revised`` before ``question_type`` when the
+    questions were ASR hypotheses (a run over word prefixes keeps today's columns)."""
+    if not any(r.calls_on_revised is not None for r in rows):
+        return RESULT_COLUMNS
+    at = RESULT_COLUMNS.index("question_type")
+    return (*RESULT_COLUMNS[:at], "calls_on_revised", *RESULT_COLUMNS[at:])
+
+
 def results_csv(rows: Sequence[ResultRow]) -> bytes:
     """``results.csv`` bytes: header + one line per row, floats in shortest round-trip form."""
     import csv
     import io
 
+    columns = result_columns(rows)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(RESULT_COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        writer.writerow([_fmt(getattr(row, c)) for c in RESULT_COLUMNS])
+        writer.writerow([_fmt(getattr(row, c)) for c in columns])
     return buf.getvalue().encode("utf-8")
 
 
@@ -290,6 +310,10 @@ def summarize(rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dic
     for name in BOOL_COLUMNS:
         hits = int(sum(1 for r in rows if getattr(r, name)))
         out[name] = {"n": hits, "rate": hits / n if n else None}
+    if any(r.calls_on_revised is not None for r in rows):
+        on_revised, fired = col("calls_on_revised"), col("calls_fired")
+        out["calls_on_revised"] = stats(on_revised)
+        out["calls_on_revised_share"] = float(on_revised.sum() / fired.sum()) if fired.sum() else None
     saved = col("saved_ms")
     out["spearman_H_saved"] = spearman(col("H_ms"), saved)
     out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)

@@ -48,8 +48,11 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
     if n < 1:
         raise ConfigError(f"question {q.interaction_id!r}: n_words must be ≥ 1, got {n}")
     cadence = sc.input
-    cadence_rng = stream(sc.seed, key, "cadence") if cadence.needs_rng else None
-    word_us = cadence.word_times_us(n, cadence_rng, question_id=q.interaction_id)
+    if q.input_us is not None:  # recorded ASR hypotheses arrive at their own times
+        word_us = q.input_us
+    else:
+        cadence_rng = stream(sc.seed, key, "cadence") if cadence.needs_rng else None
+        word_us = tuple(cadence.word_times_us(n, cadence_rng, question_id=q.interaction_id).tolist())
 
     def draw(stage: str, size: int) -> list[int]:
         model = getattr(rs.stages, stage)
@@ -58,7 +61,7 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
 
     return QuestionPlan(
         question=q,
-        word_us=tuple(word_us.tolist()),
+        word_us=word_us,
         end_of_turn_us=cadence.end_of_turn_us,
         g_us=tuple(draw("G", n)),
         l_us=tuple(draw("L", n)),
@@ -94,6 +97,7 @@ def _output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedScenario) 
         G_ms=rs.G_ms,
         delta_wps=rs.delta_wps,
         question_type=q.question_type,
+        revised=None if q.revised is None else q.revised.tolist(),
     )
     first_word = next(e["t_us"] for e in events if e["kind"] == "word")
     answer = next(e["t_us"] for e in events if e["kind"] == "answer_ready" and e["arm"] == "streaming")

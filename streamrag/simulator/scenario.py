@@ -47,8 +47,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from streamrag.data.hypotheses import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
 from streamrag.engine.clock import Clock
@@ -167,11 +168,24 @@ class DataConfig(_Section):
     gold: Literal["answer", "own", "labeled"] | None = None
     """Gold rule in global scope (None: ``labeled`` for a BEIR folder, else ``answer``)."""
 
+    asr: AsrConfig | None = None
+    """ASR partial hypotheses instead of word prefixes (:mod:`streamrag.data.hypotheses`):
+    a call fired on input event t carries hypothesis t, which a later one may revise.
+    The revision model (``--set data.asr.p=0.2``), or recorded hypotheses
+    (``--set data.asr.kind=file --set data.asr.path=H.jsonl``), which then arrive at
+    their recorded times instead of the cadence's. None: word prefixes (the study's model)."""
+
+    @model_validator(mode="after")
+    def _asr_needs_bm25(self) -> DataConfig:
+        if self.asr is not None and self.retriever.kind != "bm25":
+            raise ValueError("asr: partial hypotheses are ranked incrementally with BM25 only (data.retriever kind 'bm25')")
+        return self
+
     def analysis_settings(self) -> AnalysisSettings:
         """What the analyzer runs for ``simulate DATA`` (the paper preset otherwise)."""
         from streamrag.analysis.runner import AnalysisSettings
 
-        return AnalysisSettings(k=self.k, grounding=self.grounding, retriever=self.retriever)
+        return AnalysisSettings(k=self.k, grounding=self.grounding, retriever=self.retriever, asr=self.asr)
 
 
 class Scenario(_Section):

@@ -310,6 +310,32 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     return save_png(fig, path)
 
 
+def plot_revisions(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Stabilization and saved time against the ASR revision probability p, one line per
+    rewrite window r: t* in ms from speech start, mean saved, and the share of fired
+    calls that carried a hypothesis a later one revised."""
+    panels = (
+        ("t* (ms from speech start)", lambda rows: rows["t_star.mean"] * 1000 / rows["delta_wps"]),
+        ("mean saved (ms)", lambda rows: rows["saved_ms.mean"]),
+        ("calls fired on a revised hypothesis (share)", lambda rows: rows["calls_on_revised_share"]),
+    )
+    fig = agg_figure(4.6 * len(panels) + 1.2, 3.8)
+    axes = fig.subplots(1, len(panels))
+    lines = list(table.groupby("r", sort=True)) if "r" in table.columns else [("", table)]
+    for ax, (label, value) in zip(axes, panels, strict=True):
+        for r, group in lines:
+            rows = group.sort_values("p")
+            y = pd.to_numeric(value(rows), errors="coerce").to_numpy(dtype=float)
+            ax.plot(rows["p"].to_numpy(dtype=float), y, marker="o", markersize=3, label=f"r = {r}" if r != "" else None)
+        ax.set_xlabel("revision probability p per word")
+        ax.set_title(label, fontsize=9)
+        ax.grid(color="0.92")
+    if len(lines) > 1:
+        axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("Streaming on ASR partial hypotheses: what revisions cost" + _model_note(table), fontsize=11)
+    return save_png(fig, path)
+
+
 def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
     """The figures that fit the grid's kind and axes, into ``out_dir/figures/``."""
     folder = Path(out_dir) / "figures"
@@ -318,6 +344,9 @@ def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Gr
         return paths
     if grid.kind == "streamable":
         paths.append(plot_streamable_heatmaps(table, folder / "streamable_heatmaps.png"))
+    elif grid.kind == "simulate" and "calls_on_revised_share" in table.columns and "p" in table.columns:
+        if table["p"].nunique() > 1:
+            paths.append(plot_revisions(table, folder / "revisions.png"))
     elif grid.kind == "simulate" and "offered_load" in table.columns:
         if table["offered_load"].nunique() > 1:
             paths.append(plot_load(table, folder / "load.png"))

@@ -80,7 +80,10 @@ def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     """A simulate point's metrics from its ``summary.json`` data."""
     from streamrag.analysis.stats import pick
 
-    return pick(summary, SIMULATE_METRICS)
+    out = pick(summary, SIMULATE_METRICS)
+    if "calls_on_revised_share" in summary:  # the questions were ASR hypotheses
+        out.update(pick(summary, ASR_METRICS))
+    return out
 
 
 def streamable_metrics(cell: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +116,9 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
         files["trace.jsonl"] = run.trace_bytes()
     return files, simulate_metrics(json.loads(summary))
 
+
+ASR_METRICS: tuple[str, ...] = ("t_star.mean", "calls_on_revised_share", "calls_on_revised.mean")
+"""Extra columns of a simulate point over ASR hypotheses (``data.asr``)."""
 
 LOAD_METRICS: tuple[str, ...] = (
     "reflector_model",
