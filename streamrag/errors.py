@@ -17,8 +17,10 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
     ├── EmptySelectionError        the chosen split / ids / limit selects no record
     ├── CacheError                 the cache folder cannot be used (not: a corrupt entry,
     │                              which is rebuilt silently)
-    └── SimulationError            the simulation cannot proceed
-        └── DeadlockError          every task is blocked and no timer is pending
+    ├── SimulationError            the simulation cannot proceed
+    │   └── DeadlockError          every task is blocked and no timer is pending
+    └── ToolError                  a live tool call failed (unreachable endpoint, timeout,
+                                   bad reply): recorded as a trace event, never a crash
 """
 
 from __future__ import annotations
@@ -105,3 +107,10 @@ class DeadlockError(SimulationError):
 
     def __reduce__(self) -> tuple[type, tuple[float, str]]:  # picklable across worker processes
         return (type(self), (self.virtual_time_s, self.detail))
+
+
+class ToolError(StreamragError):
+    """A live tool call failed: the endpoint is unreachable, timed out or answered badly.
+
+    The live pipeline records it as a ``tool_error`` trace event (the call is lost, as a
+    rejected one is) and the terminal shows this message as one line."""

@@ -15,6 +15,7 @@ engine       engine.* (the simulation kernel)                   base
 calibration  calibration.* (measurements → latency models)      base, engine
 pipeline     pipeline.*                                         base, engine
 simulator    simulator.*                                        everything above but calibration, sweep, cli
+live         live.* (real clock, real tools, real words)        everything above but sweep, cli
 sweep        sweep.*                                            everything but cli
 cli          cli, commands.*, __main__                          everything
 ===========  =================================================  ============================================
@@ -37,7 +38,7 @@ LAYER_OF_PREFIX = {
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",
     "streamrag.engine": "engine", "streamrag.calibration": "calibration", "streamrag.pipeline": "pipeline", "streamrag.simulator": "simulator",
-    "streamrag.sweep": "sweep", "streamrag.commands": "cli", "streamrag.cli": "cli", "streamrag.__main__": "cli",
+    "streamrag.live": "live", "streamrag.sweep": "sweep", "streamrag.commands": "cli", "streamrag.cli": "cli", "streamrag.__main__": "cli",
 }  # fmt: skip
 ALLOWED = {
     "base": set(),
@@ -48,8 +49,9 @@ ALLOWED = {
     "calibration": {"base", "engine"},
     "pipeline": {"base", "engine"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
+    "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
     "sweep": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
-    "cli": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "sweep"},
+    "cli": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "sweep", "live"},
 }
 WALL_CLOCK = {("time", "time"), ("time", "perf_counter"), ("time", "monotonic"), ("time", "monotonic_ns"),
               ("time", "perf_counter_ns"), ("time", "time_ns"), ("datetime", "now"), ("datetime", "utcnow"),

@@ -67,6 +67,7 @@ class Job:
         "on_done",
         "on_reject",
         "on_start",
+        "prefix_t",
         "rec",
         "remaining",
         "resource",
@@ -92,8 +93,11 @@ class Job:
         stage: str = "",
         call: int = 0,
         arm: str = "",
+        prefix_t: int = 0,
     ) -> None:
         self.work_us = work_us
+        self.prefix_t = prefix_t
+        """The prefix a tool call (L) asks about; a live tool resource turns it into the query."""
         self.arm = arm
         self.job_class = job_class
         self.on_done = on_done

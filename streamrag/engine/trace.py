@@ -17,6 +17,8 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``thread_start``  the call's thread starts query generation (G)
 ``gen_done``      query generation ended; the tool call (L) starts
 ``tool_done``     the tool result is in (``top``: its top-k in full mode)
+``tool_error``    (live) the tool call failed (``error``: timeout, unreachable, bad
+                  reply); the call is lost, as a rejected one is
 ``cancel``        the call was killed (``replaced`` by ``replace``, or by the reflector
                   once it chose another result); ``unstarted``: a call fired on the last
                   word that the reflector's first look made unnecessary before it
@@ -104,6 +106,14 @@ class ToolDoneEvent(_Event):
     call: int
     prefix_t: int
     top: tuple[int, ...] | None = None
+
+
+class ToolErrorEvent(_Event):
+    kind: Literal["tool_error"] = "tool_error"
+    arm: Arm
+    call: int
+    prefix_t: int
+    error: str
 
 
 class CancelEvent(_Event):
@@ -223,6 +233,7 @@ TraceEvent = Annotated[
     | ThreadStartEvent
     | GenDoneEvent
     | ToolDoneEvent
+    | ToolErrorEvent
     | CancelEvent
     | ReflectEvent
     | CheckEvent

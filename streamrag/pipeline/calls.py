@@ -143,7 +143,7 @@ class _Chain:
         self.rec.emit("gen_done", arm=call.arm, call=call.idx)
         call.job = Job(
             self.plan.l_us[call.prefix_t - 1], job_class=self.job_class, on_done=self.tool_done, on_reject=self.lost,
-            rec=self.rec, stage="L", call=call.idx, arm=call.arm,
+            rec=self.rec, stage="L", call=call.idx, arm=call.arm, prefix_t=call.prefix_t,
         )  # fmt: skip
         if self.submit_tool is None:
             self.services.tool.submit(call.job)

@@ -103,7 +103,9 @@ class BaselineArm:
     """The non-streaming arm: at end of turn, G + L on the full query, then F.
 
     Driven by timers and the resources' callbacks; :attr:`finished` is set when its
-    answer is ready (or the session failed: a confirmed stage was rejected)."""
+    answer is ready (or the session failed: a confirmed stage was rejected). It starts
+    at the plan's end of turn, or, with ``at_turn_end=False`` (live input, whose end is
+    not known in advance), when the driver calls :meth:`start`."""
 
     def __init__(
         self,
@@ -112,6 +114,8 @@ class BaselineArm:
         plan: QuestionPlan,
         services: Services,
         on_done: Callable[[], object] | None = None,
+        *,
+        at_turn_end: bool = True,
     ) -> None:
         self.clock = clock
         self.rec = rec
@@ -119,9 +123,11 @@ class BaselineArm:
         self.services = services
         self.finished = anyio.Event()
         self._on_done = on_done
-        clock.call_at_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END, self._start)
+        if at_turn_end:
+            clock.call_at_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END, self.start)
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """End of turn: the call on the full query."""
         n = self.plan.question.n_words
         call = Call(1, n, "baseline", "baseline")
         self.rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
@@ -223,16 +229,32 @@ class StreamingArm:
 
     # -- input and trigger ------------------------------------------------------------
 
-    async def run(self) -> None:
-        await self._run()
+    async def run(self, turn_end: anyio.Event | None = None) -> None:
+        """Hear the words, fire, reflect at end of turn, answer.
 
-    async def _run(self) -> None:
+        Without ``turn_end`` the words arrive on the plan's schedule (simulation); with
+        it (live input) a driver calls :meth:`hear` and :meth:`tick` as words and ticks
+        come, and sets ``turn_end`` when the turn is over."""
+        await self._run(turn_end)
+
+    def hear(self, t: int) -> None:
+        """Word t arrived (live input; the plan's question must already say if it is the last)."""
+        self._on_word(t)
+
+    def tick(self) -> None:
+        """A time-based trigger opportunity (live input)."""
+        self._on_tick()
+
+    async def _run(self, turn_end: anyio.Event | None = None) -> None:
         clock, rec, plan = self.clock, self.rec, self.plan
         origin = rec.origin_us
-        # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
-        for at_us, priority, word_t in _schedule(plan, self.trigger.tick_us):
-            clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
-        await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
+        if turn_end is None:
+            # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
+            for at_us, priority, word_t in _schedule(plan, self.trigger.tick_us):
+                clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
+            await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
+        else:
+            await turn_end.wait()
         chosen = await self._reflect()
         if chosen is None:  # the fallback call was rejected: the session failed
             return

@@ -1,0 +1,213 @@
+"""``streamrag live``: the pipeline on the real clock, with a real tool, as you type or
+as a question replays (standard-library imports only at top level)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+HELP = "run the streaming pipeline live: real words, a real tool, the wall clock"
+
+EPILOG = """\
+examples:
+  streamrag live --out runs/live                                   # type questions (Enter ends a turn)
+  streamrag live --transcript turn.jsonl --out runs/live           # {"word": ..., "t_ms": ...} per line
+  streamrag serve demo --port 8750 --latency-ms 30 &
+  streamrag live --replay 32 --url http://127.0.0.1:8750/search --out runs/replay \\
+      --set input.delta_wps=10 --set latency.G_ms=20 --set latency.F_ms=40
+
+The scenario's trigger, thread cap, reflector rules, cadence (replays), G and F apply;
+the tool call L is real: --url (a retrieval endpoint, JSON in and out) or BM25 in
+process over --corpus, optionally delayed by --latency-ms or a profile's L. The
+heuristic reflector re-scores results with BM25 over --corpus, so the endpoint must
+serve that corpus (chunk ids are positions in it). Outputs as simulate's (trace.jsonl,
+results.csv, summary.json, manifest.json); streamrag trace reads them. --replay N also
+simulates the same questions with L fitted to the measured calls and writes replay.csv
+and replay.json (per question |delta saved|, overheads).
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("live", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
+        "--replay", type=int, metavar="N", help="replay the first N questions of --data at the scenario's cadence"
+    )
+    source.add_argument("--transcript", metavar="FILE", help="a timestamped transcript: JSON lines {word, t_ms}")
+    p.add_argument("--data", default="demo", metavar="DATA", help="--replay's questions: demo (default) or a CRAG file")
+    p.add_argument("--corpus", default="demo", metavar="CORPUS",
+                   help="the corpus of the in-process tool and of the reflector's BM25 (default demo)")  # fmt: skip
+    p.add_argument("--url", metavar="URL", help="call this retrieval endpoint instead of BM25 in process")
+    p.add_argument("--timeout-ms", dest="timeout_ms", type=float, default=2000.0, metavar="MS", help="--url: per-call timeout")
+    p.add_argument("--concurrency", type=int, default=8, metavar="N", help="--url: calls in flight at most (default 8)")
+    delay = p.add_mutually_exclusive_group()
+    delay.add_argument("--latency-ms", dest="latency_ms", type=float, metavar="X", help="add X ms to every tool call")
+    delay.add_argument("--latency-profile", dest="latency_profile", metavar="PROFILE", help="add a delay drawn from PROFILE's L")
+    p.add_argument("--scenario", default="paper_rq3", metavar="NAME_OR_TOML", help="scenario (default paper_rq3)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a scenario field")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--quiet", action="store_true", help="no event lines, only each turn's outcome")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamrag.engine.loop import run_real
+    from streamrag.errors import ConfigError
+
+    if args.replay is not None and args.replay < 1:
+        raise ConfigError(f"--replay: must be ≥ 1, got {args.replay}")
+    overrides = list(args.overrides)
+    if args.replay is not None:  # the served corpus is one pool: judge and simulate in global scope
+        overrides += ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={args.replay}"]
+    from streamrag.simulator.scenario import load_scenario
+
+    rs = load_scenario(args.scenario, overrides)
+    command = ["streamrag", "live", *sys.argv[2:]] if len(sys.argv) > 1 and sys.argv[1] == "live" else ["streamrag", "live"]
+    restore = _cbreak() if args.replay is None and args.transcript is None else None
+    try:
+        return run_real(lambda clock: _main(clock, args, rs, command))
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _cbreak() -> Any:
+    """Keys reach the program as typed (not at Enter) when stdin is a terminal."""
+    if not sys.stdin.isatty():
+        return None
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    return lambda: termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str]) -> int:
+    from collections.abc import AsyncIterator
+
+    from rich.console import Console
+
+    from streamrag.live.display import LiveDisplay
+    from streamrag.live.run import RunWriter, run_live
+    from streamrag.live.session import Turn
+    from streamrag.live.tools import BM25Tool, HttpTool
+    from streamrag.live.words import TypedWords, read_transcript
+    from streamrag.pipeline.tools import DelayedTool, Tool
+
+    judge = BM25Tool.from_corpus(args.corpus, clock)
+    tool: Tool = (
+        judge if args.url is None else HttpTool(args.url, clock, timeout_ms=args.timeout_ms, concurrency=args.concurrency)
+    )
+    if args.latency_ms is not None or args.latency_profile is not None:
+        tool = DelayedTool(tool, _delay_model(args), clock, _delay_rng(rs))
+    console = Console(highlight=False, soft_wrap=True)
+    display = None if args.quiet else LiveDisplay(console)
+    mode = "replay" if args.replay is not None else "transcript" if args.transcript else "typed"
+    model = f"heuristic on live results (BM25 of {args.corpus})"
+    writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")
+    questions: list[Any] = []
+
+    async def turns() -> AsyncIterator[Turn]:
+        if args.replay is not None:
+            for turn in _replay_turns(args, rs, questions):
+                yield turn
+        elif args.transcript:
+            yield Turn("transcript-1", read_transcript(args.transcript))
+        else:
+            if sys.stdin.isatty():
+                console.print("type a question; Enter ends the turn, Ctrl-D ends the run")
+            i = 0
+            async for typed in TypedWords.turns(sys.stdin.fileno()):
+                i += 1
+                yield Turn(f"typed-{i}", typed)
+
+    try:
+        rows = await run_live(clock, turns(), tool, judge, rs, writer, display)
+    finally:
+        writer.close()
+        inner = getattr(tool, "inner", tool)
+        if isinstance(inner, HttpTool):
+            await inner.aclose()
+    saved = [r.saved_ms for r in rows if r.saved_ms is not None]
+    mean = f"mean saved {sum(saved) / len(saved):.1f} ms" if saved else "no answered turn"
+    print(f"live: {len(rows)} turn(s), {mean}; wrote {args.out}/")
+    if args.replay is not None and saved:
+        _versus_simulation(args, rs, questions, rows)
+    return 0
+
+
+def _delay_model(args: argparse.Namespace) -> Any:
+    from streamrag.engine.latency import ConstantLatency
+    from streamrag.engine.profiles import load_profile
+    from streamrag.errors import ConfigError
+
+    if args.latency_ms is not None:
+        if args.latency_ms < 0:
+            raise ConfigError(f"--latency-ms: must be ≥ 0, got {args.latency_ms}")
+        return ConstantLatency(ms=args.latency_ms, source="--latency-ms")
+    profile = load_profile(args.latency_profile)
+    if "L" not in profile.stages:
+        raise ConfigError(f"--latency-profile: {args.latency_profile!r} has no stage L")
+    return profile.stages["L"]
+
+
+def _delay_rng(rs: Any) -> Any:
+    import numpy as np
+
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([rs.scenario.seed, 12])))
+
+
+def _replay_turns(args: argparse.Namespace, rs: Any, questions: list[Any]) -> list[Any]:
+    """The first N questions of --data as turns (and, in ``questions``, as the simulator sees them)."""
+    from streamrag.analysis.entry import open_source
+    from streamrag.data.selection import Selection
+    from streamrag.live.replay import replay_turns
+    from streamrag.simulator.questions import load_selected
+
+    data = _data_path(args.data)
+    qs = load_selected(rs.scenario, data=data)
+    questions.extend(qs.questions)
+    queries = {q.interaction_id: q.record.query for q in open_source(data, selection=Selection(split=None)).questions}
+    return replay_turns(questions, queries, rs)
+
+
+def _data_path(data: str) -> Any:
+    if data == "demo":
+        from streamrag.data.demo import demo_path
+
+        return demo_path()
+    return data
+
+
+def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], live_rows: list[Any]) -> None:
+    """Simulate the replayed questions with L fitted to the live calls; compare."""
+    from pathlib import Path
+
+    from streamrag.engine.trace import read_trace
+    from streamrag.live.replay import compare, fitted, measured_L_ms, write_comparison
+    from streamrag.simulator.runner import manifest_json, simulate, write_run
+
+    out = Path(args.out)
+    events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]
+    measured = measured_L_ms(events)
+    rs_fit, fit = fitted(rs, measured)
+    done = {r.interaction_id for r in live_rows}
+    sim = simulate([q for q in questions if q.interaction_id in done], rs_fit)
+    manifest = manifest_json(
+        rs_fit, sim.reflector_model, input_path=str(_data_path(args.data)), input_mode="data", command=["streamrag", "live", "--replay"],
+        jobs=1, n_questions=len(sim.rows),
+    )  # fmt: skip
+    write_run(out / "simulated", sim, rs_fit, manifest=manifest)
+    comparison = compare(live_rows, sim.rows, measured, fit)
+    write_comparison(out, comparison)
+    s = comparison.summary
+    print(
+        f"simulated with L fitted to {len(measured)} live calls ({fit.chosen}, median {s['measured_L_ms']['median']:.1f} ms): "
+        f"mean delta saved {s['delta_saved_ms']['mean']:+.1f} ms, |delta| p90 {s['abs_delta_saved_ms']['p90']:.1f} ms, "
+        f"overhead streaming median {s['overhead_streaming_ms']['median']:+.1f} ms (p90 {s['overhead_streaming_ms']['p90']:+.1f}), "
+        f"baseline median {s['overhead_baseline_ms']['median']:+.1f} ms; same decision {s['same_decision']['n']}/{s['n_questions']}; "
+        f"wrote {out}/replay.csv"
+    )

@@ -1,0 +1,227 @@
+"""Live mode: real tools, real words, the real clock — and the same pipeline as simulate.
+
+Real-clock tests are short (δ = 20 w/s, L of tens of ms) and assert with tolerances
+that allow for a loaded 2-core machine; the exact checks run the live path on the
+virtual clock, where it must reproduce the simulator to the microsecond.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from streamrag.cli import main
+from streamrag.engine.clock import Clock, RealClock
+from streamrag.engine.latency import ConstantLatency
+from streamrag.engine.loop import run_real, run_virtual
+from streamrag.engine.trace import read_trace
+from streamrag.errors import RecordError
+from streamrag.live.run import result_row
+from streamrag.live.session import run_turn
+from streamrag.live.tools import BM25Tool, HttpTool, load_corpus
+from streamrag.live.words import HeardWord, TypedWords, read_transcript
+from streamrag.pipeline.tools import DelayedTool
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--set", "input.delta_wps=20", "--set", "latency.G_ms=5", "--set", "latency.F_ms=20"]
+
+
+@pytest.fixture(scope="module")
+def demo_chunks():
+    return load_corpus("demo")
+
+
+def _replay_setup(n, overrides):
+    from streamrag.analysis.entry import open_source
+    from streamrag.data.demo import demo_path
+    from streamrag.data.selection import Selection
+    from streamrag.live.replay import replay_turns
+    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.scenario import load_scenario
+
+    rs = load_scenario(
+        "paper_rq3", ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={n}", *overrides]
+    )
+    questions = load_selected(rs.scenario, data=demo_path()).questions
+    queries = {q.interaction_id: q.record.query for q in open_source(demo_path(), selection=Selection(split=None)).questions}
+    return rs, questions, replay_turns(questions, queries, rs)
+
+
+def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(demo_chunks):
+    # Same questions, same G/L/F: words pushed by a word source, every L a real BM25 call
+    # (delayed by the constant L on the clock), the reflector judging the real results.
+    from streamrag.simulator.runner import simulate
+
+    rs, questions, turns = _replay_setup(6, ["latency.L_ms=600"])
+    simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
+
+    async def main_(clock: Clock):
+        tool = BM25Tool(demo_chunks, clock)
+        delayed = DelayedTool(tool, ConstantLatency(ms=600), clock)
+        rows = []
+        for turn in turns:
+            outcome = await run_turn(clock, turn, delayed, tool, rs, lambda e: None)
+            rows.append(result_row(outcome, turn, rs))
+        return rows
+
+    for row in run_virtual(main_):
+        assert row == simulated[row.interaction_id]
+
+
+def test_typed_words_are_heard_as_typed_and_a_line_ends_the_turn():
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"what is   the capital\nsecond turn \n\n")
+    os.close(write_fd)
+
+    async def collect(clock: Clock):
+        turns = []
+        async for typed in TypedWords.turns(read_fd):
+            turns.append([w async for w in typed.words(clock, 0)])
+        return turns
+
+    turns = run_real(collect)
+    os.close(read_fd)
+    assert turns == [
+        [HeardWord("what", False), HeardWord("is", False), HeardWord("the", False), HeardWord("capital", True)],
+        [HeardWord("second", False), HeardWord("turn", True)],  # the line break was already read with the space
+    ]
+
+
+def test_a_transcript_is_read_and_a_bad_line_names_its_field(tmp_path):
+    good = tmp_path / "t.jsonl"
+    good.write_text('{"word": "hello", "t_ms": 0}\n{"word": "world", "t_ms": 120.5}\n', encoding="utf-8")
+    words = read_transcript(good)
+    assert (words.texts, words.word_us) == (["hello", "world"], [0, 120500])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"word": "hello", "t_ms": 50}\n{"word": "world", "t_ms": 10}\n', encoding="utf-8")
+    with pytest.raises(RecordError, match=r"bad.jsonl:2: field 't_ms'"):
+        read_transcript(bad)
+
+
+def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_chunks):
+    # In-process BM25 with an injected constant L of 20 ms; δ = 20 w/s.
+    from streamrag.simulator.runner import simulate
+
+    rs, questions, turns = _replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
+    simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
+
+    async def main_(clock: Clock):
+        tool = BM25Tool(demo_chunks, clock)
+        delayed = DelayedTool(tool, ConstantLatency(ms=20), clock)
+        return [(turn, await run_turn(clock, turn, delayed, tool, rs, lambda e: None)) for turn in turns]
+
+    for turn, outcome in run_real(main_):
+        live = result_row(outcome, turn, rs)
+        sim = simulated[turn.qid]
+        assert (live.used_prefix_t, live.misfire, live.calls_fired) == (sim.used_prefix_t, sim.misfire, sim.calls_fired)
+        # never earlier than the model; late by scheduling noise only
+        assert live.baseline_ms >= sim.baseline_ms - 1
+        assert abs(live.saved_ms - sim.saved_ms) < 25, (live, sim)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server():
+    """``streamrag serve demo`` on a free port (latency from the test's parameter); stopped after."""
+    procs = []
+
+    def start(latency_ms: float) -> str:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        cmd = [sys.executable, "-m", "streamrag", "serve", "demo", "--port", "0", "--latency-ms", str(latency_ms)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        procs.append(proc)
+        line = proc.stdout.readline()
+        assert "serving" in line, proc.stderr.read()
+        return line.split(" at ")[1].split()[0]
+
+    yield start
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a stuck server
+            proc.kill()
+
+
+def test_the_server_answers_as_bm25_in_process(server, demo_chunks):
+    url = server(0)
+
+    async def ask(clock: Clock):
+        http = HttpTool(url, clock)
+        try:
+            return (await http.search("which company had more employees", 3)).hits
+        finally:
+            await http.aclose()
+
+    hits = run_real(ask)
+    local = BM25Tool(demo_chunks, RealClock()).rank("which company had more employees", 3)
+    assert [(h.chunk_id, h.score, h.text) for h in hits] == [(h.chunk_id, h.score, h.text) for h in local]
+
+
+def test_live_replay_against_the_server_writes_a_run_and_the_comparison(server, tmp_path, capsys):
+    url = server(20)
+    out = tmp_path / "run"
+    assert main(["live", "--replay", "3", "--url", url, "--out", str(out), "--quiet", *FAST]) == 0
+    for name in ("trace.jsonl", "results.csv", "summary.json", "manifest.json", "replay.csv", "replay.json"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "replay.json").read_text())
+    assert summary["n_questions"] == 3
+    assert summary["same_decision"]["n"] == 3
+    assert abs(summary["delta_saved_ms"]["mean"]) <= 15
+    assert summary["measured_L_ms"]["min"] >= 20  # the injected latency is a floor
+    assert "mean delta saved" in capsys.readouterr().out
+    qid = next(e.qid for e in read_trace(out / "trace.jsonl"))
+    assert main(["trace", str(out), qid]) == 0
+
+
+def test_a_dead_endpoint_gives_a_clear_line_and_recorded_events(tmp_path, capsys):
+    url = f"http://127.0.0.1:{_free_port()}/search"  # nothing listens there
+    out = tmp_path / "dead"
+    assert main(["live", "--replay", "1", "--url", url, "--out", str(out), *FAST]) == 0
+    printed = capsys.readouterr().out
+    assert f"tool {url}: cannot connect" in printed
+    errors = [e for e in read_trace(out / "trace.jsonl") if e.kind == "tool_error"]
+    assert errors and all("cannot connect" in e.error for e in errors)
+    results = (out / "results.csv").read_text()
+    assert "arm failed (tool error)" in results
+
+
+def test_a_slow_endpoint_times_out_into_recorded_events(server, tmp_path, capsys):
+    url = server(300)
+    out = tmp_path / "slow"
+    assert main(["live", "--replay", "1", "--url", url, "--timeout-ms", "50", "--out", str(out), *FAST]) == 0
+    assert "no reply within 50 ms" in capsys.readouterr().out
+    errors = [e for e in read_trace(out / "trace.jsonl") if e.kind == "tool_error"]
+    assert errors and all("no reply within 50 ms" in e.error for e in errors)
+
+
+def test_ctrl_c_leaves_a_readable_partial_trace(tmp_path):
+    out = tmp_path / "interrupted"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "streamrag", "live", "--replay", "5", "--out", str(out), "--latency-ms", "20",
+           "--set", "input.delta_wps=4"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    trace = out / "trace.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not trace.is_file() or trace.stat().st_size < 2000):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    events = read_trace(trace)  # every line parses
+    assert events and events[0].kind == "word"
+    assert not any(e.kind == "answer_ready" and e.arm == "baseline" for e in events[-1:])  # cut mid-run
