@@ -7,7 +7,7 @@ dependencies; lazy imports inside functions count too):
 layer        modules                                            may import
 ===========  =================================================  ============================================
 base         errors, atomic, progress, resources, overrides,    —
-             processes, lines, figures, digest
+             processes, lines, figures, digest, correlation
 data         data.*, text, chunking, grounding, cache           base
 retrieval    retrieval.*                                        base, data
 analysis     analysis.*                                         base, data, retrieval
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1] / "streamrag"
 LAYER_OF_PREFIX = {
     "streamrag.errors": "base", "streamrag.atomic": "base", "streamrag.progress": "base",
     "streamrag.resources": "base", "streamrag.overrides": "base", "streamrag.processes": "base",
-    "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base",
+    "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base", "streamrag.correlation": "base",
     "streamrag.data": "data", "streamrag.text": "data", "streamrag.chunking": "data",
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from streamrag.analysis._values import bool_column, label_column, num_column, share, to_float
 from streamrag.analysis.stats import MIN_GROUP_N, headline, rq1, streamable_cell
+from streamrag.correlation import spearman
 
 if TYPE_CHECKING:
     from streamrag.analysis.runner import QuestionAnalysis
@@ -64,11 +64,8 @@ def _arm(df: pd.DataFrame, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    n = len(x)
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"n": n, "rho": None, "p": None}
-    res = scipy.stats.spearmanr(x, y)
-    return {"n": n, "rho": to_float(res.statistic), "p": to_float(res.pvalue)}
+    s = spearman(x, y)
+    return {"n": s["n"], "rho": s["rho"], "p": s["p"]}
 
 
 def _type_order(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], min_n: int) -> dict[str, Any]:

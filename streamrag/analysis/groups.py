@@ -17,6 +17,7 @@ import pandas as pd
 import scipy.stats
 
 from streamrag.analysis._values import active, bool_column, label_column, num_column, to_float
+from streamrag.correlation import spearman
 
 __all__ = ["anchor_spearman", "dunn_holm", "group_rng", "group_stats", "kruskal_wallis", "median_ci95"]
 
@@ -142,11 +143,9 @@ def group_stats(df: pd.DataFrame, by: str, *, n_resamples: int, seed: int, min_g
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    n = int(x.size)
-    if np.ptp(x) == 0 or np.ptp(y) == 0:  # a constant variable: rank correlation undefined
-        return {"n": n, "rho": None, "p": None}
-    res = scipy.stats.spearmanr(x, y)
-    return {"n": n, "rho": to_float(res.statistic), "p": to_float(res.pvalue)}
+    """Undefined (None) below 3 pairs or with a constant variable."""
+    s = spearman(x, y)
+    return {"n": s["n"], "rho": s["rho"], "p": s["p"]}
 
 
 def anchor_spearman(df: pd.DataFrame) -> dict[str, Any]:

@@ -16,23 +16,50 @@
   scores); :mod:`~streamrag.retrieval.global_store`: ``save_index``, ``load_index`` (memory-mapped).
 """
 
-from streamrag.retrieval.base import BM25Retriever, Retriever
-from streamrag.retrieval.bm25 import BM25Index, BM25Params
-from streamrag.retrieval.dense import DenseRetriever, exact_topk
-from streamrag.retrieval.embed import Embedder, HashingEmbedder
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings, PrefixScorer, global_prefix_rankings
-from streamrag.retrieval.global_store import load_index, save_index
-from streamrag.retrieval.prefix import (
-    EmptyCorpusError,
-    EmptyQueryError,
-    NothingToRankError,
-    PrefixRankings,
-    prefix_rankings,
-    prefix_scores,
-)
-from streamrag.retrieval.ranking import full_ranking, rank_topk, rank_topk_rows
-from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer, word_tokens
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names load on first use (PEP 562): importing one submodule — the retriever registry for
+# a scenario, say — does not import the whole package (scipy.sparse, the dense code).
+_HOME = {
+    "BM25Retriever": "base", "Retriever": "base", "BM25Index": "bm25", "BM25Params": "bm25",
+    "DenseRetriever": "dense", "exact_topk": "dense", "Embedder": "embed", "HashingEmbedder": "embed",
+    "GlobalIndex": "global_index", "ChunkValues": "global_prefix", "GlobalPrefixRankings": "global_prefix",
+    "PrefixScorer": "global_prefix", "global_prefix_rankings": "global_prefix", "load_index": "global_store",
+    "save_index": "global_store", "EmptyCorpusError": "prefix", "EmptyQueryError": "prefix",
+    "NothingToRankError": "prefix", "PrefixRankings": "prefix", "prefix_rankings": "prefix",
+    "prefix_scores": "prefix", "full_ranking": "ranking", "rank_topk": "ranking", "rank_topk_rows": "ranking",
+    "RegexTokenizer": "tokenize", "Tokenizer": "tokenize", "word_tokens": "tokenize",
+}  # fmt: skip
+
+if TYPE_CHECKING:
+    from streamrag.retrieval.base import BM25Retriever, Retriever
+    from streamrag.retrieval.bm25 import BM25Index, BM25Params
+    from streamrag.retrieval.dense import DenseRetriever, exact_topk
+    from streamrag.retrieval.embed import Embedder, HashingEmbedder
+    from streamrag.retrieval.global_index import GlobalIndex
+    from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings, PrefixScorer, global_prefix_rankings
+    from streamrag.retrieval.global_store import load_index, save_index
+    from streamrag.retrieval.prefix import (
+        EmptyCorpusError,
+        EmptyQueryError,
+        NothingToRankError,
+        PrefixRankings,
+        prefix_rankings,
+        prefix_scores,
+    )
+    from streamrag.retrieval.ranking import full_ranking, rank_topk, rank_topk_rows
+    from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer, word_tokens
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'streamrag.retrieval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"streamrag.retrieval.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BM25Index",

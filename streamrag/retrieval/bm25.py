@@ -27,13 +27,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["BM25Index", "BM25Params"]
 
@@ -168,6 +170,8 @@ class BM25Index:
         # first_seen iterates in first-occurrence order, which is also term-id order.
         vocabulary = dict(zip(first_seen, range(starts.shape[0]), strict=True))
         n_terms = len(vocabulary)
+        import scipy.sparse as sp  # here, not at import: reading tables and replaying needs no index
+
         tf = sp.csr_array((counts.astype(np.int32), cols.astype(np.int32), indptr), shape=(n_terms, n_docs))
         return cls(
             tf=tf,

@@ -156,14 +156,9 @@ def _run_mode(run_dir: Path) -> tuple[str | None, str | None, str | None]:
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """Pearson r and two-sided p (None when undefined: < 3 pairs or a constant side)."""
-    n = int(x.size)
-    if n < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return {"r": None, "p": None, "n": n}
-    from scipy.stats import pearsonr
+    from streamrag.correlation import pearson
 
-    res = pearsonr(x, y)
-    r, p = float(res.statistic), float(res.pvalue)
-    return {"r": r if np.isfinite(r) else None, "p": p if np.isfinite(p) else None, "n": n}
+    return pearson(x, y)
 
 
 def _agreement(column: str, ids: Sequence[str], run: dict[str, _Question], published: dict[str, _Question]) -> dict[str, Any]:

@@ -284,14 +284,11 @@ def stats(values: np.ndarray) -> dict[str, float | None]:
     }
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | int | None]:
     """Spearman ρ and two-sided p (``None`` when undefined: < 3 rows or a constant column)."""
-    if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return {"rho": None, "p": None, "n": int(x.size)}
-    from scipy.stats import spearmanr
+    from streamrag.correlation import spearman as rank_correlation
 
-    res = spearmanr(x, y)
-    return {"rho": _clean(float(res.statistic)), "p": _clean(float(res.pvalue)), "n": int(x.size)}
+    return rank_correlation(x, y)
 
 
 def summarize(rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dict[str, int] | None = None) -> dict[str, Any]:
