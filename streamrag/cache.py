@@ -1,7 +1,9 @@
 """On-disk cache of processed chunks, keyed by record content and chunk settings.
 
 One gzip-compressed JSON file per entry, ``ROOT/ab/abcdef….json.gz``, holding the key it
-was written for, the format version and the chunks. An entry whose file is unreadable,
+was written for, the format version and the chunks. ``ROOT/files/`` holds one manifest
+per input file read to the end (:mod:`streamrag.data.ingest`): what the reading yielded,
+records without pages and their chunk keys, so a rerun need not decompress the file. An entry whose file is unreadable,
 fails gzip's CRC, or names another key or version is treated as a miss and rebuilt.
 Writes go to a temporary file in the same folder and are renamed into place, so a
 crash never leaves a half-written entry behind.
@@ -14,6 +16,7 @@ import json
 import os
 import zlib
 from pathlib import Path
+from typing import Any
 
 from streamrag.atomic import write_bytes_atomic
 from streamrag.errors import CacheError
@@ -74,6 +77,29 @@ class ChunkCache:
             return None
         self.hits += 1
         return entry["chunks"]
+
+    def manifest_path(self, key: str) -> Path:
+        return self.root / "files" / f"{key}.json.gz"
+
+    def get_manifest(self, key: str) -> list[Any] | None:
+        """A file's manifest (what reading it yielded), or ``None`` if absent or unusable."""
+        try:
+            entry = json.loads(gzip.decompress(self.manifest_path(key).read_bytes()))
+        except (OSError, EOFError, zlib.error, ValueError):
+            return None
+        ok = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and entry.get("key") == key
+        return entry["items"] if ok and isinstance(entry.get("items"), list) else None
+
+    def put_manifest(self, key: str, items: list[Any]) -> None:
+        entry = {"format": CACHE_FORMAT, "key": key, "items": items}
+        data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
+        path = self.manifest_path(key)
+        path.parent.mkdir(exist_ok=True)
+        write_bytes_atomic(path, data)
+
+    def has(self, key: str) -> bool:
+        """Whether an entry file exists for ``key`` (not whether it is intact)."""
+        return self.path_for(key).is_file()
 
     def put(self, key: str, chunks: list[str]) -> None:
         entry = {"format": CACHE_FORMAT, "key": key, "n_chunks": len(chunks), "chunks": chunks}

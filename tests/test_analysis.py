@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from streamrag.analysis.anchor import t_anchor, t_pivot
@@ -165,3 +166,18 @@ def test_prefix_evidence_is_what_a_from_scratch_computation_gives(crag_sample: P
             assert ev.coverage_occurrences[t - 1] == sum(x in chunk_tokens for x in tokens) / len(tokens)
             ranks = [r for r, c in enumerate(ev.top_ids[t - 1].tolist(), start=1) if c in analysis.gold]
             assert ev.gold_rank[t - 1] == (ranks[0] if ranks else 0)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_analysis_on_two_processes_equals_one(tmp_path: Path, cached: bool) -> None:
+    from streamrag.analysis.runner import analyze_file
+    from streamrag.cache import ChunkCache
+
+    cache = ChunkCache(tmp_path / "cache") if cached else None
+    one = list(analyze_file(demo_path(), split=None, cache=cache, jobs=1))
+    two = list(analyze_file(demo_path(), split=None, cache=cache, jobs=2))  # cached: workers read the chunks
+    assert [a.row for a in two] == [a.row for a in one]
+    assert all(
+        (a.evidence is None and b.evidence is None) or np.array_equal(a.evidence.top_ids, b.evidence.top_ids)
+        for a, b in zip(one, two, strict=True)
+    )

@@ -95,14 +95,15 @@ def test_cache_hit_corrupt_and_stale_entries(tmp_path: Path, crag_sample: Path) 
     again = [q.chunks for q in ingest(crag_sample, cache=cache, limit=3, jobs=2)]
     assert again == first and cache.hits == 3
 
-    entries = sorted((tmp_path / "cache").rglob("*.json.gz"))
+    entries = sorted(p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files")
     assert len(entries) == 3
     entries[0].write_bytes(entries[0].read_bytes()[:-20])  # corrupt: gzip CRC fails
     stale = json.loads(gzip.decompress(entries[1].read_bytes()))
     stale["format"] = 0  # written by an older streamrag
     entries[1].write_bytes(gzip.compress(json.dumps(stale).encode()))
     third = [q.chunks for q in ingest(crag_sample, cache=cache, limit=3)]
-    assert third == first and cache.rebuilt == 2
+    # the manifest's replay meets the corrupt entry first (1), then the file is read (2 more)
+    assert third == first and cache.rebuilt == 3
     assert not list((tmp_path / "cache").rglob("*.tmp"))
     fourth = ChunkCache(tmp_path / "cache")
     list(ingest(crag_sample, cache=fourth, limit=3))
@@ -129,3 +130,43 @@ def test_records_keep_their_metadata_but_not_their_pages(crag_sample: Path) -> N
     assert q.record.query == "what is the shortest highway in the us in feet?"
     assert q.record.search_results == ()
     assert len(next(iter(read_records(crag_sample, ids={q.interaction_id}))).search_results) == 5
+
+
+def test_a_rerun_replays_the_files_manifest_without_reading_the_file(tmp_path: Path, crag_sample: Path, monkeypatch) -> None:
+    import streamrag.data.ingest as ingest_module
+
+    cache = ChunkCache(tmp_path / "cache")
+    first = list(ingest(crag_sample, cache=cache, split=None))
+    assert list((tmp_path / "cache" / "files").glob("*.json.gz"))  # read to the end: a manifest
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(ingest_module, "read_records", no_reading)
+    again = list(ingest(crag_sample, cache=cache, split=None, jobs=2))
+    assert [(q.record, q.chunks) for q in again] == [(q.record, q.chunks) for q in first]
+    with pytest.raises(AssertionError, match="read again"):  # another selection: another manifest
+        list(ingest(crag_sample, cache=cache, split=None, limit=2))
+
+
+def test_a_changed_file_or_a_lost_entry_is_read_again(tmp_path: Path, crag_sample: Path) -> None:
+    cache = ChunkCache(tmp_path / "cache")
+    data = tmp_path / "d.jsonl"
+    lines = [json.dumps({"interaction_id": f"q{i}", "query": "what is it", "answer": "x", "split": 0,
+                         "search_results": [{"page_result": f"<p>page {i} words</p>"}]}) for i in range(3)]  # fmt: skip
+    data.write_text("\n".join(lines) + "\n")
+    first = [q.chunks for q in ingest(data, cache=cache)]
+    data.write_text("\n".join(lines[:2]) + "\n")  # changed content: a new key, the file is read
+    assert [q.chunks for q in ingest(data, cache=cache)] == first[:2]
+    for entry in (tmp_path / "cache").rglob("*.json.gz"):
+        if entry.parent.name != "files":
+            entry.unlink()  # every chunk entry lost: the manifest cannot be replayed
+    assert [q.chunks for q in ingest(data, cache=cache)] == first[:2]
+
+
+def test_a_partly_consumed_pass_writes_no_manifest(tmp_path: Path, crag_sample: Path) -> None:
+    cache = ChunkCache(tmp_path / "cache")
+    stream = ingest(crag_sample, cache=cache, split=None)
+    next(stream)
+    stream.close()
+    assert not list((tmp_path / "cache").glob("files/*.json.gz"))

@@ -244,11 +244,56 @@ def analyze_file(
     (``CACHE/embeddings``).
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
-    for item in ingest(
+    items = ingest(
         path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit,
         ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,
-    ):  # fmt: skip
-        if isinstance(item, SkippedRecord):
-            yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
-        else:
-            yield analyze_question(item, settings, env=env)
+    )  # fmt: skip
+    if jobs > 1 and settings.retriever.kind == "bm25" and not settings.compare_retrievers:
+        yield from _analyze_parallel(items, settings, jobs, cache)
+        return
+    for item in items:
+        yield _analyze_item(item, settings, env)
+
+
+def _analyze_item(
+    item: Question | SkippedRecord, settings: AnalysisSettings, env: RetrieverEnv | None = None
+) -> QuestionAnalysis:
+    if isinstance(item, SkippedRecord):
+        return QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
+    return analyze_question(item, settings, env=env)
+
+
+def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis:
+    """A worker's analysis of a question whose chunks it reads from the cache itself."""
+    chunks = ChunkCache(root).get(key)
+    if chunks is None:  # gone since the parent read it: an unusable cache is a bug to see
+        raise RuntimeError(f"chunk cache entry {key} vanished during the run")
+    return analyze_question(Question(record, chunks, chunk_key=key), settings)
+
+
+def _analyze_parallel(
+    items: Iterator[Question | SkippedRecord], settings: AnalysisSettings, jobs: int, cache: ChunkCache | None
+) -> Iterator[QuestionAnalysis]:
+    """BM25 analyses on ``jobs`` processes, in input order, at most ``4·jobs`` questions in
+    flight (memory stays bounded on any file). A question whose chunks are in the cache
+    travels as its record and key (workers read the chunks; shipping them would cost
+    more than the analysis). Dense retrievers stay in this process: each worker would
+    load its own model."""
+    from collections import deque
+
+    from streamrag.processes import mp_context
+
+    window = 4 * jobs
+    root = None if cache is None else str(cache.root)
+    with mp_context().Pool(jobs) as pool:
+        pending: deque[Any] = deque()
+        for item in items:
+            if root is not None and isinstance(item, Question) and item.chunk_key:
+                job = pool.apply_async(_analyze_cached, (item.record, item.chunk_key, root, settings))
+            else:
+                job = pool.apply_async(_analyze_item, (item, settings))
+            pending.append(job)
+            while len(pending) > window:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()

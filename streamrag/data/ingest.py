@@ -4,10 +4,18 @@ The calling process decompresses, parses and validates lines (the reader) and lo
 the cache; HTML → text → chunks for cache misses runs in a process pool when
 ``jobs > 1``. Results come back in input order. Each question's pages are dropped
 once chunked, so memory stays bounded by the in-flight window.
+
+With a cache, a pass read to the end also stores a **manifest** of what it yielded —
+each record without its pages and its chunk key, each skipped line — keyed by the file's
+SHA-256, the chunk settings and the selection (split, ids, limit, error mode). A rerun
+with the same key and every chunk entry present replays the manifest without
+decompressing or parsing the file (hashing it is the only pass over its bytes); if an
+entry turns out unusable midway, the rest is read from the file as before.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -18,6 +26,8 @@ from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
 from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
 
+MANIFEST_VERSION = 1
+
 
 @dataclass(frozen=True, slots=True)
 class Question:
@@ -26,6 +36,8 @@ class Question:
     record: CragRecord
     chunks: list[str]
     line_no: int = 0
+    chunk_key: str = ""
+    """The chunks' content key in the cache (:func:`~streamrag.chunking.chunk_key`)."""
 
     @property
     def interaction_id(self) -> str:
@@ -50,6 +62,74 @@ def ingest(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[Question | SkippedRecord]:
     """Stream chunked questions (and skipped lines, with ``on_error="skip"``) in file order."""
+    if cache is None:
+        yield from _read(path, settings, None, jobs, split, limit, ids, on_error, parallel_decompression, progress)
+        return
+    try:
+        key = _manifest_key(path, settings, split, limit, ids, on_error)
+    except OSError:  # unreadable: the reader says so, in its words
+        yield from _read(path, settings, cache, jobs, split, limit, ids, on_error, parallel_decompression, progress)
+        return
+    items = cache.get_manifest(key)
+    done = 0
+    if items is not None and all(cache.has(item[2]) for item in items if item[0] == "q"):
+        for item in items:
+            entry = _from_manifest(item, cache)
+            if entry is None:  # an entry went bad since the check: read the rest from the file
+                break
+            done += 1
+            yield entry
+        else:
+            if progress is not None:
+                progress(Path(path).stat().st_size)
+            return
+    recorded: list[Any] = []
+    for i, entry in enumerate(_read(path, settings, cache, jobs, split, limit, ids, on_error, parallel_decompression, progress)):
+        recorded.append(_to_manifest(entry, settings))
+        if i >= done:
+            yield entry
+    cache.put_manifest(key, recorded)
+
+
+def _manifest_key(
+    path: str | Path, settings: ChunkSettings, split: int | None, limit: int | None, ids: Collection[str] | None, on_error: str
+) -> str:
+    import hashlib
+
+    from streamrag.digest import file_sha256
+
+    selection = json.dumps([split, limit, sorted(ids) if ids is not None else None, on_error])
+    text = f"manifest-v{MANIFEST_VERSION}|{file_sha256(path)}|{chunk_key((), settings)}|{selection}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _to_manifest(entry: Question | SkippedRecord, settings: ChunkSettings) -> list[Any]:
+    if isinstance(entry, SkippedRecord):
+        return ["s", entry.line_no, entry.interaction_id, entry.reason]
+    return ["q", entry.record.model_dump(mode="json"), entry.chunk_key, entry.line_no]
+
+
+def _from_manifest(item: list[Any], cache: ChunkCache) -> Question | SkippedRecord | None:
+    if item[0] == "s":
+        return SkippedRecord(line_no=item[1], interaction_id=item[2], reason=item[3])
+    chunks = cache.get(item[2])
+    if chunks is None:
+        return None
+    return Question(CragRecord.model_validate(item[1]), chunks, item[3], item[2])
+
+
+def _read(
+    path: str | Path,
+    settings: ChunkSettings,
+    cache: ChunkCache | None,
+    jobs: int,
+    split: int | None,
+    limit: int | None,
+    ids: Collection[str] | None,
+    on_error: OnError,
+    parallel_decompression: bool,
+    progress: Callable[[int], None] | None,
+) -> Iterator[Question | SkippedRecord]:
     records = read_records(
         path,
         split=split,
@@ -70,7 +150,7 @@ def ingest(
                 chunks = chunk_pages(item.search_results, settings)
                 if cache is not None:
                     cache.put(key, chunks)
-            yield Question(_without_pages(item), chunks)
+            yield Question(_without_pages(item), chunks, chunk_key=key)
         return
     yield from _ingest_parallel(records, settings, cache, jobs)
 
@@ -111,7 +191,7 @@ def _ingest_parallel(
                     chunks = entry.future.get()
                     if cache is not None:
                         cache.put(entry.key, chunks)
-                yield Question(entry.record, chunks)
+                yield Question(entry.record, chunks, chunk_key=entry.key)
 
         for item in records:
             if isinstance(item, SkippedRecord):
