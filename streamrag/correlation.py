@@ -85,11 +85,14 @@ def t_two_sided_p(t: float, df: float) -> float:
     return _regularized_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
-def _r_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def _r_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """r and its p; None when the spread underflows (values apart by ~1e-300 only)."""
     n = x.size
     dx, dy = x - x.mean(), y - y.mean()
-    r = float(np.dot(dx, dy) / math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy))))
-    r = max(-1.0, min(1.0, r))
+    spread = math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy)))
+    if not 0.0 < spread < math.inf:
+        return None
+    r = max(-1.0, min(1.0, float(np.dot(dx, dy)) / spread))
     df = n - 2
     if abs(r) == 1.0:
         return r, 0.0
@@ -107,8 +110,9 @@ def spearman(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -
         raise ValueError(f"spearman: {a.size} values against {b.size}")
     if _undefined(a, b):
         return {"rho": None, "p": None, "n": int(a.size)}
-    rho, p = _r_and_p(average_ranks(a), average_ranks(b))
-    return {"rho": rho, "p": p, "n": int(a.size)}
+    found = _r_and_p(average_ranks(a), average_ranks(b))  # ranks never underflow
+    assert found is not None
+    return {"rho": found[0], "p": found[1], "n": int(a.size)}
 
 
 def pearson(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) -> dict[str, float | int | None]:
@@ -118,5 +122,7 @@ def pearson(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float]) ->
         raise ValueError(f"pearson: {a.size} values against {b.size}")
     if _undefined(a, b):
         return {"r": None, "p": None, "n": int(a.size)}
-    r, p = _r_and_p(a, b)
-    return {"r": r, "p": p, "n": int(a.size)}
+    found = _r_and_p(a, b)
+    if found is None:
+        return {"r": None, "p": None, "n": int(a.size)}
+    return {"r": found[0], "p": found[1], "n": int(a.size)}
