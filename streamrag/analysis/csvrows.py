@@ -4,7 +4,8 @@ The rules every per-question CSV streamrag reads shares — the stabilization ta
 (:mod:`streamrag.analysis.table`), a run's ``results.csv`` and a published latency file
 (:mod:`streamrag.simulator.compare`): UTF-8 (a BOM is ignored), a header row without
 duplicates, the required columns present, as many fields per row as in the header,
-fields stripped, blank lines skipped, one row per question id. Values are parsed by the
+fields stripped, blank lines skipped, one row per question id (a skipped row may
+have none). Values are parsed by the
 caller with :func:`parse_int` / :func:`parse_float`, which raise :class:`RowError`; the
 caller adds file and line (``file:line: column 'c': problem``).
 """
@@ -72,12 +73,18 @@ def _open(path: str | os.PathLike[str]) -> TextIO:
 
 
 def read_rows(
-    path: str | os.PathLike[str], required: Sequence[str], *, id_column: str = "interaction_id"
+    path: str | os.PathLike[str],
+    required: Sequence[str],
+    *,
+    id_column: str = "interaction_id",
+    skip_column: str = "skip_reason",
 ) -> tuple[list[str], list[CsvRow]]:
     """The header and the data rows of a CSV file.
 
     Checks the structure only: a header naming every column of ``required`` once, rows
-    with as many fields as the header, ``id_column`` (when required) non-empty and unique.
+    with as many fields as the header, ``id_column`` (when required) non-empty and unique
+    — except on a row whose ``skip_column`` is non-empty: ``analyze --skip-bad`` keeps a
+    line it could not read, and such a line may have no readable id.
     Raises :class:`~streamrag.errors.DataFileError` when the file cannot be read,
     :class:`~streamrag.errors.TableError` (``file:line: problem``) otherwise.
     """
@@ -113,6 +120,9 @@ def read_rows(
                 fields = {h: f.strip() for h, f in zip(header, row, strict=True)}
                 if check_id:
                     qid = fields[id_column]
+                    if qid == "" and fields.get(skip_column):
+                        rows.append(CsvRow(line, fields))  # a record unread by analyze --skip-bad: no id to repeat
+                        continue
                     if qid == "":
                         raise TableError(f"{name}:{line}: column '{id_column}': empty, but a value is required")
                     if qid in first_line:
