@@ -54,15 +54,36 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     _configure_logging(args.verbose)
     from streamrag.errors import StreamragError
+    from streamrag.terminal import printable
 
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except StreamragError as exc:
-        print(f"streamrag: error: {exc}", file=sys.stderr)
+        print(f"streamrag: error: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the file system refused (disk full, permissions changed): not a bug
+        if exc.filename is None:
+            raise
+        print(f"streamrag: error: {printable(str(exc.filename))}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("streamrag: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe (``streamrag trace … | head``): it has what it
+    wanted, files are written, so exit 0 without a message; later writes go nowhere."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def entry() -> None:  # pragma: no cover - console script shim

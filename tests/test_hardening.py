@@ -107,3 +107,164 @@ def test_10_unknown_id_stops_every_command(tmp_path, capsys, command) -> None:
     assert code == 1
     assert one_error_line(err).startswith("--ids: question 'nope' not in ")
     assert files_under(out) == []
+
+
+# 2. Outputs are checked before any work ----------------------------------------------
+
+
+@pytest.fixture
+def small_data(tmp_path) -> Path:
+    return write_jsonl(tmp_path / "d.jsonl", [record(0), record(1)])
+
+
+@pytest.fixture
+def small_table(tmp_path, capsys, small_data) -> Path:
+    code, _, err = run_cli(["analyze", small_data, "--out", tmp_path / "a", "--no-cache", "--jobs", "1", "--no-figures"], capsys)
+    assert code == 0, err
+    return tmp_path / "a" / "stabilization.csv"
+
+
+def _writing_commands(tmp: Path, data: Path, table: Path) -> dict[str, list[object]]:
+    """Each command that writes, its output path as ``{out}``."""
+    return {
+        "analyze": ["analyze", data, "--out", "{out}", "--no-cache", "--jobs", "1"],
+        "stats": ["stats", table, "--out", "{out}"],
+        "simulate": ["simulate", "--table", table, "--scenario", "paper_rq3", "--out", "{out}"],
+        "sweep": ["sweep", "paper_rq2", "--input", f"table:{table}", "--out", "{out}"],
+        "demo": ["demo", "--out", "{out}"],
+        "generate": ["generate", "{out}", "--questions", "2"],
+        "calibrate": ["calibrate", tmp / "m.csv", "--out", "{out}"],
+    }
+
+
+@pytest.mark.parametrize("command", ["analyze", "stats", "simulate", "sweep", "demo", "generate", "calibrate"])
+@pytest.mark.parametrize("where", ["existing-file", "under-a-file"])
+def test_2_unusable_out_is_refused_before_any_work(
+    tmp_path, capsys, monkeypatch, small_data, small_table, command, where
+) -> None:
+    import streamrag.analysis.study as study
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the analysis ran before the output was checked")
+
+    monkeypatch.setattr(study, "analyze_input", no_work)
+    blocker = tmp_path / "blocker.csv"
+    blocker.write_text("x\n", encoding="utf-8")
+    name = {"calibrate": "o.toml", "generate": "o.jsonl"}.get(command, "o")
+    out = blocker / "sub" / name
+    if where == "existing-file":
+        out = blocker
+        if command in ("calibrate", "generate"):  # these write a file: a folder stands in the way
+            out = tmp_path / name
+            out.mkdir()
+    (tmp_path / "m.csv").write_text("timestamp,stage,duration_ms\n0,L,100\n", encoding="utf-8")
+    before = files_under(tmp_path)
+    argv = [str(a).format(out=out) for a in _writing_commands(tmp_path, small_data, small_table)[command]]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 1, err
+    line = one_error_line(err)
+    assert str(out) in line and ("not a folder" in line or "is a file" in line or "is a folder" in line), line
+    assert files_under(tmp_path) == before
+
+
+@pytest.mark.skipif(not Path("/proc/1").is_dir(), reason="needs Linux /proc for a folder nobody may write in")
+def test_2_unwritable_out_is_refused_before_the_analysis(tmp_path, capsys, monkeypatch, small_data) -> None:
+    import streamrag.analysis.study as study
+
+    monkeypatch.setattr(study, "analyze_input", lambda *a, **k: pytest.fail("analysis ran before the output check"))
+    code, _, err = run_cli(["analyze", small_data, "--out", "/proc/1/streamrag-out", "--no-cache"], capsys)
+    assert code == 1
+    assert one_error_line(err) == "--out /proc/1/streamrag-out: cannot write in /proc/1 (permission denied)"
+
+
+def test_simulate_refuses_a_nonempty_run_folder_unless_force(tmp_path, capsys, small_table) -> None:
+    out = tmp_path / "run"
+    argv = ["simulate", "--table", small_table, "--scenario", "paper_rq3", "--out", out, "--set", "select.population=all"]
+    assert run_cli(argv, capsys)[0] == 0
+    results = (out / "results.csv").read_bytes()
+    code, _, err = run_cli([*argv, "--set", "latency.L_ms=1000"], capsys)
+    assert code == 1
+    assert (
+        one_error_line(err) == f"--out {out}: exists and is not empty; pass --force to replace that run, or choose another folder"
+    )
+    assert (out / "results.csv").read_bytes() == results
+    assert run_cli([*argv, "--set", "latency.L_ms=1000", "--force"], capsys)[0] == 0
+    assert (out / "results.csv").read_bytes() != results
+
+
+# 8. trace: missing folders, a closed pipe, control characters ------------------------
+
+EVIL_ID = "evil\x1b[2J\x1b]8;;http://x\x07id"
+
+
+@pytest.fixture
+def run_dir(tmp_path, capsys) -> Path:
+    data = write_jsonl(tmp_path / "d.jsonl", [record(0), record(1, interaction_id=EVIL_ID)])
+    out = tmp_path / "run"
+    code, _, err = run_cli(["simulate", data, "--scenario", "paper_rq3", "--out", out, "--set", "select.population=all"], capsys)
+    assert code == 0, err
+    return out
+
+
+def test_8_trace_writes_into_missing_folders(tmp_path, capsys, run_dir) -> None:
+    png, perfetto = tmp_path / "new" / "figs" / "t.png", tmp_path / "other" / "t.json"
+    code, out, err = run_cli(["trace", run_dir, "q0", "--png", png, "--perfetto", perfetto], capsys)
+    assert (code, err) == (0, "")
+    assert png.read_bytes().startswith(b"\x89PNG") and perfetto.stat().st_size > 0
+    assert f"wrote {png}" in out
+
+
+def test_8_trace_into_a_closed_pipe_exits_0_quietly_and_still_writes_the_png(tmp_path, run_dir) -> None:
+    import os
+    import subprocess
+    import sys
+
+    png = tmp_path / "piped.png"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    argv = [sys.executable, "-m", "streamrag", "trace", str(run_dir), "q0", "--png", str(png)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line is written, as `| head -0`
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=120), err) == (0, "")
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_8_ids_are_printed_with_control_characters_escaped(tmp_path, capsys, run_dir) -> None:
+    code, out, err = run_cli(["trace", run_dir, EVIL_ID], capsys)
+    assert (code, err) == (0, "")
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil\\x1b[2J\\x1b]8;;http://x\\x07id" in out
+    code, _, err = run_cli(["trace", run_dir, EVIL_ID + "x"], capsys)
+    assert code == 1 and "\x1b" not in err
+    bad = write_jsonl(tmp_path / "bad.jsonl", [record(0), '{"interaction_id": "x\x1b[2Jy", "query": 3}'])
+    code, out, err = run_cli(["ingest", bad, "--skip-bad", "--no-cache", "--jobs", "1"], capsys)
+    assert code == 0, err
+    assert "\x1b" not in out and "skipped: x\\x1b[2Jy: line 2: not valid JSON" in out
+
+
+# Also: temporary files of killed writes are cleaned ----------------------------------
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from streamrag.atomic import STALE_AFTER_S, write_bytes_atomic
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)
+    old = time.time() - 2 * 60
+    stale_dead = tmp_path / f".fig.png.{dead_pid}-abcd1234.tmp"  # kill -9 during savefig, 2 minutes ago
+    stale_old = tmp_path / ".fig.png.k2j4h5g6.tmp"  # an older streamrag's name, untouched for long
+    live = tmp_path / f".fig.png.{os.getpid()}-zzzz9999.tmp"  # a live writer's
+    other = tmp_path / ".fig.png.extra.abcd1234.tmp"  # a temporary of another file, fig.png.extra
+    for path in (stale_dead, stale_old, live, other):
+        path.write_bytes(b"half a figure")
+    os.utime(stale_dead, (old, old))
+    os.utime(stale_old, (time.time() - STALE_AFTER_S - 1,) * 2)
+    os.utime(other, (time.time() - STALE_AFTER_S - 1,) * 2)
+    write_bytes_atomic(tmp_path / "fig.png", b"\x89PNG")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fig.png", live.name, other.name])

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.calibration.fit import MIN_N
     from streamrag.calibration.run import calibrate
     from streamrag.errors import ConfigError, InputError
+    from streamrag.outputs import check_out_file
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -97,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out}: a profile file name ends in .toml (that is how latency.profile tells a file from a built-in name)"
         )
     figure = None if args.no_figure else Path(args.figure) if args.figure else out.with_suffix(".png")
+    check_out_file(out, option="--out")
+    if figure is not None:
+        check_out_file(figure, option="--figure")
     try:
         result = calibrate(
             args.measurements, out, spans=_mapping(args.spans), name=args.name, description=args.description,

@@ -41,12 +41,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.errors import ConfigError
+    from streamrag.outputs import check_out_file
 
     out: Path = args.out
     if args.questions < 1:
         raise ConfigError(f"--questions must be ≥ 1, got {args.questions}")
     if args.seed < 0:
         raise ConfigError(f"--seed must be ≥ 0, got {args.seed}")
+    check_out_file(out, option="OUT")
     if not out.parent.is_dir():
         raise ConfigError(f"cannot write {out}: folder {out.parent} does not exist")
     if args.table:

@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.data.selection import check_ids_found, read_ids
     from streamrag.engine.clock import RealClock
     from streamrag.progress import file_progress
+    from streamrag.terminal import printable
 
     cache = open_cache(args)
     ids = read_ids(args.ids) if args.ids else None
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             found.add(item.interaction_id or "")
             if isinstance(item, SkippedRecord):
                 n_skipped += 1
-                print(f"skipped: {item.interaction_id or '?'}: {item.reason}")
+                print(f"skipped: {printable(item.interaction_id or '?')}: {printable(item.reason)}")
             else:
                 n_records += 1
                 n_chunks += len(item.chunks)

@@ -48,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
         help="override a scenario field by dotted path, e.g. latency.L_ms=1000 (repeatable)",
     )  # fmt: skip
+    p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
@@ -72,6 +73,8 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd += ["--set", o]
     if args.ids:
         cmd += ["--ids", args.ids]
+    if args.force:
+        cmd.append("--force")
     cmd += ["--jobs", str(args.jobs)]
     if args.seed is not None:
         cmd += ["--seed", str(args.seed)]
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import read_ids
     from streamrag.errors import ConfigError
+    from streamrag.outputs import check_out_dir
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
@@ -100,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --evidence or --no-evidence, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
+    check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None

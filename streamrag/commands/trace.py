@@ -17,12 +17,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The files first, then the terminal view: ``trace … | head`` still writes them."""
+    from pathlib import Path
+
+    from streamrag.outputs import check_out_file
     from streamrag.simulator import traceview
 
+    files = [(args.png, "--png", traceview.write_png), (args.perfetto, "--perfetto", traceview.write_perfetto)]
+    wanted = [(check_out_file(path, option=option), write) for path, option, write in files if path]
     events = traceview.load_question(args.run_dir, args.question_id)
+    written: list[Path] = []
+    for path, write in wanted:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        written.append(write(events, path))
     traceview.render_terminal(events)
-    if args.png:
-        print(f"wrote {traceview.write_png(events, args.png)}")
-    if args.perfetto:
-        print(f"wrote {traceview.write_perfetto(events, args.perfetto)}")
+    for path in written:
+        print(f"wrote {path}")
     return 0

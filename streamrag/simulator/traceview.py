@@ -20,6 +20,7 @@ from typing import Any
 
 from streamrag.engine.trace import read_trace
 from streamrag.errors import InputError
+from streamrag.terminal import printable, stdout_console
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,14 +203,13 @@ _LEGEND = "g = query generation  L = tool call  F = response  . queued  > fire  
 
 def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width: int = 64) -> None:
     """Print a Gantt strip per lane and the event table of one question (rich)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    console = console or stdout_console()
     spans, instants = spans_and_instants(events)
     head = headline(events)
-    qid = events[0]["qid"]
+    qid = printable(events[0]["qid"])
     console.print(
         Text.assemble(
             (f"{qid}", "bold"),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.atomic import write_bytes_atomic
-from streamrag.errors import ConfigError
+from streamrag.outputs import check_out_dir
 from streamrag.sweep.executors import Executor, SerialExecutor, make_executor
 from streamrag.sweep.grid import Grid, load_grid
 from streamrag.sweep.inputs import PreparedInputs
@@ -86,13 +86,6 @@ class SweepResult:
     """The sweep table (pandas DataFrame)."""
     files: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
-
-
-def _check_out(out: Path, resume: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not resume:
-        raise ConfigError(f"--out {out}: exists and is not empty; pass --resume to continue that sweep, or choose another folder")
 
 
 def _write_point(out: Path, point: Point, output: PointOutput) -> None:
@@ -200,7 +193,7 @@ def run_sweep(
     if not isinstance(grid, Grid):
         grid = load_grid(grid)
     out = Path(out_dir)
-    _check_out(out, resume)
+    check_out_dir(out, refuse_nonempty=None if resume else "pass --resume to continue that sweep, or choose another folder")
     swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
     result = SweepResult(out, swept)
     result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
