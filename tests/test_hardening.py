@@ -268,3 +268,90 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path) 
     os.utime(other, (time.time() - STALE_AFTER_S - 1,) * 2)
     write_bytes_atomic(tmp_path / "fig.png", b"\x89PNG")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fig.png", live.name, other.name])
+
+
+# 9. sweep --resume refuses a folder made by another grid ----------------------------
+
+GRID = """name = "g"
+kind = "simulate"
+input = "generated:30:seed=1"
+scenario = "paper_rq3"
+[output]
+figures = false
+[base]
+"select.population" = "{population}"
+[axes]
+"latency.L_ms" = [{Ls}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("population", "Ls", "ok"),
+    [("all", "600, 1000, 2500", True), ("retrieved_gold", "600, 1000", False), ("all", "600", False)],
+    ids=["extended-resumes", "other-base-refused", "fewer-points-refused"],
+)
+def test_9_resume_refuses_a_folder_of_another_grid(tmp_path, capsys, population, Ls, ok) -> None:
+    first, second = tmp_path / "first.toml", tmp_path / "second.toml"
+    first.write_text(GRID.format(population="all", Ls="600, 1000"), encoding="utf-8")
+    second.write_text(GRID.format(population=population, Ls=Ls), encoding="utf-8")
+    out = tmp_path / "sw"
+    assert run_cli(["sweep", first, "--out", out], capsys)[0] == 0
+    before = sorted(p.name for p in (out / "points").iterdir())
+    code, _, err = run_cli(["sweep", second, "--out", out, "--resume"], capsys)
+    after = sorted(p.name for p in (out / "points").iterdir())
+    if ok:
+        assert code == 0 and len(after) == 3 and set(before) < set(after)
+        return
+    assert code == 1
+    line = one_error_line(err)
+    assert line.startswith(f"--out {out}: made by another grid: 2 point folder(s) here, ")
+    assert "resume with the grid that made it, or one that adds values to its axes" in line
+    assert after == before
+
+
+# 3. An absurd n_words is refused, not run out of memory -------------------------------
+
+_MEMORY_CAP = """
+import resource, sys
+cap = 3 * 2**30  # what the run may take: the unbounded replay of 10^8 words grew to 21.8 GB
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+from streamrag.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", ["simulate", "stats"])
+def test_3_a_table_row_of_10_8_words_is_one_line_under_a_memory_cap(tmp_path, command) -> None:
+    import os
+    import subprocess
+    import sys
+
+    table = tmp_path / "t.csv"
+    table.write_text(
+        "interaction_id,domain,question_type,static_or_dynamic,n_words,n_passages,groundable,retrieved_gold,"
+        "t_sc,phi_sc,t_suf,phi_suf,volatility\n"
+        "a,finance,simple,static,6,5,True,True,3,0.5,2,0.3333,1\n"
+        "b,finance,simple,static,100000000,5,False,False,1,1e-08,,,0\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    argv = {
+        "simulate": ["simulate", "--table", table, "--scenario", "paper_rq3", "--out", out, "--set", "select.population=all"],
+        "stats": ["stats", table, "--out", out],
+    }[command]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", _MEMORY_CAP, *map(str, argv)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert one_error_line(done.stderr) == (
+        f"{table}:3: column 'n_words': 100000000 is more than the 10,000 words streamrag takes (MAX_QUERY_WORDS)"
+    )
+    assert files_under(out) == []
+
+
+def test_3_a_query_of_more_than_10_000_words_is_a_record_error(tmp_path, capsys) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", [record(0), record(1, query="word " * 10_001)])
+    code, _, err = run_cli(["analyze", data, "--out", tmp_path / "o", "--no-cache", "--jobs", "1"], capsys)
+    assert code == 1
+    assert one_error_line(err) == f"{data}:2: field 'query': 10001 words, more than the 10,000 streamrag takes (MAX_QUERY_WORDS)"

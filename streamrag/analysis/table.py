@@ -35,6 +35,7 @@ import pandas as pd
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.atomic import atomic_path
+from streamrag.data.crag import MAX_QUERY_WORDS
 from streamrag.errors import TableError
 
 __all__ = [
@@ -139,6 +140,8 @@ def _check_row(v: dict[str, Any]) -> None:
     n = v["n_words"]
     if n < 1:
         raise RowError("n_words", f"{n} is not a positive word count")
+    if n > MAX_QUERY_WORDS:
+        raise RowError("n_words", f"{n} is more than the {MAX_QUERY_WORDS:,} words streamrag takes (MAX_QUERY_WORDS)")
     if v["n_passages"] is not None and v["n_passages"] < 0:
         raise RowError("n_passages", f"{v['n_passages']} is negative")
     _check_t("t_sc", v["t_sc"], n)

@@ -24,6 +24,13 @@ from streamrag.lines import iter_lines
 
 OnError = Literal["raise", "skip"]
 
+MAX_QUERY_WORDS = 10_000
+"""The longest query streamrag takes, in words: about 55 minutes of speech at 3 words/s.
+
+Work and memory grow with the words (a prefix per word, a replayed event per word), so a
+query or table row beyond this is refused with a line naming it rather than run out of
+memory: one table row with 10^8 words once made ``simulate --table`` grow to 21.8 GB."""
+
 
 class SearchResult(BaseModel):
     """One retrieved web page of a CRAG record. Missing or null text fields become ''."""
@@ -127,8 +134,11 @@ class CragRecord(BaseModel):
     @field_validator("query")
     @classmethod
     def _query_not_empty(cls, value: str) -> str:
-        if not value.split():
+        n_words = len(value.split())
+        if not n_words:
             raise ValueError("empty query")
+        if n_words > MAX_QUERY_WORDS:
+            raise ValueError(f"{n_words} words, more than the {MAX_QUERY_WORDS:,} streamrag takes (MAX_QUERY_WORDS)")
         return value
 
     @field_validator("search_results", mode="before")
