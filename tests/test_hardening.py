@@ -355,3 +355,59 @@ def test_3_a_query_of_more_than_10_000_words_is_a_record_error(tmp_path, capsys)
     code, _, err = run_cli(["analyze", data, "--out", tmp_path / "o", "--no-cache", "--jobs", "1"], capsys)
     assert code == 1
     assert one_error_line(err) == f"{data}:2: field 'query': 10001 words, more than the 10,000 streamrag takes (MAX_QUERY_WORDS)"
+
+
+# 5. Workers die with their parent ---------------------------------------------------
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a live process, None when gone (or a zombie)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, ppid = text.rsplit(")", 1)[1].split()[:2]
+    return None if state in ("Z", "X") else (state, int(ppid))
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and (_proc_stat(int(p.name)) or ("", 0))[1] == pid]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from Linux /proc")
+def test_5_sweep_workers_exit_when_the_parent_is_killed_9(tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    grid = tmp_path / "slow.toml"
+    grid.write_text(
+        'name = "slow"\nkind = "simulate"\ninput = "generated:4000:seed=3"\nscenario = "paper_rq3"\n'
+        '[output]\nfigures = false\n[axes]\n"latency.L_ms" = [100, 200, 300, 400, 500, 600, 700, 800]\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    argv = [sys.executable, "-m", "streamrag", "sweep", str(grid), "--out", str(tmp_path / "o"), "--jobs", "2"]
+    parent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
+            time.sleep(0.2)
+            workers = _children(parent.pid)
+        assert len(workers) >= 2, "the sweep started no workers"
+        time.sleep(0.5)  # the workers are busy with points
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_proc_stat(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        alive = [w for w in workers if _proc_stat(w)]
+    finally:
+        parent.kill()
+        for pid in workers:  # never leave orphans on the machine, pass or fail
+            if _proc_stat(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert alive == [], f"workers {alive} outlived their killed parent"

@@ -85,7 +85,7 @@ class _InFlight(NamedTuple):
     record: CragRecord
     key: str
     cached: list[str] | None
-    future: Any  # the pool's AsyncResult; None when the chunks were cached
+    future: Any  # the pool's Future; None when the chunks were cached
 
 
 def _ingest_parallel(
@@ -94,32 +94,35 @@ def _ingest_parallel(
     cache: ChunkCache | None,
     jobs: int,
 ) -> Iterator[Question | SkippedRecord]:
-    import multiprocessing
+    from streamrag.processes import worker_pool
 
     window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
     pending: deque[SkippedRecord | _InFlight] = deque()
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    pool = worker_pool(jobs)
 
-        def drain(keep: int) -> Iterator[Question | SkippedRecord]:
-            while len(pending) > keep:
-                entry = pending.popleft()
-                if isinstance(entry, SkippedRecord):
-                    yield entry
-                    continue
-                chunks = entry.cached
-                if chunks is None:
-                    chunks = entry.future.get()
-                    if cache is not None:
-                        cache.put(entry.key, chunks)
-                yield Question(entry.record, chunks)
+    def drain(keep: int) -> Iterator[Question | SkippedRecord]:
+        while len(pending) > keep:
+            entry = pending.popleft()
+            if isinstance(entry, SkippedRecord):
+                yield entry
+                continue
+            chunks = entry.cached
+            if chunks is None:
+                chunks = entry.future.result()
+                if cache is not None:
+                    cache.put(entry.key, chunks)
+            yield Question(entry.record, chunks)
 
+    try:
         for item in records:
             if isinstance(item, SkippedRecord):
                 pending.append(item)
             else:
                 key = chunk_key(item.search_results, settings)
                 cached = cache.get(key) if cache is not None else None
-                future = None if cached is not None else pool.apply_async(_chunk_job, (item.search_results, settings))
+                future = None if cached is not None else pool.submit(_chunk_job, item.search_results, settings)
                 pending.append(_InFlight(_without_pages(item), key, cached, future))
             yield from drain(window)
         yield from drain(0)
+    finally:  # on an error or an early stop, do not wait for the queued pages
+        pool.shutdown(wait=True, cancel_futures=True)
