@@ -411,3 +411,32 @@ def test_5_sweep_workers_exit_when_the_parent_is_killed_9(tmp_path) -> None:
             if _proc_stat(pid):
                 os.kill(pid, signal.SIGKILL)
     assert alive == [], f"workers {alive} outlived their killed parent"
+
+
+# 6. A query sharing no word with its pages is flagged and never streamable -----------
+
+
+def test_6_no_overlap_is_flagged_said_and_kept_out_of_streamable(tmp_path, capsys) -> None:
+    import json
+
+    absent = " ".join(f"zq{i}x" for i in range(30))  # 30 words no page holds: "stable" from word 1 by tie-break
+    data = write_jsonl(
+        tmp_path / "d.jsonl", [record(0), record(1, query="?? !! ?? !! ?? !!"), record(2, query=absent, answer="nothing")]
+    )
+    out = tmp_path / "a"
+    code, stdout, err = run_cli(["analyze", data, "--out", out, "--no-cache", "--jobs", "1", "--no-figures"], capsys)
+    assert code == 0, err
+    rows = {r["interaction_id"]: r for r in _table_rows(out / "stabilization.csv")}
+    assert [rows[q]["no_overlap"] for q in ("q0", "q1", "q2")] == ["False", "True", "True"]
+    assert rows["q2"]["t_sc"] == "1"  # the measurement stays as measured; the flag says what it is
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["no_overlap"]["n"] == 2
+    point = summary["rq2"]["point"]
+    assert point["n"] == 3 and point["n_streamable"] <= 1  # q2 alone would be streamable (H = L) by its t_sc
+    assert all(cell["n_streamable"] <= 1 for cell in summary["rq2"]["grid"])
+    assert all(arm["streamable_fraction"] <= 1 / 3 for arm in summary["robustness"])
+    assert "2 question(s) share no word with their pages" in stdout
+    code, stdout, err = run_cli(["stats", out / "stabilization.csv", "--out", tmp_path / "s", "--bootstrap", "100"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "s" / "summary.json").read_text(encoding="utf-8"))["rq2"]["point"] == point
+    assert "2 question(s) share no word with their pages" in stdout

@@ -41,6 +41,12 @@ def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
     rg, fb = point["retrieved_gold"], point["fallback"]
     density = summary.get("gold_density") or {}
     undefined = [f"  gold density: undefined, {density['undefined_reason']}"] if density.get("undefined_reason") else []
+    n_apart = (summary.get("no_overlap") or {}).get("n")
+    if n_apart:
+        undefined.append(
+            f"  {n_apart} question(s) share no word with their pages (no_overlap): t_sc = 1 is a tie-break; "
+            "counted as never streamable"
+        )
     return [
         f"{source}: {summary['n_questions']} questions ({summary['n_skipped']} skipped)",
         f"  groundable {rq1['n_groundable']} ({_pct(rq1['share_groundable'])}), "

@@ -89,7 +89,7 @@ def skipped_row(interaction_id: str | None, reason: str, meta: dict[str, Any] | 
     row.update(
         n_words=None, n_passages=None, groundable=None, retrieved_gold=None, t_sc=None, phi_sc=None,
         t_suf=None, phi_suf=None, volatility=None, gold_density=None, n_gold=None,
-        t_anchor=None, t_pivot=None, skip_reason=reason,
+        t_anchor=None, t_pivot=None, no_overlap=None, skip_reason=reason,
     )  # fmt: skip
     return row
 
@@ -136,6 +136,7 @@ def stabilization_row(
         "n_gold": len(gold),
         "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),
         "t_pivot": t_pivot(index, words, top1[-1]),
+        "no_overlap": metrics.no_overlap(words, index),
         "skip_reason": "",
     }
     if settings.entity_predictor:

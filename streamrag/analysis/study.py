@@ -29,7 +29,7 @@ from streamrag.data.selection import Selection
 
 log = structlog.get_logger(__name__)
 
-EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "skip_reason")
+EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "no_overlap", "skip_reason")
 INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "n_gold", "t_anchor", "t_pivot")
 
 
@@ -51,7 +51,7 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
     for column in (*INT_COLUMNS, "t_entity"):
         if column in df.columns:
             df[column] = df[column].astype("Int64")
-    for column in ("groundable", "retrieved_gold"):
+    for column in ("groundable", "retrieved_gold", "no_overlap"):
         df[column] = df[column].astype("boolean")
     return df
 

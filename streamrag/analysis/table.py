@@ -7,8 +7,9 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
 
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
 the question was skipped: it is kept in the table, counted, and excluded from statistics),
-``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`)
-and ``n_gold`` (gold chunks). Any other column is kept as text. Booleans are written
+``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`),
+``n_gold`` (gold chunks) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
+is a tie-break, and the statistics count the question as never streamable). Any other column is kept as text. Booleans are written
 ``True``/``False``; an undefined value is an empty field, never 0.
 
 Tables published by the anchor study load as they are: they have no ``gold_density``
@@ -64,7 +65,7 @@ ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
 """Contract columns a table may lack: the anchor study's published tables have no
 ``gold_density``. Every other contract column is required."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap")
 """Columns streamrag writes and reads with their types when present; tables from
 elsewhere may lack them."""
 
@@ -80,7 +81,7 @@ _PHI_SLACK = 1e-12
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
 _INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity")
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
-_BOOL_COLUMNS = ("groundable", "retrieved_gold")
+_BOOL_COLUMNS = ("groundable", "retrieved_gold", "no_overlap")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
 _REQUIRED_VALUES = ("interaction_id", "n_words", "groundable", "retrieved_gold", "t_sc", "phi_sc")
 
