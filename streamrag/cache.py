@@ -1,7 +1,8 @@
 """On-disk cache of processed chunks, keyed by record content and chunk settings.
 
 One gzip-compressed JSON file per entry, ``ROOT/ab/abcdef….json.gz``, holding the key it
-was written for, the format version and the chunks. An entry whose file is unreadable,
+was written for, the format version, the chunks and what the chunk cap dropped
+(:class:`~streamrag.chunking.PageChunks`; format 1 entries lack it and are rebuilt). An entry whose file is unreadable,
 fails gzip's CRC, or names another key or version is treated as a miss and rebuilt.
 Writes go to a temporary file in the same folder and are renamed into place, so a
 crash never leaves a half-written entry behind.
@@ -16,9 +17,10 @@ import zlib
 from pathlib import Path
 
 from streamrag.atomic import write_bytes_atomic
+from streamrag.chunking import PageChunks
 from streamrag.errors import CacheError
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def default_cache_dir() -> Path:
@@ -47,7 +49,7 @@ class ChunkCache:
     def path_for(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json.gz"
 
-    def get(self, key: str) -> list[str] | None:
+    def get(self, key: str) -> PageChunks | None:
         """The cached chunks, or ``None`` on a miss or a corrupt / stale entry."""
         path = self.path_for(key)
         try:
@@ -66,6 +68,7 @@ class ChunkCache:
                 and entry.get("key") == key
                 and isinstance(entry.get("chunks"), list)
                 and entry.get("n_chunks") == len(entry["chunks"])
+                and all(isinstance(entry.get(n), int) for n in ("n_pages_unread", "n_chunks_cut"))
             )
         except (OSError, EOFError, zlib.error, ValueError):
             ok = False
@@ -73,10 +76,13 @@ class ChunkCache:
             self.rebuilt += 1
             return None
         self.hits += 1
-        return entry["chunks"]
+        return PageChunks(entry["chunks"], entry["n_pages_unread"], entry["n_chunks_cut"])
 
-    def put(self, key: str, chunks: list[str]) -> None:
-        entry = {"format": CACHE_FORMAT, "key": key, "n_chunks": len(chunks), "chunks": chunks}
+    def put(self, key: str, chunked: PageChunks) -> None:
+        entry = {
+            "format": CACHE_FORMAT, "key": key, "n_chunks": len(chunked.chunks), "chunks": chunked.chunks,
+            "n_pages_unread": chunked.n_pages_unread, "n_chunks_cut": chunked.n_chunks_cut,
+        }  # fmt: skip
         data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
         path = self.path_for(key)
         path.parent.mkdir(exist_ok=True)

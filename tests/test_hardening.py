@@ -440,3 +440,27 @@ def test_6_no_overlap_is_flagged_said_and_kept_out_of_streamable(tmp_path, capsy
     assert code == 0, err
     assert json.loads((tmp_path / "s" / "summary.json").read_text(encoding="utf-8"))["rq2"]["point"] == point
     assert "2 question(s) share no word with their pages" in stdout
+
+
+# 7. The 400-chunk cap says what it dropped -------------------------------------------
+
+
+def test_7_chunk_cap_counts_unread_pages_and_cut_chunks_per_question_and_in_the_summary(tmp_path, capsys) -> None:
+    import json
+
+    big = {"page_name": "big", "page_url": "b", "page_snippet": "", "page_result": "<p>" + "filler words " * 25_000 + "</p>"}
+    capped = record(1)
+    capped["search_results"] = [big, *capped["search_results"]]  # 50,000 words: 500 windows, the cap takes 400
+    data = write_jsonl(tmp_path / "d.jsonl", [record(0), capped])
+    for run, cache in (("a", ["--no-cache"]), ("b", ["--cache", str(tmp_path / "c")]), ("c", ["--cache", str(tmp_path / "c")])):
+        out = tmp_path / run
+        code, stdout, err = run_cli(["analyze", data, "--out", out, "--jobs", "1", "--no-figures", *cache], capsys)
+        assert code == 0, err
+        rows = {r["interaction_id"]: r for r in _table_rows(out / "stabilization.csv")}
+        assert (rows["q0"]["n_pages_unread"], rows["q0"]["n_chunks_cut"]) == ("0", "0")
+        assert (rows["q1"]["n_pages_unread"], rows["q1"]["n_chunks_cut"], rows["q1"]["n_passages"]) == ("3", "100", "400")
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        assert summary["chunk_cap"] == {
+            "max_chunks": 400, "n_questions_capped": 1, "n_pages_unread": 3, "n_chunks_cut": 100,
+        }  # fmt: skip
+        assert "1 question(s) reached the 400-chunk cap: 3 page(s) unread, 100 chunk(s) cut" in stdout

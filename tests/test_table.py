@@ -38,7 +38,9 @@ def test_columns_contract():
         "interaction_id", "domain", "question_type", "static_or_dynamic", "n_words", "n_passages",
         "groundable", "retrieved_gold", "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility", "gold_density",
     )  # fmt: skip
-    assert OPTIONAL_COLUMNS == ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap")
+    assert OPTIONAL_COLUMNS == (
+        "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
+    )  # fmt: skip
     assert ABSENT_COLUMNS == ("gold_density",)
 
 

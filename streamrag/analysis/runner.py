@@ -89,7 +89,7 @@ def skipped_row(interaction_id: str | None, reason: str, meta: dict[str, Any] | 
     row.update(
         n_words=None, n_passages=None, groundable=None, retrieved_gold=None, t_sc=None, phi_sc=None,
         t_suf=None, phi_suf=None, volatility=None, gold_density=None, n_gold=None,
-        t_anchor=None, t_pivot=None, no_overlap=None, skip_reason=reason,
+        t_anchor=None, t_pivot=None, no_overlap=None, n_pages_unread=None, n_chunks_cut=None, skip_reason=reason,
     )  # fmt: skip
     return row
 
@@ -167,6 +167,7 @@ def analyze_question(
     normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
     golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
+    row.update(n_pages_unread=question.n_pages_unread, n_chunks_cut=question.n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)

@@ -42,7 +42,7 @@ from streamrag.errors import ConfigError
 
 __all__ = [
     "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
-    "active", "describe", "gold_density", "no_overlap", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
+    "active", "chunk_cap", "describe", "gold_density", "no_overlap", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
     "summarize",
 ]  # fmt: skip
 
@@ -440,6 +440,21 @@ def no_overlap(q: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def chunk_cap(q: pd.DataFrame) -> dict[str, Any]:
+    """What the chunk cap dropped over the questions: ``None`` counts when the table does
+    not say (published tables, global scope); ``max_chunks`` is set by the analysis."""
+    if "n_pages_unread" not in q.columns or "n_chunks_cut" not in q.columns:
+        return {"max_chunks": None, "n_questions_capped": None, "n_pages_unread": None, "n_chunks_cut": None}
+    unread, cut = num_column(q, "n_pages_unread"), num_column(q, "n_chunks_cut")
+    known = ~(np.isnan(unread) | np.isnan(cut))
+    return {
+        "max_chunks": None,
+        "n_questions_capped": int(((unread[known] > 0) | (cut[known] > 0)).sum()) if known.any() else None,
+        "n_pages_unread": int(unread[known].sum()) if known.any() else None,
+        "n_chunks_cut": int(cut[known].sum()) if known.any() else None,
+    }
+
+
 def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
     """The whole ``summary.json``: parameters, counts, RQ1, RQ2, RQ4, gold density, the
     anchor comparison and the list of additions to the anchor study (:data:`ADDITIONS`).
@@ -471,6 +486,7 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "n_skipped": int(mask.sum()),
             "skip_reasons": reasons,
             "no_overlap": no_overlap(q),
+            "chunk_cap": chunk_cap(q),
             "rq1": rq1(q),
             "rq2": rq2(q, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"]),
             "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),

@@ -8,7 +8,8 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
 the question was skipped: it is kept in the table, counted, and excluded from statistics),
 ``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`),
-``n_gold`` (gold chunks) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
+``n_gold`` (gold chunks), ``n_pages_unread`` and ``n_chunks_cut`` (what the chunk cap
+dropped, :mod:`streamrag.chunking`) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
 is a tie-break, and the statistics count the question as never streamable). Any other column is kept as text. Booleans are written
 ``True``/``False``; an undefined value is an empty field, never 0.
 
@@ -65,7 +66,9 @@ ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
 """Contract columns a table may lack: the anchor study's published tables have no
 ``gold_density``. Every other contract column is required."""
 
-OPTIONAL_COLUMNS: tuple[str, ...] = ("skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap")
+OPTIONAL_COLUMNS: tuple[str, ...] = (
+    "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
+)  # fmt: skip
 """Columns streamrag writes and reads with their types when present; tables from
 elsewhere may lack them."""
 
@@ -79,7 +82,10 @@ exact ``t/n_words``, so a rounded copy gives the same statistics as the exact on
 _PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity")
+_INT_COLUMNS = (
+    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity", "n_pages_unread",
+    "n_chunks_cut",
+)  # fmt: skip
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density")
 _BOOL_COLUMNS = ("groundable", "retrieved_gold", "no_overlap")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
@@ -173,6 +179,9 @@ def _check_row(v: dict[str, Any]) -> None:
     for column in ("t_anchor", "t_pivot", "t_entity"):
         if v.get(column) is not None:
             _check_t(column, v[column], n)
+    for column in ("n_pages_unread", "n_chunks_cut"):
+        if v.get(column) is not None and v[column] < 0:
+            raise RowError(column, f"{v[column]} is negative")
     n_gold, n_passages = v.get("n_gold"), v["n_passages"]
     if n_gold is not None and n_gold < 0:
         raise RowError("n_gold", f"{n_gold} is negative")

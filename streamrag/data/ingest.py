@@ -15,25 +15,44 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from streamrag.cache import ChunkCache
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
+from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
 from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
 
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A record without its pages, and the chunks the pages gave."""
+    """A record without its pages, the chunks the pages gave and what the chunk cap dropped."""
 
     record: CragRecord
     chunks: list[str]
     line_no: int = 0
+    n_pages_unread: int | None = None
+    """Pages the chunk cap left unread (:class:`~streamrag.chunking.PageChunks`); None
+    when the chunks did not come from the record's own pages."""
+    n_chunks_cut: int | None = None
+
+    @classmethod
+    def of(cls, record: CragRecord, chunked: PageChunks) -> Question:
+        return cls(record, chunked.chunks, n_pages_unread=chunked.n_pages_unread, n_chunks_cut=chunked.n_chunks_cut)
 
     @property
     def interaction_id(self) -> str:
         return self.record.interaction_id
 
 
-def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> list[str]:
-    return chunk_pages(pages, settings)
+def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> PageChunks:
+    return chunk_pages_counted(pages, settings)
+
+
+def cached_chunks(pages: tuple[Any, ...], settings: ChunkSettings, cache: ChunkCache | None) -> PageChunks:
+    """A record's chunks from the cache, or chunked now (and stored)."""
+    key = chunk_key(pages, settings)
+    chunked = cache.get(key) if cache is not None else None
+    if chunked is None:
+        chunked = chunk_pages_counted(pages, settings)
+        if cache is not None:
+            cache.put(key, chunked)
+    return chunked
 
 
 def ingest(
@@ -64,13 +83,7 @@ def ingest(
             if isinstance(item, SkippedRecord):
                 yield item
                 continue
-            key = chunk_key(item.search_results, settings)
-            chunks = cache.get(key) if cache is not None else None
-            if chunks is None:
-                chunks = chunk_pages(item.search_results, settings)
-                if cache is not None:
-                    cache.put(key, chunks)
-            yield Question(_without_pages(item), chunks)
+            yield Question.of(_without_pages(item), cached_chunks(item.search_results, settings, cache))
         return
     yield from _ingest_parallel(records, settings, cache, jobs)
 
@@ -84,7 +97,7 @@ class _InFlight(NamedTuple):
 
     record: CragRecord
     key: str
-    cached: list[str] | None
+    cached: PageChunks | None
     future: Any  # the pool's Future; None when the chunks were cached
 
 
@@ -106,12 +119,12 @@ def _ingest_parallel(
             if isinstance(entry, SkippedRecord):
                 yield entry
                 continue
-            chunks = entry.cached
-            if chunks is None:
-                chunks = entry.future.result()
+            chunked = entry.cached
+            if chunked is None:
+                chunked = entry.future.result()
                 if cache is not None:
-                    cache.put(entry.key, chunks)
-            yield Question(entry.record, chunks)
+                    cache.put(entry.key, chunked)
+            yield Question.of(entry.record, chunked)
 
     try:
         for item in records:
