@@ -72,6 +72,19 @@ def _open(path: str | os.PathLike[str]) -> TextIO:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def _not_utf8(path: str | os.PathLike[str]) -> TableError:
+    """The line of the first byte that is not UTF-8 (the text reader decodes blocks ahead
+    of the rows, so the row being read when it fails is not where the byte is)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return TableError(f"{path}:{line}: not UTF-8 text (byte {exc.start})")
+    return TableError(f"{path}: not UTF-8 text")
+
+
 def read_rows(
     path: str | os.PathLike[str],
     required: Sequence[str],
@@ -98,7 +111,9 @@ def read_rows(
             header = [h.strip() for h in next(reader)]
         except StopIteration:
             raise TableError(f"{name}:1: empty file, expected a header row") from None
-        except (csv.Error, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise _not_utf8(path) from None
+        except csv.Error as exc:
             raise TableError(f"{name}:1: unreadable header: {exc}") from None
         seen: set[str] = set()
         for col in header:
@@ -134,5 +149,5 @@ def read_rows(
         except csv.Error as exc:
             raise TableError(f"{name}:{reader.line_num}: malformed CSV: {exc}") from None
         except UnicodeDecodeError:
-            raise TableError(f"{name}:{line + 1}: not UTF-8 text") from None
+            raise _not_utf8(path) from None
     return header, rows
