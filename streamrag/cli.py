@@ -16,7 +16,9 @@ import sys
 
 from streamrag import __version__
 
-COMMANDS = ("demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate")
+COMMANDS = (
+    "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "list",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
