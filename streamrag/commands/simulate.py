@@ -84,12 +84,12 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
 
     from streamrag.cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import read_ids
     from streamrag.errors import ConfigError
     from streamrag.outputs import check_out_dir
+    from streamrag.progress import advancing, task_progress
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
@@ -116,17 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
     if rs.scenario.load is not None:
         return _run_load(args, rs, qs, mode, input_path)
-    progress = None
-    if sys.stderr.isatty() and n_selected >= 2000:
-        from rich.progress import Progress
-
-        progress = Progress(transient=True)
-    if progress is not None:
-        with progress:
-            task = progress.add_task("simulating", total=n_selected)
-            result = simulate(qs, rs, jobs=args.jobs, on_progress=lambda k: progress.advance(task, k))
-    else:
-        result = simulate(qs, rs, jobs=args.jobs)
+    with task_progress("simulating", n_selected) as update:
+        result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update))
 
     manifest = manifest_json(
         rs, result.reflector_model, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs,
@@ -148,23 +139,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str) -> int:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
-    import sys
 
+    from streamrag.progress import advancing, task_progress
     from streamrag.simulator.load import n_sessions, run_load, write_load_run
     from streamrag.simulator.runner import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)
-    total = 2 * n_sessions(rs.scenario.load)
-    if sys.stderr.isatty() and total >= 2000:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as progress:
-            task = progress.add_task("sessions", total=total)
-            run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=lambda: progress.advance(task))
-    else:
-        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model)
+    with task_progress("sessions", 2 * n_sessions(rs.scenario.load)) as update:
+        advance = advancing(update)
+        on_session = None if advance is None else lambda: advance(1)
+        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session)
     manifest = manifest_json(
         rs, model, input_path=input_path, input_mode=mode, command=_command(args), jobs=1, n_questions=len(qs.questions)
     )
