@@ -17,7 +17,6 @@ import glob
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,10 +46,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(target: Path) -> list[Path]:
-    """Remove the temporary files of ``target`` left by killed writers; return them."""
+def remove_stale_temporaries(target: Path, now: float) -> list[Path]:
+    """Remove the temporary files of ``target`` left by killed writers; return them.
+
+    ``now`` is in the file system's time (the mtime of a file just made): ages compare
+    mtimes of one file system, whatever the clocks of the machines writing to it."""
     removed: list[Path] = []
-    now = time.time()
     try:
         candidates = list(target.parent.glob(f".{glob.escape(target.name)}.*.tmp"))
     except OSError:
@@ -78,10 +79,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     On an exception the temporary file is removed and ``path`` is left untouched.
     """
     target = Path(path)
-    remove_stale_temporaries(target)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent or ".")
     os.close(fd)
     tmp = Path(tmp_name)
+    remove_stale_temporaries(target, now=tmp.stat().st_mtime)
     try:
         # mkstemp makes the file private (0600); outputs are ordinary files: keep the
         # mode of the file being replaced, else rw-r--r--.

@@ -86,7 +86,10 @@ def _configure_logging(args: argparse.Namespace) -> None:
         processors=[*processors, renderer],
         cache_logger_on_first_use=False,
     )
-    progress.configure("off" if args.quiet else "json" if args.log_json else "lines")
+    from streamrag.engine.clock import RealClock
+
+    clock = RealClock()
+    progress.configure("off" if args.quiet else "json" if args.log_json else "lines", clock=lambda: clock.now_us() / 1e6)
 
 
 def main(argv: list[str] | None = None) -> int:

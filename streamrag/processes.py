@@ -4,10 +4,11 @@ the chunker's pools.
 Workers die with their parent. A pool's workers wait on a queue the parent feeds; after
 ``kill -9`` of the parent nothing feeds or stops them, so they would block forever,
 holding their memory (about 166 MB each in a sweep). Each worker therefore runs a small
-watchdog thread that exits the process once its parent is gone (the worker has been
-adopted, so its parent pid changed), within :data:`PARENT_POLL_S`. Polling the parent pid
-works for every start method and system; ``PR_SET_PDEATHSIG`` would not (it follows the
-thread that forked, and does not exist outside Linux).
+watchdog thread blocked on multiprocessing's *parent sentinel* — the read end of a pipe
+whose write end only the parent holds, so it reads end-of-file the moment the parent is
+gone, however it died — and then exits the worker. It works for every start method and
+system, costs no polling, and reacts at once; ``PR_SET_PDEATHSIG`` would not (it follows
+the thread that forked, and does not exist outside Linux).
 """
 
 from __future__ import annotations
@@ -15,14 +16,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import BaseContext
 from typing import Any
-
-PARENT_POLL_S = 0.5
-"""How often a worker checks that its parent is alive, seconds."""
 
 
 def mp_context() -> BaseContext:
@@ -36,14 +33,18 @@ def mp_context() -> BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _exit_when_orphaned(parent_pid: int) -> None:
-    while os.getppid() == parent_pid:
-        time.sleep(PARENT_POLL_S)
+def _exit_when_orphaned() -> None:
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not a multiprocessing child: nothing to watch
+        return
+    parent.join()  # returns when the parent sentinel reads end-of-file: the parent is gone
     os._exit(1)  # no cleanup: the parent that would read any result is gone
 
 
-def _start_worker(parent_pid: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), name="streamrag-parent-watch", daemon=True).start()
+def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    threading.Thread(target=_exit_when_orphaned, name="streamrag-parent-watch", daemon=True).start()
     if initializer is not None:
         initializer(*initargs)
 
@@ -53,6 +54,5 @@ def worker_pool(
 ) -> ProcessPoolExecutor:
     """A process pool (:func:`mp_context`) whose workers exit when this process dies."""
     return ProcessPoolExecutor(
-        max_workers=max_workers, mp_context=mp_context(), initializer=_start_worker,
-        initargs=(os.getpid(), initializer, initargs),
+        max_workers=max_workers, mp_context=mp_context(), initializer=_start_worker, initargs=(initializer, initargs),
     )  # fmt: skip

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, TextIO
@@ -29,14 +28,21 @@ Update = Callable[..., None]
 LINE_EVERY_S = 10.0
 """Seconds between two progress lines when stderr is not a terminal."""
 
+Clock = Callable[[], float]
+"""Seconds on a monotonic clock; the CLI passes the wall clock (only
+:mod:`streamrag.engine.clock` reads it), tests a list they advance."""
+
 _chosen: dict[str, Mode] = {"mode": "auto"}  # what configure() chose; one process, one CLI run
+_clock: dict[str, Clock] = {}
 
 
-def configure(mode: Mode) -> None:
+def configure(mode: Mode, clock: Clock | None = None) -> None:
     """How progress is shown (the CLI calls this once): ``auto`` (a bar on a terminal,
     else nothing), ``lines`` (a bar on a terminal, else plain lines), ``json`` (JSON
-    lines), ``off``."""
+    lines), ``off``; ``clock`` times the lines (needed for ``lines`` and ``json``)."""
     _chosen["mode"] = mode
+    if clock is not None:
+        _clock["now"] = clock
 
 
 def _amount(value: float, unit: Unit) -> str:
@@ -62,13 +68,15 @@ class ProgressLines:
         as_json: bool = False,
         every_s: float | None = None,
         stream: TextIO | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.description, self.total, self.unit, self.as_json = description, total, unit, as_json
         self.every_s = LINE_EVERY_S if every_s is None else every_s
         self.stream = stream
-        self.clock = clock
-        self.started = self.last = clock()
+        if clock is None and "now" not in _clock:
+            raise ValueError("ProgressLines needs a clock: pass one, or configure(mode, clock) first")
+        self.clock = clock or _clock["now"]
+        self.started = self.last = self.clock()
         self.done = 0.0
         self.n_lines = 0
 
