@@ -464,3 +464,40 @@ def test_7_chunk_cap_counts_unread_pages_and_cut_chunks_per_question_and_in_the_
             "max_chunks": 400, "n_questions_capped": 1, "n_pages_unread": 3, "n_chunks_cut": 100,
         }  # fmt: skip
         assert "1 question(s) reached the 400-chunk cap: 3 page(s) unread, 100 chunk(s) cut" in stdout
+
+
+# Figures: the format follows the extension, --dpi, a legend on the timeline ----------
+
+
+def test_trace_figure_format_follows_the_extension_and_dpi(tmp_path, capsys, run_dir) -> None:
+    import struct
+
+    def png_size(path: Path) -> tuple[int, int]:
+        width, height = struct.unpack(">II", path.read_bytes()[16:24])
+        return width, height
+
+    for name, magic in (("t.pdf", b"%PDF"), ("t.svg", b"<?xml"), ("t.png", b"\x89PNG")):
+        code, _, err = run_cli(["trace", run_dir, "q0", "--png", tmp_path / name], capsys)
+        assert (code, err) == (0, "")
+        assert (tmp_path / name).read_bytes().startswith(magic), name
+    assert run_cli(["trace", run_dir, "q0", "--figure", tmp_path / "small.png", "--dpi", "60"], capsys)[0] == 0
+    big, small = png_size(tmp_path / "t.png"), png_size(tmp_path / "small.png")
+    assert small[0] * 2 == pytest.approx(big[0], abs=2) and small[1] * 2 == pytest.approx(big[1], abs=2)
+    code, _, err = run_cli(["trace", run_dir, "q0", "--png", tmp_path / "t.jpg"], capsys)
+    assert code == 1
+    assert (
+        one_error_line(err)
+        == f"{tmp_path / 't.jpg'}: a figure is written as .png, .pdf, .svg (chosen by the extension), not .jpg"
+    )
+    assert not (tmp_path / "t.jpg").exists()
+
+
+def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> None:
+    import streamrag.figures as figures
+    from streamrag.simulator import traceview
+
+    seen = []
+    monkeypatch.setattr(figures, "save_figure", lambda fig, path, dpi=None: seen.append(fig) or Path(path))
+    traceview.write_figure(traceview.load_question(run_dir, "q0"), tmp_path / "t.png")
+    labels = [t.get_text() for legend in seen[0].legends for t in legend.get_texts()]
+    assert {"G query generation", "L tool call", "F response generation", "word", "E (end of input)"} <= set(labels)

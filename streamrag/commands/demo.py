@@ -71,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
     )
     events = traceview.load_question(run_dir, qid)
     traceview.render_terminal(events)
-    png = traceview.write_png(events, args.out / "misfire.png")
+    png = traceview.write_figure(events, args.out / "misfire.png")
     print(f"wrote {png}; any question's timeline: streamrag trace {run_dir} QUESTION_ID")
     return 0
