@@ -1,9 +1,44 @@
 """streamrag: tool-intent stabilization in streaming RAG, measured and simulated.
 
-The package root stays import-light: submodules are imported where they are used so
-that ``streamrag --help`` and ``import streamrag`` are instant.
+The curated API (:mod:`streamrag.api`), for notebooks::
+
+    import streamrag
+
+    table = streamrag.analyze("crag.jsonl.bz2", out="runs/analysis")   # stabilization table
+    results = streamrag.simulate("runs/analysis/stabilization.csv", "paper_rq3")
+    sweep = streamrag.read_run("runs/triggers")                         # any run folder
+
+The package root stays import-light: every name below is imported on first use, so
+``import streamrag`` and ``streamrag --help`` are instant. ``tests/test_api.py`` pins the
+names; anything else is reached through its module.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_PUBLIC = {
+    "analyze": "streamrag.api",
+    "simulate": "streamrag.api",
+    "read_run": "streamrag.api",
+    "read_table": "streamrag.analysis.table",
+    "load_scenario": "streamrag.simulator.scenario",
+    "list_scenarios": "streamrag.simulator.scenario",
+    "StreamragError": "streamrag.errors",
+}
+
+__all__ = ["StreamragError", "__version__", "analyze", "list_scenarios", "load_scenario", "read_run", "read_table", "simulate"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamrag' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

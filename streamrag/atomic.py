@@ -3,15 +3,73 @@
 A reader never sees a half-written table, summary or figure, and an interrupted run leaves
 either the old file or the new one. The temporary file lives in the target's folder so
 that ``os.replace`` is a rename on one file system.
+
+A process killed with ``kill -9`` cannot remove its temporary file. The next write of the
+same target removes such leftovers (:func:`remove_stale_temporaries`): a temporary file
+names the process that wrote it, and one whose process is gone, or that has not changed
+for :data:`STALE_AFTER_S`, is stale; a live writer's file is never touched.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+STALE_AFTER_S = 600.0
+"""A temporary file unchanged this long belongs to no live writer (one whose name does
+not say which process wrote it, or written from another machine on a shared folder)."""
+
+_GRACE_S = 60.0  # a dead pid on this machine may be a live process elsewhere: wait a little
+
+
+def _temporary_of(name: str, target_name: str) -> tuple[bool, int | None]:
+    """Whether ``name`` is a temporary file of ``target_name`` (``.{target}.[{pid}-]{8 random}.tmp``,
+    as :func:`atomic_path` makes them, older versions without the pid), and its writer's pid."""
+    m = re.fullmatch(rf"\.{re.escape(target_name)}\.(?:(\d+)-)?[a-z0-9_]{{8}}\.tmp", name)
+    if m is None:
+        return False, None
+    return True, int(m.group(1)) if m.group(1) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: Path, now: float) -> list[Path]:
+    """Remove the temporary files of ``target`` left by killed writers; return them.
+
+    ``now`` is in the file system's time (the mtime of a file just made): ages compare
+    mtimes of one file system, whatever the clocks of the machines writing to it."""
+    removed: list[Path] = []
+    try:
+        candidates = list(target.parent.glob(f".{glob.escape(target.name)}.*.tmp"))
+    except OSError:
+        return removed
+    for tmp in candidates:
+        try:
+            age_s = now - tmp.stat().st_mtime
+        except OSError:
+            continue
+        ours, pid = _temporary_of(tmp.name, target.name)
+        if not ours:
+            continue
+        dead = pid is not None and pid != os.getpid() and not _alive(pid)
+        if age_s > STALE_AFTER_S or (dead and age_s > _GRACE_S):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 @contextlib.contextmanager
@@ -21,9 +79,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     On an exception the temporary file is removed and ``path`` is left untouched.
     """
     target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent or ".")
     os.close(fd)
     tmp = Path(tmp_name)
+    remove_stale_temporaries(target, now=tmp.stat().st_mtime)
     try:
         # mkstemp makes the file private (0600); outputs are ordinary files: keep the
         # mode of the file being replaced, else rw-r--r--.

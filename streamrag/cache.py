@@ -1,9 +1,11 @@
 """On-disk cache of processed chunks, keyed by record content and chunk settings.
 
 One gzip-compressed JSON file per entry, ``ROOT/ab/abcdef….json.gz``, holding the key it
-was written for, the format version and the chunks. ``ROOT/files/`` holds one manifest
-per input file read to the end (:mod:`streamrag.data.ingest`): what the reading yielded,
-records without pages and their chunk keys, so a rerun need not decompress the file. An entry whose file is unreadable,
+was written for, the format version, the chunks and what the chunk cap dropped
+(:class:`~streamrag.chunking.PageChunks`; format 1 entries lack it and are rebuilt).
+``ROOT/files/`` holds one manifest per input file read to the end
+(:mod:`streamrag.data.ingest`): what the reading yielded, records without pages and their
+chunk keys, so a rerun need not decompress the file. An entry whose file is unreadable,
 fails gzip's CRC, or names another key or version is treated as a miss and rebuilt.
 Writes go to a temporary file in the same folder and are renamed into place, so a
 crash never leaves a half-written entry behind.
@@ -19,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.atomic import write_bytes_atomic
+from streamrag.chunking import PageChunks
 from streamrag.errors import CacheError
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def default_cache_dir() -> Path:
@@ -50,7 +53,7 @@ class ChunkCache:
     def path_for(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json.gz"
 
-    def get(self, key: str) -> list[str] | None:
+    def get(self, key: str) -> PageChunks | None:
         """The cached chunks, or ``None`` on a miss or a corrupt / stale entry."""
         path = self.path_for(key)
         try:
@@ -69,6 +72,7 @@ class ChunkCache:
                 and entry.get("key") == key
                 and isinstance(entry.get("chunks"), list)
                 and entry.get("n_chunks") == len(entry["chunks"])
+                and all(isinstance(entry.get(n), int) for n in ("n_pages_unread", "n_chunks_cut"))
             )
         except (OSError, EOFError, zlib.error, ValueError):
             ok = False
@@ -76,7 +80,7 @@ class ChunkCache:
             self.rebuilt += 1
             return None
         self.hits += 1
-        return entry["chunks"]
+        return PageChunks(entry["chunks"], entry["n_pages_unread"], entry["n_chunks_cut"])
 
     def manifest_path(self, key: str) -> Path:
         return self.root / "files" / f"{key}.json.gz"
@@ -101,8 +105,11 @@ class ChunkCache:
         """Whether an entry file exists for ``key`` (not whether it is intact)."""
         return self.path_for(key).is_file()
 
-    def put(self, key: str, chunks: list[str]) -> None:
-        entry = {"format": CACHE_FORMAT, "key": key, "n_chunks": len(chunks), "chunks": chunks}
+    def put(self, key: str, chunked: PageChunks) -> None:
+        entry = {
+            "format": CACHE_FORMAT, "key": key, "n_chunks": len(chunked.chunks), "chunks": chunked.chunks,
+            "n_pages_unread": chunked.n_pages_unread, "n_chunks_cut": chunked.n_chunks_cut,
+        }  # fmt: skip
         data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
         path = self.path_for(key)
         path.parent.mkdir(exist_ok=True)

@@ -4,12 +4,18 @@ Paper preset: pages in order; windows of 120 words with 20 words of overlap (str
 window starts 0, 100, 200, … while the start is inside the page); at most 400 chunks per
 question, stopping when reached. Chunk ids are 0-based in that order. A page whose HTML
 has no text contributes its ``page_snippet`` instead.
+
+The cap keeps the paper's numbers, but what it drops is counted, never silent
+(:class:`PageChunks`): the windows cut from the page where the cap was reached, and the
+pages after it, which are not even parsed (one 20 MB page can fill all 400 chunks, and the
+page holding the answer is then never read). Both land in the stabilization table.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -61,15 +67,36 @@ def window_words(words: Sequence[str], settings: ChunkSettings, limit: int) -> l
     return out
 
 
-def chunk_pages(pages: Sequence[SearchResult], settings: ChunkSettings = PAPER_CHUNKS) -> list[str]:
-    """Chunks of a question's pages in order, at most ``settings.max_chunks``."""
+class PageChunks(NamedTuple):
+    """A question's chunks and what the chunk cap dropped (0 and 0 below the cap)."""
+
+    chunks: list[str]
+    n_pages_unread: int = 0
+    """Pages after the one where the cap was reached: not parsed, none of their text ranked."""
+    n_chunks_cut: int = 0
+    """Windows of the page where the cap was reached that were not taken."""
+
+
+def chunk_pages_counted(pages: Sequence[SearchResult], settings: ChunkSettings = PAPER_CHUNKS) -> PageChunks:
+    """Chunks of a question's pages in order, at most ``settings.max_chunks``, with what
+    the cap dropped."""
     chunks: list[str] = []
-    for page in pages:
+    for page_idx, page in enumerate(pages):
         remaining = settings.max_chunks - len(chunks)
         if remaining <= 0:
-            break  # later pages are not even parsed
-        chunks.extend(window_words(page_text(page, settings.parser).split(), settings, remaining))
-    return chunks
+            return PageChunks(chunks, n_pages_unread=len(pages) - page_idx)  # later pages are not even parsed
+        words = page_text(page, settings.parser).split()
+        taken = window_words(words, settings, remaining)
+        chunks.extend(taken)
+        n_windows = len(range(0, len(words), settings.stride_words))
+        if n_windows > len(taken):
+            return PageChunks(chunks, n_pages_unread=len(pages) - page_idx - 1, n_chunks_cut=n_windows - len(taken))
+    return PageChunks(chunks)
+
+
+def chunk_pages(pages: Sequence[SearchResult], settings: ChunkSettings = PAPER_CHUNKS) -> list[str]:
+    """Chunks of a question's pages in order, at most ``settings.max_chunks``."""
+    return chunk_pages_counted(pages, settings).chunks
 
 
 def chunk_key(pages: Sequence[SearchResult], settings: ChunkSettings) -> str:

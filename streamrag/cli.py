@@ -6,6 +6,11 @@ standard library at top level; heavy imports happen inside ``run`` so that ``--h
 is instant.
 
 Exit codes: 0 ok, 1 a known error (one line on stderr), 2 usage.
+
+Logging options (``--log-level``, ``--quiet``, ``--log-json``, ``-v``) are accepted before
+or after the subcommand: each subcommand's parser repeats them with suppressed defaults,
+so a value given after the subcommand wins and one given before is kept. structlog is
+configured here only; libraries just get a logger.
 """
 
 from __future__ import annotations
@@ -13,23 +18,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any
 
 from streamrag import __version__
 
 COMMANDS = (
-    "demo",
-    "analyze",
-    "stats",
-    "simulate",
-    "compare",
-    "sweep",
-    "trace",
-    "calibrate",
-    "ingest",
-    "generate",
-    "serve",
-    "live",
-)
+    "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
+    "live", "list",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,25 +34,63 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure tool-intent stabilization in streaming RAG and simulate speculative tool calls.",
     )
     parser.add_argument("--version", action="version", version=f"streamrag {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    _add_logging_options(parser, defaults=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"streamrag.commands.{name}").add_parser(sub)
+    for subparser in sub.choices.values():
+        _add_logging_options(subparser, defaults=False)
     return parser
 
 
-def _configure_logging(verbose: bool) -> None:
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _add_logging_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The logging options; ``defaults=False`` (a subcommand) leaves unset ones out of the
+    namespace, so they do not overwrite what was given before the subcommand."""
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    group = parser.add_argument_group("logging")
+    group.add_argument("--log-level", choices=LOG_LEVELS, type=str.lower, default=default("warning"),
+                       help="least severe log events shown on stderr (default: warning)")  # fmt: skip
+    group.add_argument("-v", "--verbose", action="store_true", default=default(False), help="the same as --log-level info")
+    group.add_argument("-q", "--quiet", action="store_true", default=default(False),
+                       help="errors only: no progress, no warnings")  # fmt: skip
+    group.add_argument("--log-json", action="store_true", default=default(False),
+                       help="log events and progress as JSON lines on stderr (for log collectors)")  # fmt: skip
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """structlog and progress as the logging options say.
+
+    Progress: a bar on a terminal, plain periodic lines otherwise (nohup, SLURM,
+    ``2> log``), JSON lines with ``--log-json``, none with ``--quiet``.
+    """
     import logging
 
     import structlog
 
-    level = logging.INFO if verbose else logging.WARNING
+    from streamrag import progress
+
+    level_name = "error" if args.quiet else "info" if args.verbose and args.log_level == "warning" else args.log_level
+    renderer: Any = structlog.processors.JSONRenderer() if args.log_json else structlog.dev.ConsoleRenderer(colors=False)
+    processors: list[Any] = [structlog.processors.add_log_level]
+    if args.log_json:
+        processors.append(structlog.processors.TimeStamper(fmt="iso", utc=True))
     structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(level),
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level_name.upper())),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        processors=[structlog.processors.add_log_level, structlog.dev.ConsoleRenderer(colors=False)],
+        processors=[*processors, renderer],
+        cache_logger_on_first_use=False,
     )
+    from streamrag.engine.clock import RealClock
+
+    clock = RealClock()
+    progress.configure("off" if args.quiet else "json" if args.log_json else "lines", clock=lambda: clock.now_us() / 1e6)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,17 +99,38 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    _configure_logging(args.verbose)
+    _configure_logging(args)
     from streamrag.errors import StreamragError
+    from streamrag.terminal import printable
 
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except StreamragError as exc:
-        print(f"streamrag: error: {exc}", file=sys.stderr)
+        print(f"streamrag: error: {printable(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the file system refused (disk full, permissions changed): not a bug
+        if exc.filename is None:
+            raise
+        print(f"streamrag: error: {printable(str(exc.filename))}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("streamrag: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe (``streamrag trace … | head``): it has what it
+    wanted, files are written, so exit 0 without a message; later writes go nowhere."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def entry() -> None:  # pragma: no cover - console script shim

@@ -14,6 +14,7 @@ it, the simulator scenarios, the sweep grids.
 from __future__ import annotations
 
 import importlib.resources
+import re
 import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -46,12 +47,25 @@ def grids_dir() -> Traversable:
     return _root("streamrag._sim.grids", "sim/grids")
 
 
+def invalid_toml(where: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    """``where:LINE: invalid TOML: problem (column C)`` for a file ``tomllib`` refused.
+
+    tomllib (Python < 3.14) gives the position only inside its message, ``… (at line 2,
+    column 9)``; every TOML reader of streamrag reports it the same way, as a file's line.
+    """
+    message = str(exc)
+    m = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+    if m is None:
+        return ConfigError(f"{where}: invalid TOML: {message}")
+    return ConfigError(f"{where}:{m.group(1)}: invalid TOML: {message[: m.start()]} (column {m.group(2)})")
+
+
 def read_toml(resource: Traversable) -> dict[str, Any]:
     """A built-in TOML file as tables (ConfigError naming the file if it is invalid)."""
     try:
         return tomllib.loads(resource.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{resource}: invalid TOML: {exc}") from None
+        raise invalid_toml(str(resource), exc) from None
 
 
 def toml_names(folder: Traversable) -> list[str]:

@@ -7,7 +7,8 @@ dependencies; lazy imports inside functions count too):
 layer        modules                                            may import
 ===========  =================================================  ============================================
 base         errors, atomic, progress, resources, overrides,    —
-             processes, lines, figures, digest, correlation
+             processes, lines, figures, digest, outputs,
+             terminal, correlation
 data         data.*, text, chunking, grounding, cache           base
 retrieval    retrieval.*                                        base, data
 analysis     analysis.*                                         base, data, retrieval
@@ -17,7 +18,7 @@ pipeline     pipeline.*                                         base, engine
 simulator    simulator.*                                        everything above but calibration, sweep, cli
 live         live.* (real clock, real tools, real words)        everything above but sweep, cli
 sweep        sweep.*                                            everything but cli
-cli          cli, commands.*, __main__                          everything
+cli          cli, commands.*, __main__, api                     everything
 ===========  =================================================  ============================================
 """
 
@@ -33,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1] / "streamrag"
 LAYER_OF_PREFIX = {
     "streamrag.errors": "base", "streamrag.atomic": "base", "streamrag.progress": "base",
     "streamrag.resources": "base", "streamrag.overrides": "base", "streamrag.processes": "base",
-    "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base", "streamrag.correlation": "base",
+    "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base", "streamrag.outputs": "base",
+    "streamrag.terminal": "base", "streamrag.api": "cli", "streamrag.correlation": "base",
     "streamrag.data": "data", "streamrag.text": "data", "streamrag.chunking": "data",
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",

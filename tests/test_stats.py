@@ -296,7 +296,8 @@ def test_gold_density(summary):
 
 def test_summary_is_json_ready(summary):
     assert list(summary) == [
-        "parameters", "n_questions", "n_skipped", "skip_reasons", "rq1", "rq2", "rq4", "gold_density", "anchor",
+        "parameters", "n_questions", "n_skipped", "skip_reasons", "no_overlap", "chunk_cap", "rq1", "rq2", "rq4", "gold_density",
+        "anchor",
         "additions",
     ]  # fmt: skip
     for leaf in _walk(summary):

@@ -39,7 +39,8 @@ def test_columns_contract():
         "groundable", "retrieved_gold", "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility", "gold_density",
     )  # fmt: skip
     assert OPTIONAL_COLUMNS == (
-        "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
+        "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
+        "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
     )  # fmt: skip
     assert ABSENT_COLUMNS == ("gold_density",)
 

@@ -41,6 +41,19 @@ def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
     rg, fb = point["retrieved_gold"], point["fallback"]
     density = summary.get("gold_density") or {}
     undefined = [f"  gold density: undefined, {density['undefined_reason']}"] if density.get("undefined_reason") else []
+    cap = summary.get("chunk_cap") or {}
+    if cap.get("n_questions_capped"):
+        limit = f"{cap['max_chunks']}-chunk" if cap.get("max_chunks") else "chunk"
+        undefined.append(
+            f"  {cap['n_questions_capped']} question(s) reached the {limit} cap: {cap['n_pages_unread']} page(s) unread, "
+            f"{cap['n_chunks_cut']} chunk(s) cut (n_pages_unread, n_chunks_cut in the table)"
+        )
+    n_apart = (summary.get("no_overlap") or {}).get("n")
+    if n_apart:
+        undefined.append(
+            f"  {n_apart} question(s) share no word with their pages (no_overlap): t_sc = 1 is a tie-break; "
+            "counted as never streamable"
+        )
     return [
         f"{source}: {summary['n_questions']} questions ({summary['n_skipped']} skipped)",
         f"  groundable {rq1['n_groundable']} ({_pct(rq1['share_groundable'])}), "

@@ -4,7 +4,8 @@ The rules every per-question CSV streamrag reads shares — the stabilization ta
 (:mod:`streamrag.analysis.table`), a run's ``results.csv`` and a published latency file
 (:mod:`streamrag.simulator.compare`): UTF-8 (a BOM is ignored), a header row without
 duplicates, the required columns present, as many fields per row as in the header,
-fields stripped, blank lines skipped, one row per question id. Values are parsed by the
+fields stripped, blank lines skipped, one row per question id (a skipped row may
+have none). Values are parsed by the
 caller with :func:`parse_int` / :func:`parse_float`, which raise :class:`RowError`; the
 caller adds file and line (``file:line: column 'c': problem``).
 """
@@ -71,13 +72,32 @@ def _open(path: str | os.PathLike[str]) -> TextIO:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def _not_utf8(path: str | os.PathLike[str]) -> TableError:
+    """The line of the first byte that is not UTF-8 (the text reader decodes blocks ahead
+    of the rows, so the row being read when it fails is not where the byte is)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return TableError(f"{path}:{line}: not UTF-8 text (byte {exc.start})")
+    return TableError(f"{path}: not UTF-8 text")
+
+
 def read_rows(
-    path: str | os.PathLike[str], required: Sequence[str], *, id_column: str = "interaction_id"
+    path: str | os.PathLike[str],
+    required: Sequence[str],
+    *,
+    id_column: str = "interaction_id",
+    skip_column: str = "skip_reason",
 ) -> tuple[list[str], list[CsvRow]]:
     """The header and the data rows of a CSV file.
 
     Checks the structure only: a header naming every column of ``required`` once, rows
-    with as many fields as the header, ``id_column`` (when required) non-empty and unique.
+    with as many fields as the header, ``id_column`` (when required) non-empty and unique
+    — except on a row whose ``skip_column`` is non-empty: ``analyze --skip-bad`` keeps a
+    line it could not read, and such a line may have no readable id.
     Raises :class:`~streamrag.errors.DataFileError` when the file cannot be read,
     :class:`~streamrag.errors.TableError` (``file:line: problem``) otherwise.
     """
@@ -91,7 +111,9 @@ def read_rows(
             header = [h.strip() for h in next(reader)]
         except StopIteration:
             raise TableError(f"{name}:1: empty file, expected a header row") from None
-        except (csv.Error, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise _not_utf8(path) from None
+        except csv.Error as exc:
             raise TableError(f"{name}:1: unreadable header: {exc}") from None
         seen: set[str] = set()
         for col in header:
@@ -113,6 +135,9 @@ def read_rows(
                 fields = {h: f.strip() for h, f in zip(header, row, strict=True)}
                 if check_id:
                     qid = fields[id_column]
+                    if qid == "" and fields.get(skip_column):
+                        rows.append(CsvRow(line, fields))  # a record unread by analyze --skip-bad: no id to repeat
+                        continue
                     if qid == "":
                         raise TableError(f"{name}:{line}: column '{id_column}': empty, but a value is required")
                     if qid in first_line:
@@ -124,5 +149,5 @@ def read_rows(
         except csv.Error as exc:
             raise TableError(f"{name}:{reader.line_num}: malformed CSV: {exc}") from None
         except UnicodeDecodeError:
-            raise TableError(f"{name}:{line + 1}: not UTF-8 text") from None
+            raise _not_utf8(path) from None
     return header, rows

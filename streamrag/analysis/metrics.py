@@ -7,7 +7,7 @@ question returns ``None``, never 0.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Container, Sequence
 from typing import overload
 
 import numpy as np
@@ -54,6 +54,18 @@ def volatility(top1: Sequence[int]) -> int:
     final = top1[-1]
     first = next(i for i, c in enumerate(top1) if c == final)
     return sum(1 for i in range(first + 1, len(top1)) if top1[i] != top1[i - 1])
+
+
+def no_overlap(words: Sequence[Sequence[str]], vocabulary: Container[str]) -> bool:
+    """No token of the query occurs in any chunk: every chunk scores 0 for every prefix.
+
+    Such a query's top-1 is a tie-break (chunk 0) from the first word on, so t_sc = 1
+    measures the tie-break, not an intent that settled. ``words`` are the query's tokens
+    per word, ``vocabulary`` the lexical index (``token in index``). The table keeps t_sc
+    as measured and sets ``no_overlap``; the statistics take t* = n for such questions,
+    which makes them never streamable (:mod:`streamrag.analysis.stats`, RQ2).
+    """
+    return not any(token in vocabulary for word in words for token in word)
 
 
 def groundable(gold: Collection[int]) -> bool:

@@ -17,34 +17,13 @@ import numpy as np
 import pandas as pd
 
 from streamrag.analysis._values import active, bool_column, label_column, num_column
-from streamrag.atomic import atomic_path
 from streamrag.errors import ConfigError
+from streamrag.figures import agg_figure, save_figure
 
-__all__ = ["agg_figure", "plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L", "save_png"]
+__all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
-_DPI = 120
-
-
-def agg_figure(width_in: float, height_in: float) -> Figure:
-    """A figure with its own Agg canvas (no pyplot state), constrained layout."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in), dpi=_DPI, layout="constrained")
-    FigureCanvasAgg(fig)  # the Agg backend for this figure only
-    return fig
-
-
-def save_png(fig: Figure, path: str | os.PathLike[str]) -> Path:
-    """Write ``fig`` as PNG atomically and free it."""
-    target = Path(path)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png", dpi=_DPI)
-    fig.clear()
-    return target
+    pass
 
 
 def _no_data(ax: Any) -> None:
@@ -79,7 +58,7 @@ def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         ax.text(median, 0.97, f" median {median:.2f}", transform=ax.get_xaxis_transform(), va="top", fontsize=9)
     axes[0].set_ylabel("share of questions (%)")
     fig.suptitle("Where prefix retrieval stabilizes", fontsize=12)
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: str = "question_type") -> Path:
@@ -110,7 +89,7 @@ def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: 
         fontsize=11,
     )
     ax.grid(axis="x", color="0.9")
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> pd.DataFrame:
@@ -158,4 +137,4 @@ def plot_streamable_vs_L(
     ax.set_ylabel("streamable questions (%)")
     ax.set_title(f"Share of questions that can hide θ = {theta:g} of the tool latency (H ≥ θ·L)", fontsize=11)
     ax.grid(color="0.9")
-    return save_png(fig, path)
+    return save_figure(fig, path)

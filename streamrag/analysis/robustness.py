@@ -33,9 +33,10 @@ def _arm_table(analyses: Sequence[QuestionAnalysis], k: int, mode: GroundingMode
                 "phi_suf": None if t_suf is None else t_suf / n,
                 "groundable": a.arm_groundable[mode],
                 "retrieved_gold": t_suf is not None,
+                "no_overlap": bool(a.row.get("no_overlap")),
             }
         )
-    return pd.DataFrame(rows, columns=["n_words", "t_sc", "t_suf", "phi_suf", "groundable", "retrieved_gold"])
+    return pd.DataFrame(rows, columns=["n_words", "t_sc", "t_suf", "phi_suf", "groundable", "retrieved_gold", "no_overlap"])
 
 
 def robustness_arms(analyses: Sequence[QuestionAnalysis], params: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -102,7 +102,7 @@ def skipped_row(interaction_id: str | None, reason: str, meta: dict[str, Any] | 
     row.update(
         n_words=None, n_passages=None, groundable=None, retrieved_gold=None, t_sc=None, phi_sc=None,
         t_suf=None, phi_suf=None, volatility=None, gold_density=None, n_gold=None,
-        t_anchor=None, t_pivot=None, skip_reason=reason,
+        t_anchor=None, t_pivot=None, no_overlap=None, n_pages_unread=None, n_chunks_cut=None, skip_reason=reason,
     )  # fmt: skip
     return row
 
@@ -149,6 +149,7 @@ def stabilization_row(
         "n_gold": len(gold),
         "t_anchor": t_anchor(index, words, max_df_share=settings.anchor_max_df_share),
         "t_pivot": t_pivot(index, words, top1[-1]),
+        "no_overlap": metrics.no_overlap(words, index),
         "skip_reason": "",
     }
     if settings.entity_predictor:
@@ -212,6 +213,7 @@ def analyze_question(
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
     if hypotheses is not None:
         row.update(asr_columns(row, hypotheses, asr))
+    row.update(n_pages_unread=question.n_pages_unread, n_chunks_cut=question.n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
@@ -265,10 +267,10 @@ def _analyze_item(
 
 def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis:
     """A worker's analysis of a question whose chunks it reads from the cache itself."""
-    chunks = ChunkCache(root).get(key)
-    if chunks is None:  # gone since the parent read it: an unusable cache is a bug to see
+    chunked = ChunkCache(root).get(key)
+    if chunked is None:  # gone since the parent read it: an unusable cache is a bug to see
         raise RuntimeError(f"chunk cache entry {key} vanished during the run")
-    return analyze_question(Question(record, chunks, chunk_key=key), settings)
+    return analyze_question(Question.of(record, chunked, key), settings)
 
 
 def _analyze_parallel(
@@ -281,19 +283,21 @@ def _analyze_parallel(
     load its own model."""
     from collections import deque
 
-    from streamrag.processes import mp_context
+    from streamrag.processes import worker_pool
 
     window = 4 * jobs
     root = None if cache is None else str(cache.root)
-    with mp_context().Pool(jobs) as pool:
+    pool = worker_pool(jobs)  # workers exit with this process, even on kill -9
+    try:
         pending: deque[Any] = deque()
         for item in items:
             if root is not None and isinstance(item, Question) and item.chunk_key:
-                job = pool.apply_async(_analyze_cached, (item.record, item.chunk_key, root, settings))
+                pending.append(pool.submit(_analyze_cached, item.record, item.chunk_key, root, settings))
             else:
-                job = pool.apply_async(_analyze_item, (item, settings))
-            pending.append(job)
+                pending.append(pool.submit(_analyze_item, item, settings))
             while len(pending) > window:
-                yield pending.popleft().get()
+                yield pending.popleft().result()
         while pending:
-            yield pending.popleft().get()
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -42,7 +42,7 @@ from streamrag.errors import ConfigError
 
 __all__ = [
     "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
-    "active", "describe", "gold_density", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
+    "active", "chunk_cap", "describe", "gold_density", "no_overlap", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
     "summarize",
 ]  # fmt: skip
 
@@ -178,10 +178,15 @@ def rq1(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def _t_star(q: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n_words, t*, retrieved-gold mask): t* = t_suf for retrieved-gold, else t_sc."""
+    """(n_words, t*, retrieved-gold mask): t* = t_suf for retrieved-gold, else t_sc;
+    t* = n for a question flagged ``no_overlap`` (its t_sc = 1 is a tie-break: nothing
+    can be known before the question ends, so it hides no latency)."""
     rg = bool_column(q, "retrieved_gold")
+    n_words = num_column(q, "n_words")
     t_star = np.where(rg, num_column(q, "t_suf"), num_column(q, "t_sc"))
-    return num_column(q, "n_words"), t_star, rg
+    if "no_overlap" in q.columns:
+        t_star = np.where(bool_column(q, "no_overlap"), n_words, t_star)
+    return n_words, t_star, rg
 
 
 def _slice(streamable: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
@@ -423,6 +428,33 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
+def no_overlap(q: pd.DataFrame) -> dict[str, Any]:
+    """Questions sharing no word with their pages: how many, and how they are counted."""
+    n = int(bool_column(q, "no_overlap").sum()) if "no_overlap" in q.columns else None
+    return {
+        "n": n,
+        "note": "no query word occurs in any chunk: t_sc = 1 is a tie-break; t* = n_words in rq2 "
+        "and robustness, so these questions are never streamable"
+        if n is not None
+        else "the table has no no_overlap column (not flagged)",
+    }
+
+
+def chunk_cap(q: pd.DataFrame) -> dict[str, Any]:
+    """What the chunk cap dropped over the questions: ``None`` counts when the table does
+    not say (published tables, global scope); ``max_chunks`` is set by the analysis."""
+    if "n_pages_unread" not in q.columns or "n_chunks_cut" not in q.columns:
+        return {"max_chunks": None, "n_questions_capped": None, "n_pages_unread": None, "n_chunks_cut": None}
+    unread, cut = num_column(q, "n_pages_unread"), num_column(q, "n_chunks_cut")
+    known = ~(np.isnan(unread) | np.isnan(cut))
+    return {
+        "max_chunks": None,
+        "n_questions_capped": int(((unread[known] > 0) | (cut[known] > 0)).sum()) if known.any() else None,
+        "n_pages_unread": int(unread[known].sum()) if known.any() else None,
+        "n_chunks_cut": int(cut[known].sum()) if known.any() else None,
+    }
+
+
 def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
     """The whole ``summary.json``: parameters, counts, RQ1, RQ2, RQ4, gold density, the
     anchor comparison and the list of additions to the anchor study (:data:`ADDITIONS`).
@@ -453,6 +485,8 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "n_questions": len(q),
             "n_skipped": int(mask.sum()),
             "skip_reasons": reasons,
+            "no_overlap": no_overlap(q),
+            "chunk_cap": chunk_cap(q),
             "rq1": rq1(q),
             "rq2": rq2(q, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"]),
             "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),

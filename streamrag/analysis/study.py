@@ -30,8 +30,10 @@ from streamrag.data.selection import Selection
 
 log = structlog.get_logger(__name__)
 
-EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "skip_reason")
-INT_COLUMNS = ("n_words", "n_passages", "t_sc", "t_suf", "volatility", "n_gold", "t_anchor", "t_pivot")
+EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "no_overlap", "n_pages_unread", "n_chunks_cut", "skip_reason")
+INT_COLUMNS = (
+    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "n_gold", "t_anchor", "t_pivot", "n_pages_unread", "n_chunks_cut",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
     for column in (*INT_COLUMNS, "t_entity", "n_revisions"):
         if column in df.columns:
             df[column] = df[column].astype("Int64")
-    for column in ("groundable", "retrieved_gold"):
+    for column in ("groundable", "retrieved_gold", "no_overlap"):
         df[column] = df[column].astype("boolean")
     return df
 
@@ -116,6 +118,7 @@ def write_study(
     params = resolve_params(stats_params)
     summary = summarize(df, params=params)
     summary["parameters"]["analysis"] = {**analysis_params, "streamrag_version": __version__}
+    summary["chunk_cap"]["max_chunks"] = (analysis_params.get("chunks") or {}).get("max_chunks")
     active = [a for a in analyses if a.rankings is not None]
     summary["robustness"] = robustness_arms(active, params)
     if "t_sc_ms" in df.columns:

@@ -7,8 +7,10 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
 
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
 the question was skipped: it is kept in the table, counted, and excluded from statistics),
-``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`)
-and ``n_gold`` (gold chunks). Any other column is kept as text. Booleans are written
+``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`),
+``n_gold`` (gold chunks), ``n_pages_unread`` and ``n_chunks_cut`` (what the chunk cap
+dropped, :mod:`streamrag.chunking`) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
+is a tie-break, and the statistics count the question as never streamable). Any other column is kept as text. Booleans are written
 ``True``/``False``; an undefined value is an empty field, never 0.
 
 Tables published by the anchor study load as they are: they have no ``gold_density``
@@ -35,6 +37,7 @@ import pandas as pd
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.atomic import atomic_path
+from streamrag.data.crag import MAX_QUERY_WORDS
 from streamrag.errors import TableError
 
 __all__ = [
@@ -64,7 +67,8 @@ ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
 ``gold_density``. Every other contract column is required."""
 
 OPTIONAL_COLUMNS: tuple[str, ...] = (
-    "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
+    "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
+    "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
 )  # fmt: skip
 """Columns streamrag writes and reads with their types when present; tables from
 elsewhere may lack them."""
@@ -80,10 +84,11 @@ _PHI_SLACK = 1e-12
 
 _STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
 _INT_COLUMNS = (
-    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity", "n_revisions",
+    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity", "n_pages_unread",
+    "n_chunks_cut", "n_revisions",
 )  # fmt: skip
 _FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density", "t_sc_ms", "t_suf_ms", "revised_share")
-_BOOL_COLUMNS = ("groundable", "retrieved_gold")
+_BOOL_COLUMNS = ("groundable", "retrieved_gold", "no_overlap")
 # Needed on every row that is not skipped; the other columns may be empty (undefined).
 _REQUIRED_VALUES = ("interaction_id", "n_words", "groundable", "retrieved_gold", "t_sc", "phi_sc")
 
@@ -143,6 +148,8 @@ def _check_row(v: dict[str, Any]) -> None:
     n = v["n_words"]
     if n < 1:
         raise RowError("n_words", f"{n} is not a positive word count")
+    if n > MAX_QUERY_WORDS:
+        raise RowError("n_words", f"{n} is more than the {MAX_QUERY_WORDS:,} words streamrag takes (MAX_QUERY_WORDS)")
     if v["n_passages"] is not None and v["n_passages"] < 0:
         raise RowError("n_passages", f"{v['n_passages']} is negative")
     _check_t("t_sc", v["t_sc"], n)
@@ -173,6 +180,9 @@ def _check_row(v: dict[str, Any]) -> None:
     for column in ("t_anchor", "t_pivot", "t_entity"):
         if v.get(column) is not None:
             _check_t(column, v[column], n)
+    for column in ("n_pages_unread", "n_chunks_cut"):
+        if v.get(column) is not None and v[column] < 0:
+            raise RowError(column, f"{v[column]} is negative")
     n_gold, n_passages = v.get("n_gold"), v["n_passages"]
     if n_gold is not None and n_gold < 0:
         raise RowError("n_gold", f"{n_gold} is negative")

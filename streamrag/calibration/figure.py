@@ -17,7 +17,7 @@ import numpy as np
 
 from streamrag.calibration.fit import StageFit, cdf, quantiles_ms
 from streamrag.calibration.measurements import Measurements
-from streamrag.figures import agg_figure, save_png
+from streamrag.figures import agg_figure, save_figure
 
 _COLORS = {"lognormal": "tab:blue", "gamma": "tab:orange", "quantiles": "tab:green", "constant": "tab:purple"}
 
@@ -56,4 +56,4 @@ def plot_fits(meas: Measurements, fits: Sequence[StageFit], path: str | os.PathL
         bottom.set_ylabel("measured quantile (ms)")
         bottom.set_title("QQ", fontsize=10)
     fig.suptitle(f"Latency fits: {meas.path.name}", fontsize=12)
-    return save_png(fig, path)
+    return save_figure(fig, path)

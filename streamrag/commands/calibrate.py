@@ -70,7 +70,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="fewest durations a stage needs (default 20; lower it knowingly: the profile then records a warning)",
     )  # fmt: skip
     figure = p.add_mutually_exclusive_group()
-    figure.add_argument("--figure", metavar="PNG", help="where to write the CDF/QQ figure (default: PROFILE.png)")
+    figure.add_argument("--figure", metavar="PATH",
+                        help="where to write the CDF/QQ figure, .png, .pdf or .svg by its extension (default: PROFILE.png)")  # fmt: skip
     figure.add_argument("--no-figure", action="store_true", help="write no figure")
     p.set_defaults(run=run)
 
@@ -90,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.calibration.fit import MIN_N
     from streamrag.calibration.run import calibrate
     from streamrag.errors import ConfigError, InputError
+    from streamrag.figures import figure_format
+    from streamrag.outputs import check_out_file
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -97,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out}: a profile file name ends in .toml (that is how latency.profile tells a file from a built-in name)"
         )
     figure = None if args.no_figure else Path(args.figure) if args.figure else out.with_suffix(".png")
+    check_out_file(out, option="--out")
+    if figure is not None:
+        figure_format(figure)  # .png, .pdf or .svg, refused before the fit otherwise
+        check_out_file(figure, option="--figure")
     try:
         result = calibrate(
             args.measurements, out, spans=_mapping(args.spans), name=args.name, description=args.description,

@@ -40,13 +40,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from streamrag.errors import InputError
+    from streamrag.outputs import check_out_dir
     from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
+    out = check_out_dir(args.out)
     comparison = compare_run(args.run_dir, args.published)  # every check before anything is written
-    out = Path(args.out)
     try:
         write_comparison(comparison, out)
     except OSError as exc:

@@ -23,11 +23,13 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.study import run_study
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
+    from streamrag.outputs import check_out_dir
     from streamrag.simulator import traceview
     from streamrag.simulator.questions import questions_from_analyses, select_for
     from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
 
+    check_out_dir(args.out)
     data = demo_path()
     analysis_dir = args.out / "analysis"
     study = run_study(data, analysis_dir, selection=Selection(split=None), cache=None, jobs=1)
@@ -69,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
     )
     events = traceview.load_question(run_dir, qid)
     traceview.render_terminal(events)
-    png = traceview.write_png(events, args.out / "misfire.png")
+    png = traceview.write_figure(events, args.out / "misfire.png")
     print(f"wrote {png}; any question's timeline: streamrag trace {run_dir} QUESTION_ID")
     return 0

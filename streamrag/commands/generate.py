@@ -41,12 +41,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.errors import ConfigError
+    from streamrag.outputs import check_out_file
 
     out: Path = args.out
     if args.questions < 1:
         raise ConfigError(f"--questions must be ≥ 1, got {args.questions}")
     if args.seed < 0:
         raise ConfigError(f"--seed must be ≥ 0, got {args.seed}")
+    check_out_file(out, option="OUT")
     if not out.parent.is_dir():
         raise ConfigError(f"cannot write {out}: folder {out.parent} does not exist")
     if args.table:
@@ -76,11 +78,10 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
 
 def _write_records(out: Path, args: argparse.Namespace) -> int:
     from pydantic import ValidationError
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from streamrag.data.generate import GeneratorSettings, write_crag_file
     from streamrag.errors import ConfigError
+    from streamrag.progress import advancing, task_progress
 
     try:
         settings = GeneratorSettings(n_questions=args.questions, page_words=args.page_words, seed=args.seed)
@@ -90,17 +91,8 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     from streamrag.engine.clock import RealClock
 
     clock = RealClock()
-    with Progress(
-        TextColumn("generating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    ) as progress:
-        task = progress.add_task("generate", total=settings.n_questions)
-        stats = write_crag_file(out, settings, on_record=lambda n: progress.advance(task, n))
+    with task_progress(f"generating {out.name}", settings.n_questions) as update:
+        stats = write_crag_file(out, settings, on_record=advancing(update))
     elapsed_s = clock.now_us() / 1e6
     mb = stats.n_json_bytes / 1e6
     print(

@@ -21,30 +21,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     from streamrag.chunking import ChunkSettings
     from streamrag.data.crag import SkippedRecord
     from streamrag.data.ingest import ingest
-    from streamrag.data.selection import read_ids
+    from streamrag.data.selection import check_ids_found, read_ids
     from streamrag.engine.clock import RealClock
     from streamrag.progress import file_progress
+    from streamrag.terminal import printable
 
     cache = open_cache(args)
+    ids = read_ids(args.ids) if args.ids else None
+    found: set[str] = set()
     n_records = n_skipped = n_chunks = 0
     clock = RealClock()
     with file_progress(args.data, "ingesting") as progress:
         for item in ingest(
             args.data, settings=ChunkSettings(parser=args.parser), cache=cache, jobs=args.jobs,
-            split=args.split, limit=args.limit, ids=read_ids(args.ids) if args.ids else None,
+            split=args.split, limit=args.limit, ids=ids,
             on_error="skip" if args.skip_bad else "raise", parallel_decompression=args.parallel_bz2,
             progress=progress,
         ):  # fmt: skip
+            found.add(item.interaction_id or "")
             if isinstance(item, SkippedRecord):
                 n_skipped += 1
-                print(f"skipped: {item.interaction_id or '?'}: {item.reason}")
+                print(f"skipped: {printable(item.interaction_id or '?')}: {printable(item.reason)}")
             else:
                 n_records += 1
                 n_chunks += len(item.chunks)
+    check_ids_found(ids, found, args.data)
     elapsed = clock.now_us() / 1e6
     size_mb = args.data.stat().st_size / 1e6
     line = f"{args.data}: {n_records} records, {n_chunks} chunks, {n_skipped} skipped in {elapsed:.1f} s ({size_mb / max(elapsed, 1e-9):.1f} MB/s on disk)"

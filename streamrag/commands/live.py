@@ -47,7 +47,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", default="paper_rq3", metavar="NAME_OR_TOML", help="scenario (default paper_rq3)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a scenario field")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--quiet", action="store_true", help="no event lines, only each turn's outcome")
     p.set_defaults(run=run)
 
 
@@ -104,7 +103,8 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
     if args.latency_ms is not None or args.latency_profile is not None:
         tool = DelayedTool(tool, _delay_model(args), clock, _delay_rng(rs))
     console = Console(highlight=False, soft_wrap=True)
-    display = None if args.quiet else LiveDisplay(console)
+    # the global --quiet (errors only) also drops the event lines: only each turn's outcome
+    display = None if getattr(args, "quiet", False) else LiveDisplay(console)
     mode = "replay" if args.replay is not None else "transcript" if args.transcript else "typed"
     model = f"heuristic on live results (BM25 of {args.corpus})"
     writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")

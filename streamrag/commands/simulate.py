@@ -48,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
         help="override a scenario field by dotted path, e.g. latency.L_ms=1000 (repeatable)",
     )  # fmt: skip
+    p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
@@ -72,6 +73,8 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd += ["--set", o]
     if args.ids:
         cmd += ["--ids", args.ids]
+    if args.force:
+        cmd.append("--force")
     cmd += ["--jobs", str(args.jobs)]
     if args.seed is not None:
         cmd += ["--seed", str(args.seed)]
@@ -81,11 +84,12 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
 
     from streamrag.cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import read_ids
     from streamrag.errors import ConfigError
+    from streamrag.outputs import check_out_dir
+    from streamrag.progress import advancing, task_progress
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
@@ -100,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --evidence or --no-evidence, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
+    check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
@@ -111,17 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
     if rs.scenario.load is not None:
         return _run_load(args, rs, qs, mode, input_path)
-    progress = None
-    if sys.stderr.isatty() and n_selected >= 2000:
-        from rich.progress import Progress
-
-        progress = Progress(transient=True)
-    if progress is not None:
-        with progress:
-            task = progress.add_task("simulating", total=n_selected)
-            result = simulate(qs, rs, jobs=args.jobs, on_progress=lambda k: progress.advance(task, k))
-    else:
-        result = simulate(qs, rs, jobs=args.jobs)
+    with task_progress("simulating", n_selected) as update:
+        result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update))
 
     manifest = manifest_json(
         rs, result.reflector_model, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs,
@@ -143,23 +139,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str) -> int:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
-    import sys
 
+    from streamrag.progress import advancing, task_progress
     from streamrag.simulator.load import n_sessions, run_load, write_load_run
     from streamrag.simulator.runner import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)
-    total = 2 * n_sessions(rs.scenario.load)
-    if sys.stderr.isatty() and total >= 2000:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as progress:
-            task = progress.add_task("sessions", total=total)
-            run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=lambda: progress.advance(task))
-    else:
-        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model)
+    with task_progress("sessions", 2 * n_sessions(rs.scenario.load)) as update:
+        advance = advancing(update)
+        on_session = None if advance is None else lambda: advance(1)
+        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session)
     manifest = manifest_json(
         rs, model, input_path=input_path, input_mode=mode, command=_command(args), jobs=1, n_questions=len(qs.questions)
     )

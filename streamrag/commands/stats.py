@@ -7,7 +7,6 @@ published by another study. Standard-library imports only at top level.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -75,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.stats import summarize
     from streamrag.analysis.table import read_table
     from streamrag.errors import InputError
+    from streamrag.outputs import check_out_dir
 
+    out = check_out_dir(args.out)
     df = read_table(args.table)
     params = {
         "table": args.table,
@@ -89,7 +90,6 @@ def run(args: argparse.Namespace) -> int:
     if args.n_resamples is not None:  # else the preset's (stats.DEFAULT_PARAMS), one place
         params["n_resamples"] = args.n_resamples
     summary = summarize(df, params=params)
-    out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_summary(summary, out / "summary.json")

@@ -49,11 +49,11 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
     import sys
     from collections import Counter
 
     from streamrag.errors import ConfigError
+    from streamrag.progress import task_progress
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.run import run_sweep
 
@@ -63,20 +63,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
     grid = load_grid(args.grid, input=args.input)
 
-    with contextlib.ExitStack() as stack:
+    with task_progress(f"sweep {grid.name}: points", None) as update:
         on_point = None
-        if sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            bar = stack.enter_context(
-                Progress(TextColumn(f"sweep {grid.name}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                         console=Console(stderr=True), transient=True)
-            )  # fmt: skip
-            task = bar.add_task("points", total=None)
+        if update is not None:
 
             def on_point(event: PointDone) -> None:
-                bar.update(task, completed=event.n_done, total=event.n_pending)
+                update(event.n_done, event.n_pending)
 
         result = run_sweep(
             grid, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,

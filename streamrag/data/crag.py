@@ -24,6 +24,13 @@ from streamrag.lines import iter_lines
 
 OnError = Literal["raise", "skip"]
 
+MAX_QUERY_WORDS = 10_000
+"""The longest query streamrag takes, in words: about 55 minutes of speech at 3 words/s.
+
+Work and memory grow with the words (a prefix per word, a replayed event per word), so a
+query or table row beyond this is refused with a line naming it rather than run out of
+memory: one table row with 10^8 words once made ``simulate --table`` grow to 21.8 GB."""
+
 
 class SearchResult(BaseModel):
     """One retrieved web page of a CRAG record. Missing or null text fields become ''."""
@@ -127,8 +134,11 @@ class CragRecord(BaseModel):
     @field_validator("query")
     @classmethod
     def _query_not_empty(cls, value: str) -> str:
-        if not value.split():
+        n_words = len(value.split())
+        if not n_words:
             raise ValueError("empty query")
+        if n_words > MAX_QUERY_WORDS:
+            raise ValueError(f"{n_words} words, more than the {MAX_QUERY_WORDS:,} streamrag takes (MAX_QUERY_WORDS)")
         return value
 
     @field_validator("search_results", mode="before")
@@ -206,6 +216,14 @@ def _guess_id(raw: bytes | str) -> str | None:
     return None
 
 
+def _check_first(first_line: dict[str, int], interaction_id: str, path: Path, line_no: int) -> None:
+    """Note where ``interaction_id`` is first read; a second line with it is a RecordError."""
+    seen_on = first_line.setdefault(interaction_id, line_no)
+    if seen_on != line_no:
+        problem = f"{interaction_id!r} repeats line {seen_on} (one record per question)"
+        raise RecordError(str(path), line_no, "interaction_id", problem)
+
+
 def read_records(
     path: str | Path,
     *,
@@ -223,9 +241,13 @@ def read_records(
     were yielded (skipped lines count too, so no row is lost from view). Blank lines are
     ignored. ``progress`` is an optional callable receiving the compressed bytes read so
     far.
+
+    An interaction id read twice raises :class:`RecordError` even with ``on_error="skip"``:
+    a second row for one question would make every table written from it ambiguous.
     """
     path = Path(path)
     wanted = set(ids) if ids is not None else None
+    first_line: dict[str, int] = {}
     n_yielded = 0
     for line_no, raw in iter_lines(path, parallel=parallel_decompression, progress=progress):
         if limit is not None and n_yielded >= limit:
@@ -240,6 +262,8 @@ def read_records(
             if on_error == "raise":
                 raise
             rid = _guess_id(raw)
+            if rid is not None:
+                _check_first(first_line, rid, path, line_no)
             if wanted is not None and rid not in wanted:
                 continue
             n_yielded += 1
@@ -249,6 +273,7 @@ def read_records(
                 reason=f"line {line_no}: {exc.field + ': ' if exc.field else ''}{exc.problem}",
             )
             continue
+        _check_first(first_line, record.interaction_id, path, line_no)
         if split is not None and record.split != split:
             continue
         if wanted is not None and record.interaction_id not in wanted:

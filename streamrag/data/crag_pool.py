@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.cache import ChunkCache
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
+from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, read_records
+from streamrag.data.ingest import cached_chunks
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
 from streamrag.lines import iter_json_objects
@@ -116,14 +117,8 @@ def _add_sample(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, set
     for record in read_records(paths.sample):
         if not isinstance(record, CragRecord):  # not reached: read_records raises on a bad line
             continue
-        key = chunk_key(record.search_results, settings)
-        chunks = cache.get(key) if cache is not None else None
-        if chunks is None:
-            chunks = chunk_pages(record.search_results, settings)
-            if cache is not None:
-                cache.put(key, chunks)
         doc = f"sample/{record.interaction_id}"
-        builder.add_chunks(doc, chunks)
+        builder.add_chunks(doc, cached_chunks(record.search_results, settings, cache).chunks)
         labels.add(labels.own, record.interaction_id, [doc])
         labels.add(labels.answers, record.interaction_id, [record.answer, *record.alt_ans])
         records[record.interaction_id] = record.model_copy(update={"search_results": ()})

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from streamrag.cache import ChunkCache
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, chunk_key, chunk_pages
+from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
 from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
 
 MANIFEST_VERSION = 1
@@ -31,21 +31,46 @@ MANIFEST_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A record without its pages, and the chunks the pages gave."""
+    """A record without its pages, the chunks the pages gave and what the chunk cap dropped."""
 
     record: CragRecord
     chunks: list[str]
     line_no: int = 0
+    n_pages_unread: int | None = None
+    """Pages the chunk cap left unread (:class:`~streamrag.chunking.PageChunks`); None
+    when the chunks did not come from the record's own pages."""
+    n_chunks_cut: int | None = None
     chunk_key: str = ""
     """The chunks' content key in the cache (:func:`~streamrag.chunking.chunk_key`)."""
+
+    @classmethod
+    def of(cls, record: CragRecord, chunked: PageChunks, key: str = "", line_no: int = 0) -> Question:
+        return cls(
+            record, chunked.chunks, line_no, n_pages_unread=chunked.n_pages_unread, n_chunks_cut=chunked.n_chunks_cut,
+            chunk_key=key,
+        )  # fmt: skip
 
     @property
     def interaction_id(self) -> str:
         return self.record.interaction_id
 
 
-def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> list[str]:
-    return chunk_pages(pages, settings)
+def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> PageChunks:
+    return chunk_pages_counted(pages, settings)
+
+
+def cached_chunks(
+    pages: tuple[Any, ...], settings: ChunkSettings, cache: ChunkCache | None, key: str | None = None
+) -> PageChunks:
+    """A record's chunks from the cache, or chunked now (and stored); ``key`` if the
+    caller already has :func:`~streamrag.chunking.chunk_key` of the pages."""
+    key = key if key is not None else chunk_key(pages, settings)
+    chunked = cache.get(key) if cache is not None else None
+    if chunked is None:
+        chunked = chunk_pages_counted(pages, settings)
+        if cache is not None:
+            cache.put(key, chunked)
+    return chunked
 
 
 def ingest(
@@ -112,10 +137,10 @@ def _to_manifest(entry: Question | SkippedRecord, settings: ChunkSettings) -> li
 def _from_manifest(item: list[Any], cache: ChunkCache) -> Question | SkippedRecord | None:
     if item[0] == "s":
         return SkippedRecord(line_no=item[1], interaction_id=item[2], reason=item[3])
-    chunks = cache.get(item[2])
-    if chunks is None:
+    chunked = cache.get(item[2])
+    if chunked is None:
         return None
-    return Question(CragRecord.model_validate(item[1]), chunks, item[3], item[2])
+    return Question.of(CragRecord.model_validate(item[1]), chunked, item[2], item[3])
 
 
 def _read(
@@ -145,12 +170,7 @@ def _read(
                 yield item
                 continue
             key = chunk_key(item.search_results, settings)
-            chunks = cache.get(key) if cache is not None else None
-            if chunks is None:
-                chunks = chunk_pages(item.search_results, settings)
-                if cache is not None:
-                    cache.put(key, chunks)
-            yield Question(_without_pages(item), chunks, chunk_key=key)
+            yield Question.of(_without_pages(item), cached_chunks(item.search_results, settings, cache, key), key)
         return
     yield from _ingest_parallel(records, settings, cache, jobs)
 
@@ -164,8 +184,8 @@ class _InFlight(NamedTuple):
 
     record: CragRecord
     key: str
-    cached: list[str] | None
-    future: Any  # the pool's AsyncResult; None when the chunks were cached
+    cached: PageChunks | None
+    future: Any  # the pool's Future; None when the chunks were cached
 
 
 def _ingest_parallel(
@@ -174,32 +194,35 @@ def _ingest_parallel(
     cache: ChunkCache | None,
     jobs: int,
 ) -> Iterator[Question | SkippedRecord]:
-    import multiprocessing
+    from streamrag.processes import worker_pool
 
     window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
     pending: deque[SkippedRecord | _InFlight] = deque()
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    pool = worker_pool(jobs)
 
-        def drain(keep: int) -> Iterator[Question | SkippedRecord]:
-            while len(pending) > keep:
-                entry = pending.popleft()
-                if isinstance(entry, SkippedRecord):
-                    yield entry
-                    continue
-                chunks = entry.cached
-                if chunks is None:
-                    chunks = entry.future.get()
-                    if cache is not None:
-                        cache.put(entry.key, chunks)
-                yield Question(entry.record, chunks, chunk_key=entry.key)
+    def drain(keep: int) -> Iterator[Question | SkippedRecord]:
+        while len(pending) > keep:
+            entry = pending.popleft()
+            if isinstance(entry, SkippedRecord):
+                yield entry
+                continue
+            chunked = entry.cached
+            if chunked is None:
+                chunked = entry.future.result()
+                if cache is not None:
+                    cache.put(entry.key, chunked)
+            yield Question.of(entry.record, chunked, entry.key)
 
+    try:
         for item in records:
             if isinstance(item, SkippedRecord):
                 pending.append(item)
             else:
                 key = chunk_key(item.search_results, settings)
                 cached = cache.get(key) if cache is not None else None
-                future = None if cached is not None else pool.apply_async(_chunk_job, (item.search_results, settings))
+                future = None if cached is not None else pool.submit(_chunk_job, item.search_results, settings)
                 pending.append(_InFlight(_without_pages(item), key, cached, future))
             yield from drain(window)
         yield from drain(0)
+    finally:  # on an error or an early stop, do not wait for the queued pages
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -14,7 +14,7 @@ chunked as in per-question scope), the real CRAG pages of ``shared/data/crag``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,25 +143,14 @@ class PoolSource:
 def pool_from_crag(items: Iterable[Question | SkippedRecord], *, name: str | Path = "crag") -> PoolSource:
     """Pool the chunks of every ingested CRAG record (one document per record, its id the
     interaction id, chunked exactly as in per-question scope); each record's own document
-    is its pages."""
+    is its pages. Ids are unique: :func:`~streamrag.data.crag.read_records` refuses a
+    repeated one."""
     builder = PoolBuilder()
     out: list[PoolQuestion | SkippedRecord] = []
-    for item in _unique_ids(items):
+    for item in items:
         if isinstance(item, SkippedRecord):
             out.append(item)
             continue
         builder.add_chunks(item.interaction_id, item.chunks)
         out.append(PoolQuestion(item.record, own_docs=(item.interaction_id,)))
     return PoolSource(builder.build(), out, str(name))
-
-
-def _unique_ids(items: Iterable[Question | SkippedRecord]) -> Iterator[Question | SkippedRecord]:
-    """Records whose interaction id was seen before become skipped rows (their pages would collide)."""
-    seen: set[str] = set()
-    for item in items:
-        if isinstance(item, Question):
-            if item.interaction_id in seen:
-                yield SkippedRecord(item.line_no, item.interaction_id, "duplicate interaction_id")
-                continue
-            seen.add(item.interaction_id)
-        yield item

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from streamrag.engine.latency import LatencyModel
 from streamrag.errors import ConfigError
-from streamrag.resources import calibration_dir, read_toml, toml_names
+from streamrag.resources import calibration_dir, invalid_toml, read_toml, toml_names
 
 
 class LatencyProfile(BaseModel):
@@ -64,7 +64,7 @@ def load_profile(name_or_path: str) -> LatencyProfile:
         except FileNotFoundError:
             raise ConfigError(f"latency.profile: no such file {path}") from None
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"latency.profile: {path}: invalid TOML: {exc}") from None
+            raise invalid_toml(f"latency.profile: {path}", exc) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"latency.profile: {path}: cannot read: {exc}") from None
         return validate_profile(raw, str(path))

@@ -92,6 +92,8 @@ class _Config(BaseModel):
 
 
 class AlwaysPolicyConfig(_Config):
+    """Speculate whenever the trigger fires (the per-question replay)."""
+
     kind: Literal["always"] = "always"
 
     def build(self) -> SpeculationPolicy:
@@ -99,6 +101,8 @@ class AlwaysPolicyConfig(_Config):
 
 
 class AdmissionPolicyConfig(_Config):
+    """Refuse a fire when the tool's utilization reaches ``max_utilization`` or its queue ``max_queue``."""
+
     kind: Literal["admission"] = "admission"
     max_utilization: float | None = Field(default=0.9, gt=0, le=1)
     max_queue: int | None = Field(default=None, ge=0)
@@ -108,6 +112,8 @@ class AdmissionPolicyConfig(_Config):
 
 
 class StretchPolicyConfig(_Config):
+    """Stretch the trigger interval with load: ⌈1 + gain·u⌉ words between fires."""
+
     kind: Literal["stretch"] = "stretch"
     gain: float = Field(default=2.0, ge=0, allow_inf_nan=False)
 
@@ -116,6 +122,8 @@ class StretchPolicyConfig(_Config):
 
 
 class CoalescePolicyConfig(_Config):
+    """At most one waiting speculative call per session and queue: a newer fire re-aims it."""
+
     kind: Literal["coalesce"] = "coalesce"
 
     def build(self) -> SpeculationPolicy:

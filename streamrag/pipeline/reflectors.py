@@ -166,6 +166,8 @@ class _Config(BaseModel):
 
 
 class HeuristicReflectorConfig(_Config):
+    """Top chunk's full-query BM25 score ≥ 2.0 (cosine ≥ 0.4) and ≥ 40% of its distinct tokens in it."""
+
     kind: Literal["heuristic"] = "heuristic"
     score_threshold: float = Field(default=2.0, allow_inf_nan=False)
     """Minimum BM25 score of the full query on the top chunk (questions ranked by BM25)."""
@@ -183,6 +185,8 @@ class HeuristicReflectorConfig(_Config):
 
 
 class TopkMatchReflectorConfig(_Config):
+    """The call's top-k equals the full query's (needs per-prefix evidence)."""
+
     kind: Literal["topk_match"] = "topk_match"
     check_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
@@ -196,6 +200,8 @@ class TopkMatchReflectorConfig(_Config):
 
 
 class GoldReflectorConfig(_Config):
+    """The call's top-k holds a gold chunk."""
+
     kind: Literal["gold"] = "gold"
 
     def build(self, q: SimQuestion) -> Reflector:

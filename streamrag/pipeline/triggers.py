@@ -226,6 +226,8 @@ class StableTriggerConfig(_Config):
 
 
 class EveryWordTriggerConfig(_Config):
+    """A call on every word."""
+
     kind: Literal["every_word"] = "every_word"
 
     def build(self, q: SimQuestion) -> Trigger:
@@ -233,6 +235,8 @@ class EveryWordTriggerConfig(_Config):
 
 
 class OracleTriggerConfig(_Config):
+    """Fires exactly at t* (a bound, not a deployable policy)."""
+
     kind: Literal["oracle"] = "oracle"
 
     def build(self, q: SimQuestion) -> Trigger:
@@ -240,6 +244,8 @@ class OracleTriggerConfig(_Config):
 
 
 class NoneTriggerConfig(_Config):
+    """Never fires: the non-streaming baseline (saves 0, wastes 0)."""
+
     kind: Literal["none"] = "none"
 
     def build(self, q: SimQuestion) -> Trigger:

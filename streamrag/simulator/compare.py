@@ -229,7 +229,7 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
 def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Path:
     """Per question, simulated against measured saving (ms), the line y = x, negative
     savings marked (red: simulated < 0; triangle: measured < 0)."""
-    from streamrag.analysis.plots import agg_figure, save_png
+    from streamrag.figures import agg_figure, save_figure
 
     x, y = comparison.measured_saved_ms, comparison.saved_ms
     data = comparison.data
@@ -264,7 +264,7 @@ def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Pat
     )
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(color="0.92")
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def write_comparison(comparison: Comparison, out_dir: str | os.PathLike[str]) -> list[Path]:

@@ -16,7 +16,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -29,7 +29,7 @@ from streamrag.errors import ConfigError
 from streamrag.pipeline import reflectors, triggers
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
-from streamrag.processes import mp_context
+from streamrag.processes import worker_pool
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
 from streamrag.simulator.scenario import ResolvedScenario
@@ -202,7 +202,7 @@ def simulate(
         return _assemble(entries, outputs, rs, source)
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context()) as pool:
+    with worker_pool(jobs) as pool:
         futures = {pool.submit(run_chunk, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)}
         for fut in as_completed(futures):
             i = futures[fut]

@@ -63,7 +63,7 @@ from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
-from streamrag.resources import read_toml, scenarios_dir, toml_names
+from streamrag.resources import invalid_toml, read_toml, scenarios_dir, toml_names
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
 from streamrag.simulator.workload import LoadConfig, PoissonArrivals
 
@@ -322,7 +322,7 @@ def read_scenario(name_or_path: str) -> dict[str, Any]:
         except FileNotFoundError:
             raise ConfigError(f"scenario {name_or_path}: no such file") from None
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"scenario {name_or_path}: invalid TOML: {exc}") from None
+            raise invalid_toml(f"scenario {name_or_path}", exc) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"scenario {name_or_path}: cannot read: {exc}") from None
     found = builtin_scenario(name_or_path)

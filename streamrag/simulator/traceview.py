@@ -20,6 +20,7 @@ from typing import Any
 
 from streamrag.engine.trace import read_trace
 from streamrag.errors import InputError
+from streamrag.terminal import printable, stdout_console
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,14 +203,13 @@ _LEGEND = "g = query generation  L = tool call  F = response  . queued  > fire  
 
 def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width: int = 64) -> None:
     """Print a Gantt strip per lane and the event table of one question (rich)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    console = console or stdout_console()
     spans, instants = spans_and_instants(events)
     head = headline(events)
-    qid = events[0]["qid"]
+    qid = printable(events[0]["qid"])
     console.print(
         Text.assemble(
             (f"{qid}", "bold"),
@@ -258,20 +258,20 @@ def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width:
 # --- PNG -----------------------------------------------------------------------------
 
 
-def write_png(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """A Gantt-like PNG of one question (matplotlib, Agg backend)."""
-    import matplotlib
+def write_figure(events: list[dict[str, Any]], path: str | os.PathLike[str], *, dpi: float | None = None) -> Path:
+    """A Gantt-like figure of one question with a legend; the format follows ``path``'s
+    extension (``.png``, ``.pdf``, ``.svg``), ``dpi`` applies to PNG."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    from streamrag.atomic import atomic_path
+    from streamrag.figures import agg_figure, save_figure
 
     spans, instants = spans_and_instants(events)
     lanes = _lanes(spans, instants)
     y = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
     colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c", "W": "#dddddd"}
-    fig, ax = plt.subplots(figsize=(10, 0.55 * len(lanes) + 1.6), dpi=110)
+    fig = agg_figure(10, 0.55 * len(lanes) + 2.4)
+    ax = fig.add_subplot()
     for s in spans:
         ax.broken_barh(
             [(s.start_us / 1000, (s.end_us - s.start_us) / 1000)], (y[s.lane] - 0.35, 0.7),
@@ -285,24 +285,30 @@ def write_png(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Pat
         if i.name in markers:
             m, c = markers[i.name]
             ax.plot(i.t_us / 1000, y[i.lane], marker=m, color=c, markersize=8 if m != "|" else 12, linestyle="none")
-    e_ms = headline(events)["E_ms"]
-    ax.axvline(e_ms, color="black", linestyle="--", linewidth=0.8)
-    ax.text(e_ms, -0.8, " E (end of input)", fontsize=8, va="center")
     head = headline(events)
+    ax.axvline(head["E_ms"], color="black", linestyle="--", linewidth=0.8)
     ax.set_yticks(range(len(lanes)), list(reversed(lanes)))
     ax.set_xlabel("virtual time since arrival (ms)")
     ax.set_title(
-        f"{events[0]['qid']}: baseline {head['baseline_ms']:.0f} ms, streaming {head['streaming_ms']:.0f} ms, "
+        f"{printable(events[0]['qid'])}: baseline {head['baseline_ms']:.0f} ms, streaming {head['streaming_ms']:.0f} ms, "
         f"saved {head['saved_ms']:.0f} ms",
         fontsize=10,
     )
     ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    target = Path(path)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
-    return target
+    shown_spans = {s.name for s in spans}
+    shown_marks = {i.name for i in instants if i.name in markers}
+    handles: list[Any] = [Patch(facecolor=colors[n], edgecolor="black", linewidth=0.4, label=_SPAN_NAMES[n])
+                          for n in colors if n in shown_spans]  # fmt: skip
+    if any(s.cancelled for s in spans):
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="//", linewidth=0.4, label="cancelled"))
+    handles += [Line2D([], [], marker=markers[n][0], color=markers[n][1], linestyle="none", label=n.replace("_", " "))
+                for n in markers if n in shown_marks]  # fmt: skip
+    handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="E (end of input)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), fontsize=7, frameon=False)
+    return save_figure(fig, path, dpi=dpi)
+
+
+_SPAN_NAMES = {"G": "G query generation", "L": "L tool call", "F": "F response generation", "W": "W waiting"}
 
 
 # --- Perfetto / Chrome trace-event JSON ----------------------------------------------

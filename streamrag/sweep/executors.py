@@ -23,7 +23,7 @@ from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamrag.errors import ConfigError
-from streamrag.processes import mp_context
+from streamrag.processes import worker_pool
 from streamrag.sweep.kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
 
@@ -90,13 +90,11 @@ class ProcessExecutor:
         return None
 
     def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
         if not jobs:
             return
-        pool = ProcessPoolExecutor(
-            max_workers=min(self.jobs, len(jobs)), mp_context=mp_context(), initializer=_install, initargs=(dict(shared),)
-        )
+        pool = worker_pool(min(self.jobs, len(jobs)), initializer=_install, initargs=(dict(shared),))
         try:
             futures = [pool.submit(_execute_installed, job) for job in jobs]
             for fut in as_completed(futures):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from streamrag.figures import agg_figure, save_png
+from streamrag.figures import agg_figure, save_figure
 from streamrag.sweep.table import pareto_front, read_point_results
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) 
     if image is not None:  # one panel per θ, so there is one when the table has rows
         fig.colorbar(image, ax=list(axes), label="streamable questions (%)", shrink=0.9)
     fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L", fontsize=11)
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -110,7 +110,7 @@ def plot_saved_vs_bounds(table: pd.DataFrame, path: str | os.PathLike[str]) -> P
         "What each trigger saves against the hideable-latency bounds (each marker: one grid point)" + _model_note(table),
         fontsize=11,
     )
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 _MARKERS = "osD^vP*Xh<>"
@@ -157,7 +157,7 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         f"Latency saved versus wasted tool calls across triggers{delta} (outlined: on the Pareto front)" + _model_note(table),
         fontsize=11,
     )
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def _fmt(column: str, value: object) -> str:
@@ -214,7 +214,7 @@ def plot_saved_vs_H_scatter(
     fig.suptitle(
         "Per-question latency saved versus the hideable-latency bound H (one dot per question)" + _model_note(table), fontsize=11
     )
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -243,7 +243,7 @@ def plot_analysis_arms(table: pd.DataFrame, path: str | os.PathLike[str]) -> Pat
         ax.grid(axis="y", color="0.92")
     axes[0].legend(title=", ".join(varying), fontsize=8, loc="lower right", framealpha=0.95)
     fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}", fontsize=11)
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def _model_note(table: pd.DataFrame) -> str:
@@ -307,7 +307,7 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         ax.set_ylabel("answer latency after the last word (ms)")
     axes[min(n_cols, len(groups)) - 1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("When does speculation stop paying? Answer latency under shared capacity" + _model_note(table), fontsize=11)
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_revisions(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -333,7 +333,7 @@ def plot_revisions(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     if len(lines) > 1:
         axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("Streaming on ASR partial hypotheses: what revisions cost" + _model_note(table), fontsize=11)
-    return save_png(fig, path)
+    return save_figure(fig, path)
 
 
 def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:

@@ -42,6 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from streamrag.errors import ConfigError
+from streamrag.resources import invalid_toml
 from streamrag.sweep.inputs import InputSpec, parse_input
 
 PointKindName = Literal["simulate", "streamable", "analyze"]
@@ -230,7 +231,7 @@ def grid_from_text(text: str, *, origin: str, base_dir: Path, input_override: st
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"grid {origin}: invalid TOML: {exc}") from None
+        raise invalid_toml(f"grid {origin}", exc) from None
     try:
         model = _GridToml.model_validate(raw)
     except ValidationError as exc:

@@ -17,7 +17,8 @@ Layout of ``OUT/``::
 A point is finished iff its ``done.json`` names its key and the files it lists exist
 with the sizes it records. ``resume=True`` skips finished points; anything else in a
 point folder is rewritten. Because folders are named by key, a grid extended with new
-values resumes into the same folder and computes only the new points. Without
+values resumes into the same folder and computes only the new points; a folder holding
+a point this grid does not have (another grid, or values removed) is refused. Without
 ``resume`` an existing non-empty folder is refused.
 """
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from streamrag.atomic import write_bytes_atomic
 from streamrag.errors import ConfigError
+from streamrag.outputs import check_out_dir
 from streamrag.sweep.executors import Executor, SerialExecutor, make_executor
 from streamrag.sweep.grid import Grid, load_grid
 from streamrag.sweep.inputs import PreparedInputs
@@ -88,13 +90,6 @@ class SweepResult:
     wall_s: float = 0.0
 
 
-def _check_out(out: Path, resume: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not resume:
-        raise ConfigError(f"--out {out}: exists and is not empty; pass --resume to continue that sweep, or choose another folder")
-
-
 def _write_point(out: Path, point: Point, output: PointOutput) -> None:
     folder = point_dir(out, point.key)
     folder.mkdir(parents=True, exist_ok=True)
@@ -115,6 +110,26 @@ def _point_json(point: Point) -> bytes:
         "index": point.index, "key": point.key, "values": point.values,
         "overrides": [list(o) for o in point.overrides], "settings": point.identity, "descriptors": point.descriptors,
     })  # fmt: skip
+
+
+def _check_same_grid(out: Path, swept: SweepPlan) -> None:
+    """Resume only into a folder whose points are all points of this grid.
+
+    Point folders are named by key, so the rule compares keys: a grid that adds values to
+    an axis keeps every old key (and resumes, computing the new points); another base,
+    scenario, input or kind, or a grid with values removed, would leave folders this grid
+    does not own beside its own, and the folder would no longer say what one grid gave.
+    """
+    points = out / "points"
+    found = sorted(p.name for p in points.iterdir() if p.is_dir()) if points.is_dir() else []
+    ours = {p.key for p in swept.points}
+    foreign = [key for key in found if key not in ours]
+    if foreign:
+        raise ConfigError(
+            f"--out {out}: made by another grid: {len(found)} point folder(s) here, {len(foreign)} of them not "
+            f"points of {swept.grid.name!r} (e.g. points/{foreign[0]}); resume with the grid that made it, or one "
+            "that adds values to its axes"
+        )
 
 
 def _plan_json(p: SweepPlan) -> bytes:
@@ -200,8 +215,10 @@ def run_sweep(
     if not isinstance(grid, Grid):
         grid = load_grid(grid)
     out = Path(out_dir)
-    _check_out(out, resume)
+    check_out_dir(out, refuse_nonempty=None if resume else "pass --resume to continue that sweep, or choose another folder")
     swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
+    if resume:
+        _check_same_grid(out, swept)
     result = SweepResult(out, swept)
     result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
     pending = [p for p in swept.runnable if p.key not in set(result.reused)]

@@ -1,0 +1,191 @@
+"""The Python API for notebooks: each of the study's steps in a line, pandas back.
+
+::
+
+    import streamrag
+
+    table = streamrag.analyze("crag_task_1_and_2_dev_v4.jsonl.bz2", out="runs/analysis")
+    results = streamrag.simulate("runs/analysis/stabilization.csv", "paper_rq3", set=["latency.L_ms=1000"])
+    sweep = streamrag.read_run("runs/triggers")          # any run folder → its table
+    results.attrs["summary"]["saved_ms"]["mean"]
+
+Every function returns a :class:`pandas.DataFrame` — one row per question (or per sweep
+point) — with the run's ``summary.json`` (and, for a folder, ``manifest.json`` and its
+``kind``) in ``DataFrame.attrs``. The functions are the commands' own code paths: the
+same inputs give the same numbers and, with ``out``, the same files as the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from streamrag.simulator.scenario import ResolvedScenario
+
+__all__ = ["analyze", "read_run", "simulate"]
+
+PathLike = str | os.PathLike[str]
+
+
+def analyze(
+    data: PathLike,
+    out: PathLike | None = None,
+    *,
+    split: int | None = 0,
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    k: int = 3,
+    grounding: str = "exact",
+    retriever: str = "bm25",
+    scope: str = "per-question",
+    cache: PathLike | None = None,
+    jobs: int = 1,
+    figures: bool = True,
+) -> pd.DataFrame:
+    """The stabilization table of ``data`` (a CRAG file, or a corpus folder with
+    ``scope="global"``), as ``streamrag analyze`` computes it; ``attrs["summary"]`` holds
+    ``summary.json``. With ``out`` every output file is written there too.
+
+    ``split``: 0 (validation, the paper), 1, or ``None`` for all; ``cache``: a chunk-cache
+    folder (default: none, so a notebook leaves no files behind).
+    """
+    from streamrag.analysis.entry import analyze_input
+    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stats import resolve_params, summarize
+    from streamrag.analysis.study import table_frame, write_study
+    from streamrag.cache import ChunkCache
+    from streamrag.data.selection import Selection
+    from streamrag.outputs import check_out_dir
+
+    settings = AnalysisSettings.model_validate({"k": k, "grounding": grounding, "retriever": retriever})
+    selection = Selection.model_validate(
+        {"split": split, "ids": None if ids is None else tuple(ids), "limit": limit, "scope": scope}
+    )
+    if out is not None:
+        check_out_dir(out, option="out")
+    chunk_cache = None if cache is None else ChunkCache(Path(cache))
+    analyzed = analyze_input(data, settings, selection, cache=chunk_cache, jobs=jobs)
+    if out is not None:
+        study = write_study(analyzed.analyses, Path(out), analyzed.parameters, figures=figures)
+        table, summary = study.table, study.summary
+    else:
+        table = table_frame(analyzed.analyses)
+        summary = summarize(table, params=resolve_params(None))
+    table.attrs["summary"] = summary
+    return table
+
+
+def simulate(
+    source: PathLike,
+    scenario: str | ResolvedScenario = "paper_rq3",
+    *,
+    out: PathLike | None = None,
+    set: Sequence[str] = (),  # the CLI's --set, by its name
+    seed: int | None = None,
+    ids: Sequence[str] | None = None,
+    evidence: PathLike | bool | None = None,
+    jobs: int = 1,
+) -> pd.DataFrame:
+    """Per-question results (``results.csv``) of replaying ``source`` through a scenario.
+
+    ``source``: a stabilization table (``.csv``: trace-driven, with its
+    ``prefixes.parquet`` when present) or a CRAG file (full mode). ``scenario``: a built-in
+    name, a TOML path, or a resolved scenario (:func:`load_scenario`); ``set``: dotted
+    overrides as ``--set`` takes them. ``attrs["summary"]`` holds ``summary.json``; with
+    ``out`` the run folder is written as ``streamrag simulate`` writes it (refused when it
+    holds an earlier run).
+    """
+    from streamrag.errors import ConfigError
+    from streamrag.outputs import check_out_dir
+    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.runner import manifest_json, summary_json, write_run
+    from streamrag.simulator.runner import simulate as run_simulation
+    from streamrag.simulator.scenario import load_scenario
+
+    if isinstance(scenario, str):
+        rs = load_scenario(scenario, list(set), seed=seed)
+    elif set or seed is not None:
+        raise ConfigError("set= and seed= apply to a scenario given by name or file; a resolved scenario is final")
+    else:
+        rs = scenario
+    if rs.scenario.load is not None:
+        raise ConfigError(f"scenario {rs.scenario.name!r} is a load run ([load]): run it with 'streamrag simulate'")
+    if out is not None:
+        check_out_dir(out, option="out", refuse_nonempty="choose another folder")
+    is_table = str(source).endswith(".csv")
+    cache = None
+    if not is_table:
+        from streamrag.cache import ChunkCache, default_cache_dir
+
+        cache = ChunkCache(default_cache_dir())
+    qs = load_selected(
+        rs.scenario, data=None if is_table else source, table=source if is_table else None,
+        evidence=False if evidence is False else evidence, ids=ids, cache=cache, jobs=jobs,
+    )  # fmt: skip
+    run = run_simulation(qs, rs, jobs=jobs)
+    if out is not None:
+        manifest = manifest_json(
+            rs, run.reflector_model, input_path=str(source), input_mode="table" if is_table else "data",
+            command=["streamrag.simulate", str(source)], jobs=jobs, n_questions=qs.counts["selected"],
+        )  # fmt: skip
+        write_run(out, run, rs, manifest=manifest, counts=qs.counts)
+    table = _results_frame(run.all_rows)
+    table.attrs["summary"] = json.loads(summary_json(run, rs, qs.counts))
+    return table
+
+
+def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:
+    """``results.csv`` as a frame, read back through the CSV so types match :func:`read_run`."""
+    import io
+
+    import pandas as pd
+
+    from streamrag.simulator.results import results_csv
+
+    return pd.read_csv(io.BytesIO(results_csv(rows)), dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+
+
+def read_run(folder: PathLike) -> pd.DataFrame:
+    """The table of any run folder, by what it holds: a sweep (``sweep.parquet``), a
+    simulation (``results.csv``) or an analysis (``stabilization.csv``).
+
+    ``attrs``: ``kind`` (``sweep``, ``simulation``, ``analysis``), ``summary`` and
+    ``manifest`` (the folder's JSON files, ``None`` when absent).
+    """
+    from streamrag.errors import InputError
+
+    run = Path(folder)
+    if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
+        from streamrag.sweep.table import read_sweep
+
+        kind, table = "sweep", read_sweep(run)
+    elif (run / "results.csv").is_file():
+        import pandas as pd
+
+        kind = "simulation"
+        table = pd.read_csv(run / "results.csv", dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+    elif (run / "stabilization.csv").is_file():
+        from streamrag.analysis.table import read_table
+
+        kind, table = "analysis", read_table(run / "stabilization.csv")
+    else:
+        raise InputError(f"{run}: not a run folder (no sweep.parquet, results.csv or stabilization.csv)")
+    table.attrs.update(kind=kind, summary=_json_or_none(run / "summary.json"), manifest=_json_or_none(run / "manifest.json"))
+    return table
+
+
+def _json_or_none(path: Path) -> Any:
+    from streamrag.errors import InputError
+
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not readable JSON ({exc})") from None

@@ -1,0 +1,81 @@
+"""Logging options before or after the subcommand; progress as plain lines off a terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from _inputs import record, run_cli, write_jsonl
+
+from streamrag import progress
+from streamrag.cli import build_parser
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["list"], ("warning", False, False, False)),
+        (["--log-level", "DEBUG", "list"], ("debug", False, False, False)),
+        (["list", "--log-level", "error"], ("error", False, False, False)),
+        (["--quiet", "list"], ("warning", True, False, False)),
+        (["list", "-q", "--log-json"], ("warning", True, True, False)),
+        (["--log-json", "list", "-v"], ("warning", False, True, True)),
+        (["--log-level", "debug", "list", "--log-level", "info"], ("info", False, False, False)),  # the later wins
+    ],
+)
+def test_logging_options_before_or_after_the_subcommand(argv, expected) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.log_level, args.quiet, args.log_json, args.verbose) == expected
+
+
+@pytest.fixture
+def data(tmp_path):
+    return write_jsonl(tmp_path / "d.jsonl", [record(i) for i in range(3)])
+
+
+def test_log_json_writes_json_events_with_level_and_time(tmp_path, capsys, data) -> None:
+    argv = ["analyze", data, "--out", tmp_path / "a", "--no-cache", "--jobs", "1", "--no-figures"]
+    code, _, err = run_cli(["--log-json", *argv, "--log-level", "info"], capsys)
+    assert code == 0
+    events = [json.loads(line) for line in err.splitlines()]
+    written = [e for e in events if e["event"] == "analysis written"]
+    assert len(written) == 1 and written[0]["level"] == "info" and written[0]["questions"] == 3
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT.*Z", written[0]["timestamp"])
+    code, _, err = run_cli([*argv[:3], tmp_path / "b", *argv[4:]], capsys)  # default level: warnings only
+    assert (code, err) == (0, "")
+
+
+def test_progress_is_plain_periodic_lines_off_a_terminal(tmp_path, capsys, monkeypatch, data) -> None:
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.0)  # every update prints: the run is short
+    argv = ["analyze", data, "--out", tmp_path / "a", "--no-cache", "--jobs", "1", "--no-figures"]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0
+    lines = err.splitlines()
+    assert lines, "no progress line"
+    pattern = r"streamrag: analyzing d\.jsonl: \d+\.\d MB/\d+\.\d MB \(\d+%\), \d+\.\d MB/s, ETA (\d+:\d\d|\?)"
+    assert all(re.fullmatch(pattern, line) for line in lines), lines
+    assert lines[-1].split(": ")[2].startswith(f"{data.stat().st_size / 1e6:.1f} MB/")  # the last line: all read
+    code, _, err = run_cli(["--log-json", *argv[:3], tmp_path / "b", *argv[4:]], capsys)
+    events = [json.loads(line) for line in err.splitlines()]
+    assert code == 0 and events and all(e["event"] == "progress" and e["unit"] == "bytes" for e in events)
+    assert events[-1]["done"] == events[-1]["total"] == data.stat().st_size
+    code, _, err = run_cli([*argv[:3], tmp_path / "c", *argv[4:], "--quiet"], capsys)
+    assert (code, err) == (0, "")
+
+
+def test_progress_lines_say_done_total_rate_and_eta() -> None:
+    import io
+
+    now = [100.0]
+    out = io.StringIO()
+    lines = progress.ProgressLines("simulating", 400, "items", every_s=10, stream=out, clock=lambda: now[0])
+    for done, t in ((50, 105.0), (100, 110.0), (300, 130.0)):
+        now[0] = t
+        lines(done)
+    lines.finish()
+    assert out.getvalue().splitlines() == [
+        "streamrag: simulating: 100/400 (25%), 10.0/s, ETA 0:30",
+        "streamrag: simulating: 300/400 (75%), 10.0/s, ETA 0:10",
+        "streamrag: simulating: 300/400 (75%), 10.0/s, ETA 0:10",
+    ]
