@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from stats_tables import HEADER, rows_table, write
 
 from streamrag.analysis import stats
-from streamrag.analysis.groups import anchor_spearman, kruskal_wallis
+from streamrag.analysis.groups import anchor_spearman, dunn_holm, kruskal_wallis
 from streamrag.analysis.table import read_table
 from streamrag.errors import ConfigError
 
@@ -433,3 +435,19 @@ def test_anchor_comparison_by_hand() -> None:
     # phi_suf = [.1, .3, .2, .6]: between-type SS 0.04 over total SS 0.14
     assert out["question_type"]["eta2_phi_suf"] == pytest.approx(0.04 / 0.14, abs=1e-12)
     assert "t_pivot" not in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 6) | st.floats(0, 50, allow_nan=False), min_size=2, max_size=15), min_size=2, max_size=5))
+def test_dunn_holm_equals_scikit_posthocs(samples) -> None:
+    # The anchor ran scikit-posthocs; ours must give its numbers (ties included).
+    posthocs = pytest.importorskip("scikit_posthocs", reason="the reference implementation (dev extra)")
+    names = [f"g{i}" for i in range(len(samples))]
+    groups = {n: np.array(v, dtype=float) for n, v in zip(names, samples, strict=True)}
+    values = np.concatenate(list(groups.values()))
+    assume(not np.all(values == values[0]))
+    frame = pd.DataFrame({"value": values, "group": np.repeat(names, [len(v) for v in samples])})
+    reference = posthocs.posthoc_dunn(frame, val_col="value", group_col="group", p_adjust="holm")
+    got = dunn_holm(groups)
+    for pair in got["pairs"]:
+        assert pair["p_adj"] == pytest.approx(float(reference.loc[pair["a"], pair["b"]]), rel=1e-9, abs=1e-15)

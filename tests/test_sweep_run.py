@@ -345,3 +345,13 @@ def test_break_even_interpolates_the_first_sign_change() -> None:
     assert break_even([0.1, 0.2], [50.0, 10.0]) is None  # streaming pays everywhere
     assert break_even([0.1, 0.2], [-5.0, -10.0]) == pytest.approx(0.1)  # never pays
     assert break_even([0.1, 0.2, 0.3], [100.0, float("nan"), -100.0]) == pytest.approx(0.2)
+
+
+def test_a_scheduler_without_dask_installed_is_one_line(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if the dask extra were not installed
+    code = main(["sweep", str(_grid(tmp_path)), "--out", str(tmp_path / "run"), "--scheduler", "tcp://127.0.0.1:1"])
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'streamrag[dask]'" in err[0]

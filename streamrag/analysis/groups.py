@@ -1,12 +1,14 @@
 """RQ4: does the sufficiency point depend on the kind of question?
 
 φ_suf of retrieved-gold questions compared across groups (question type, domain,
-static/dynamic) with library tests only — scipy.stats for Kruskal–Wallis, bootstrap and
-Spearman, scikit-posthocs for Dunn's test. Undefined results are ``None``.
+static/dynamic): scipy.stats for Kruskal–Wallis and the bootstrap,
+:mod:`streamrag.correlation` for Spearman, Dunn's test with Holm's adjustment here
+(equal to scikit-posthocs', tested). Undefined results are ``None``.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Mapping
 from itertools import combinations
@@ -50,23 +52,54 @@ def group_rng(seed: int, by: str, name: str) -> np.random.Generator:
 def dunn_holm(groups: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """Dunn's post-hoc test with Holm-adjusted p-values over all pairs of ``groups``.
 
+    Dunn (1964) on ranks of the pooled values (ties share their mean rank), with the tie
+    correction of Glantz (2012): for groups i, j,
+    z = |R̄_i − R̄_j| / √((N(N+1)/12 − Σ(t³ − t)/(12(N − 1))) · (1/n_i + 1/n_j)),
+    two-sided p = erfc(z/√2); Holm's step-down adjustment over the k(k−1)/2 pairs. The
+    same test as ``scikit_posthocs.posthoc_dunn(p_adjust="holm")``, which the anchor
+    used (agreement tested), without its statsmodels dependency.
+
     ``{"pairs": [{"a", "b", "p_adj"}, …] sorted by p_adj (then a, b), "min_pair": the
     first pair or None}``; within a pair ``a < b``.
     """
-    import scikit_posthocs  # slow import (statsmodels): only when a test runs
+    from streamrag.correlation import average_ranks
 
     names = sorted(groups)
-    frame = pd.DataFrame(
-        {
-            "value": np.concatenate([groups[g] for g in names]),
-            "group": np.repeat(names, [len(groups[g]) for g in names]),
-        }
-    )
-    matrix = scikit_posthocs.posthoc_dunn(frame, val_col="value", group_col="group", p_adjust="holm")
-    pairs = [{"a": a, "b": b, "p_adj": to_float(matrix.loc[a, b])} for a, b in combinations(names, 2)]
+    values = np.concatenate([np.asarray(groups[g], dtype=np.float64) for g in names])
+    sizes = np.array([len(groups[g]) for g in names])
+    ranks = average_ranks(values)
+    n = values.size
+    _, ties = np.unique(values, return_counts=True)
+    tie_term = float(np.sum(ties.astype(np.float64) ** 3 - ties)) / (12.0 * (n - 1)) if n > 1 else 0.0
+    spread = n * (n + 1) / 12.0 - tie_term
+    bounds = np.r_[0, np.cumsum(sizes)]
+    mean_rank = {g: float(ranks[bounds[i] : bounds[i + 1]].mean()) for i, g in enumerate(names)}
+    size = dict(zip(names, sizes.tolist(), strict=True))
+    raw: list[float] = []
+    pairs_ab = list(combinations(names, 2))
+    for a, b in pairs_ab:
+        se = math.sqrt(spread * (1.0 / size[a] + 1.0 / size[b])) if spread > 0 else 0.0
+        z = abs(mean_rank[a] - mean_rank[b]) / se if se > 0 else math.nan
+        raw.append(math.erfc(z / math.sqrt(2.0)) if math.isfinite(z) else math.nan)
+    adjusted = _holm(raw)
+    pairs = [{"a": a, "b": b, "p_adj": to_float(p)} for (a, b), p in zip(pairs_ab, adjusted, strict=True)]
     pairs.sort(key=lambda r: (r["p_adj"] is None, r["p_adj"] if r["p_adj"] is not None else 0.0, r["a"], r["b"]))
     min_pair = pairs[0] if pairs and pairs[0]["p_adj"] is not None else None
     return {"pairs": pairs, "min_pair": min_pair}
+
+
+def _holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment: the i-th smallest of m p-values (1-based) becomes
+    max over j ≤ i of min(1, (m − j + 1)·p_(j)). Undefined (nan) values stay nan."""
+    defined = [(p, i) for i, p in enumerate(p_values) if math.isfinite(p)]
+    defined.sort()
+    m = len(defined)
+    out = [math.nan] * len(p_values)
+    running = 0.0
+    for j, (p, i) in enumerate(defined):
+        running = max(running, min(1.0, (m - j) * p))
+        out[i] = running
+    return out
 
 
 def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:

@@ -77,7 +77,7 @@ METHODS: dict[str, str] = {
         "scipy.stats.kruskal (tie-corrected); epsilon2 = H / (n - 1) (the anchor's); "
         "epsilon2_adjusted = (H - k + 1) / (n - k), k groups"
     ),
-    "dunn_holm": "scikit_posthocs.posthoc_dunn(p_adjust='holm') over the groups of the same test",
+    "dunn_holm": "Dunn (1964) z on mean ranks with Glantz's tie correction, Holm-adjusted, over the groups of the same test (scikit_posthocs.posthoc_dunn(p_adjust='holm'), tested equal)",
     "spearman": "streamrag.correlation.spearman: Pearson r of average ranks, two-sided t-test p (scipy.stats.spearmanr's defaults, agreeing to 1e-12)",
 }
 

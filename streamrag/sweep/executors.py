@@ -126,8 +126,12 @@ class DaskExecutor:
 
     def __enter__(self) -> DaskExecutor:
         if self._client is None:
-            from dask.distributed import Client
-
+            try:
+                from dask.distributed import Client
+            except ImportError:
+                raise ConfigError(
+                    f"--scheduler {self.address}: Dask is not installed; pip install 'streamrag[dask]' (on every worker too)"
+                ) from None
             try:
                 self._client = Client(self.address, timeout=self.timeout_s, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as exc:
