@@ -110,7 +110,7 @@ def ingest(
             return
     recorded: list[Any] = []
     for i, entry in enumerate(_read(path, settings, cache, jobs, split, limit, ids, on_error, parallel_decompression, progress)):
-        recorded.append(_to_manifest(entry, settings))
+        recorded.append(_to_manifest(entry))
         if i >= done:
             yield entry
     cache.put_manifest(key, recorded)
@@ -128,7 +128,7 @@ def _manifest_key(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _to_manifest(entry: Question | SkippedRecord, settings: ChunkSettings) -> list[Any]:
+def _to_manifest(entry: Question | SkippedRecord) -> list[Any]:
     if isinstance(entry, SkippedRecord):
         return ["s", entry.line_no, entry.interaction_id, entry.reason]
     return ["q", entry.record.model_dump(mode="json"), entry.chunk_key, entry.line_no]
