@@ -59,3 +59,21 @@ def test_python_dash_m_streamrag_is_the_same_command_line() -> None:
     assert all(c in done.stdout for c in COMMANDS)
     bad = subprocess.run([sys.executable, "-m", "streamrag", "no-such-command"], check=False, capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize(
+    "argv", [["simulate", "--table", "MISSING.csv", "--scenario", "paper_rq3"], ["analyze", "MISSING.jsonl"]]
+)
+def test_a_missing_input_is_reported_before_heavy_imports(tmp_path, argv: list[str]) -> None:
+    code = (
+        "import sys, json\n"
+        "from streamrag.cli import main\n"
+        f"rc = main({[*argv, '--out', str(tmp_path / 'out')]!r})\n"
+        f"print(json.dumps([rc, sorted(m for m in {list(HEAVY)!r} if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rc, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert rc == 1
+    assert not set(loaded) & {"numpy", "pandas", "scipy", "pydantic", "matplotlib", "anyio"}  # logging's own may load
+    assert done.stderr.strip() == f"streamrag: error: {argv[-3] if argv[0] == 'simulate' else argv[-1]}: no such file"
+    assert not (tmp_path / "out").exists()

@@ -92,3 +92,13 @@ def open_cache(args: Any) -> Any:
     from streamrag.cache import ChunkCache, default_cache_dir
 
     return ChunkCache(args.cache or default_cache_dir())
+
+
+def require_inputs(*paths: str | os.PathLike[str] | None) -> None:
+    """Stop at once, before the heavy imports, when an input file or folder is missing:
+    the same one-line error the readers give (``PATH: no such file``)."""
+    from streamrag.errors import DataFileError
+
+    for path in paths:
+        if path is not None and not os.path.exists(path):
+            raise DataFileError(f"{path}: no such file")

@@ -6,7 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from streamrag.commands._common import add_data_options, non_negative_int, open_cache, positive_int, probability
+from streamrag.commands._common import (
+    add_data_options,
+    non_negative_int,
+    open_cache,
+    positive_int,
+    probability,
+    require_inputs,
+)
 from streamrag.commands._global import add_global_options
 
 
@@ -75,6 +82,8 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
+
     from streamrag.analysis.console import format_study
     from streamrag.analysis.runner import AnalysisSettings
     from streamrag.analysis.study import run_study

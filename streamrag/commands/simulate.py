@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from streamrag.commands._common import require_inputs
+
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
 EPILOG = """\
@@ -84,6 +86,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
     from streamrag.cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import read_ids
