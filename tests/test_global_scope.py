@@ -263,3 +263,20 @@ def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) ->
     assert qs.n_skipped == 0 and {q.scale for q in questions} == {"cosine"}
     run = simulate(questions, load_scenario("paper_rq3", ["select.population='all'"]))
     assert len(run.rows) == len(questions)
+
+
+def test_a_repeated_question_in_the_crag_pool_folder_is_one_line(crag_dir: Path, tmp_path: Path) -> None:
+    from streamrag.data.crag_pool import load_crag_pool
+    from streamrag.errors import RecordError
+
+    folder = tmp_path / "crag"
+    folder.mkdir()
+    for item in crag_dir.iterdir():  # the real files, linked, not copied
+        if item.name != "crag_v4_questions.jsonl":
+            (folder / item.name).symlink_to(item)
+    lines = (crag_dir / "crag_v4_questions.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    (folder / "crag_v4_questions.jsonl").write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
+    with pytest.raises(
+        RecordError, match=r"crag_v4_questions.jsonl:4: field 'interaction_id': .* repeats an earlier line \(first on line 2\)"
+    ):
+        load_crag_pool(folder)

@@ -41,7 +41,7 @@ from streamrag.data.crag import CragRecord, read_records
 from streamrag.data.ingest import cached_chunks
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.errors import DataFileError, RecordError
-from streamrag.lines import iter_json_objects
+from streamrag.lines import iter_json_objects, iter_question_objects
 
 __all__ = ["CragPoolPaths", "load_crag_pool"]
 
@@ -219,8 +219,7 @@ def load_crag_pool(
     _add_finance(paths, builder, labels, settings)
     items: list[PoolQuestion] = []
     seen: set[str] = set()
-    for line_no, row in iter_json_objects(paths.questions):
-        iid = _field(row, "interaction_id", paths.questions, line_no)
+    for line_no, iid, row in iter_question_objects(paths.questions, twice="repeats an earlier line"):
         base = sample.get(iid)
         answer = row.get("answer", "")
         fields = {
