@@ -35,13 +35,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"streamrag {__version__}")
     _add_logging_options(parser, defaults=True)
+    _add_figure_options(parser, defaults=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"streamrag.commands.{name}").add_parser(sub)
     for subparser in sub.choices.values():
         _add_logging_options(subparser, defaults=False)
+        _add_figure_options(subparser, defaults=False)
     return parser
+
+
+def _add_figure_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """``--dpi`` for every figure a command writes (PNG), before or after the subcommand."""
+    group = parser.add_argument_group("figures")
+    group.add_argument("--dpi", type=float, default=120.0 if defaults else argparse.SUPPRESS, metavar="N",
+                       help="resolution of PNG figures (default 120; PDF and SVG are vector)")  # fmt: skip
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -93,6 +102,15 @@ def _configure_logging(args: argparse.Namespace) -> None:
     progress.configure("off" if args.quiet else "json" if args.log_json else "lines", clock=lambda: clock.now_us() / 1e6)
 
 
+def _configure_figures(dpi: float) -> None:
+    from streamrag import figures
+    from streamrag.errors import ConfigError
+
+    if not 10 <= dpi <= 2400:
+        raise ConfigError(f"--dpi: {dpi:g} is outside 10..2400")
+    figures.DPI = dpi
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -104,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     from streamrag.terminal import printable
 
     try:
+        _configure_figures(args.dpi)
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code

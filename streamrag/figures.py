@@ -19,8 +19,8 @@ from streamrag.errors import ConfigError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-DPI = 120
-"""Resolution of PNG figures unless a command's ``--dpi`` says otherwise."""
+DPI: float = 120
+"""Resolution of PNG figures; the command line's ``--dpi`` (any command) sets it."""
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 """File extension → matplotlib format."""

@@ -501,3 +501,25 @@ def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> Non
     traceview.write_figure(traceview.load_question(run_dir, "q0"), tmp_path / "t.png")
     labels = [t.get_text() for legend in seen[0].legends for t in legend.get_texts()]
     assert {"G query generation", "L tool call", "F response generation", "word", "E (end of input)"} <= set(labels)
+
+
+def test_dpi_applies_to_every_command_before_or_after_it(tmp_path, capsys) -> None:
+    import struct
+
+    from streamrag.data.generate import generate_stabilization_table
+
+    table = tmp_path / "t.csv"
+    generate_stabilization_table(80, seed=1).to_csv(table, index=False)
+
+    def sizes(out: Path) -> dict[str, tuple[int, int]]:
+        return {p.name: struct.unpack(">II", p.read_bytes()[16:24]) for p in sorted(out.rglob("*.png"))}
+
+    assert run_cli(["stats", str(table), "--out", str(tmp_path / "a")], capsys)[0] == 0
+    assert run_cli(["--dpi", "60", "stats", str(table), "--out", str(tmp_path / "b")], capsys)[0] == 0
+    assert run_cli(["stats", str(table), "--out", str(tmp_path / "c"), "--dpi", "60"], capsys)[0] == 0
+    big, small, after = sizes(tmp_path / "a"), sizes(tmp_path / "b"), sizes(tmp_path / "c")
+    assert big and set(big) == set(small) == set(after) and small == after
+    for name, (w, h) in big.items():
+        assert small[name][0] * 2 == pytest.approx(w, abs=2) and small[name][1] * 2 == pytest.approx(h, abs=2), name
+    code, _, err = run_cli(["--dpi", "5", "stats", str(table), "--out", str(tmp_path / "d")], capsys)
+    assert code == 1 and one_error_line(err) == "--dpi: 5 is outside 10..2400"

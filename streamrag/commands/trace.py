@@ -18,7 +18,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="also write a Gantt-like figure; the extension picks the format (.png, .pdf, .svg)",
     )
-    p.add_argument("--dpi", type=float, default=None, metavar="N", help="resolution of a PNG figure (default 120)")
     p.add_argument("--perfetto", metavar="PATH", help="also write Chrome/Perfetto trace-event JSON (ui.perfetto.dev)")
     p.set_defaults(run=run)
 
@@ -27,13 +26,10 @@ def run(args: argparse.Namespace) -> int:
     """The files first, then the terminal view: ``trace … | head`` still writes them."""
     from pathlib import Path
 
-    from streamrag.errors import ConfigError
     from streamrag.figures import figure_format
     from streamrag.outputs import check_out_file
     from streamrag.simulator import traceview
 
-    if args.dpi is not None and not 10 <= args.dpi <= 2400:
-        raise ConfigError(f"--dpi: {args.dpi:g} is outside 10..2400")
     if args.png:
         figure_format(args.png)  # an unknown extension is refused before any work
 
