@@ -440,6 +440,14 @@ def test_6_no_overlap_is_flagged_said_and_kept_out_of_streamable(tmp_path, capsy
     assert code == 0, err
     assert json.loads((tmp_path / "s" / "summary.json").read_text(encoding="utf-8"))["rq2"]["point"] == point
     assert "2 question(s) share no word with their pages" in stdout
+    # an oracle replay of the table (no evidence) gives such a question t* = n: H = 0, no head start
+    sim = tmp_path / "sim"
+    argv = ["simulate", "--table", out / "stabilization.csv", "--no-evidence", "--scenario", "paper_rq3",
+            "--set", "select.population=all", "--out", sim]  # fmt: skip
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    results = {r["interaction_id"]: r for r in _table_rows(sim / "results.csv")}
+    assert results["q2"]["t_star"] == "30" and float(results["q2"]["H_ms"]) == 0.0
 
 
 # 7. The 400-chunk cap says what it dropped -------------------------------------------

@@ -143,7 +143,9 @@ def questions_from_frame(
 ) -> QuestionSet:
     """Questions from a stabilization-table DataFrame (skipped rows kept): with
     ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as full mode
-    builds them, judged at top-``k``; without it, oracle mode (only t* is known).
+    builds them, judged at top-``k``; without it, oracle mode (only t* is known; a row
+    flagged ``no_overlap`` — no query word in any chunk — gets t* = n, as in the
+    statistics: its early t_sc is a tie-break artefact).
 
     With evidence, a row's ``t_sc`` must be the evidence's and its ``t_suf`` the
     evidence's at some top-k, else the table and the evidence do not belong together:
@@ -162,6 +164,7 @@ def questions_from_frame(
         return "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
 
     ids, n_words, t_sc, t_suf = (df[c].tolist() for c in ("interaction_id", "n_words", "t_sc", "t_suf"))
+    no_overlap = [v is True for v in df["no_overlap"].tolist()] if "no_overlap" in df.columns else [False] * len(df)
     entries: list[Entry] = []
     for i in range(len(df)):
         reason, qtype = text("skip_reason", i), text("question_type", i)
@@ -170,7 +173,11 @@ def questions_from_frame(
             continue
         qid = str(ids[i])
         if evidence is None:
-            entries.append(SimQuestion(qid, int(n_words[i]), int(t_sc[i]), opt_int(t_suf[i]), question_type=qtype))
+            n = int(n_words[i])
+            if no_overlap[i] is True:  # t_sc = 1 is a tie-break artefact: nothing is known before the end
+                entries.append(SimQuestion(qid, n, n, None, question_type=qtype))
+            else:
+                entries.append(SimQuestion(qid, n, int(t_sc[i]), opt_int(t_suf[i]), question_type=qtype))
             continue
         ev = evidence.get(qid)
         if ev is None:
