@@ -472,6 +472,13 @@ def test_7_chunk_cap_counts_unread_pages_and_cut_chunks_per_question_and_in_the_
             "max_chunks": 400, "n_questions_capped": 1, "n_pages_unread": 3, "n_chunks_cut": 100,
         }  # fmt: skip
         assert "1 question(s) reached the 400-chunk cap: 3 page(s) unread, 100 chunk(s) cut" in stdout
+    # global scope: each question's own pages are chunked (and capped) the same way
+    out = tmp_path / "global"
+    code, _, err = run_cli(["analyze", data, "--scope", "global", "--out", out, "--no-cache", "--no-figures"], capsys)
+    assert code == 0, err
+    rows = {r["interaction_id"]: r for r in _table_rows(out / "stabilization.csv")}
+    assert (rows["q1"]["n_pages_unread"], rows["q1"]["n_chunks_cut"]) == ("3", "100")
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["chunk_cap"]["n_questions_capped"] == 1
 
 
 # Figures: the format follows the extension, --dpi, a legend on the timeline ----------

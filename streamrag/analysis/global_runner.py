@@ -96,6 +96,7 @@ def analyze_pool_question(
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
     golds = {mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES}
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, index.n_docs, settings)
+    row.update(n_pages_unread=question.n_pages_unread, n_chunks_cut=question.n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
     return QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)

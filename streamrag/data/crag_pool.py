@@ -106,6 +106,8 @@ class _Labels:
         self.answers: dict[str, list[str]] = defaultdict(list)
         self.own: dict[str, list[str]] = defaultdict(list)
         self.labeled: dict[str, list[str]] = defaultdict(list)
+        self.capped: dict[str, tuple[int, int]] = {}
+        """Per sample question: (pages unread, chunks cut) by the cap on its own pages."""
 
     def add(self, table: dict[str, list[str]], iid: str, values: list[str]) -> None:
         table[iid].extend(v for v in values if v not in table[iid])
@@ -118,7 +120,9 @@ def _add_sample(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, set
         if not isinstance(record, CragRecord):  # not reached: read_records raises on a bad line
             continue
         doc = f"sample/{record.interaction_id}"
-        builder.add_chunks(doc, cached_chunks(record.search_results, settings, cache).chunks)
+        chunked = cached_chunks(record.search_results, settings, cache)
+        builder.add_chunks(doc, chunked.chunks)
+        labels.capped[record.interaction_id] = (chunked.n_pages_unread, chunked.n_chunks_cut)
         labels.add(labels.own, record.interaction_id, [doc])
         labels.add(labels.answers, record.interaction_id, [record.answer, *record.alt_ans])
         records[record.interaction_id] = record.model_copy(update={"search_results": ()})
@@ -193,7 +197,8 @@ def _question(record: CragRecord, labels: _Labels) -> PoolQuestion:
     extra = [a for a in labels.answers.get(iid, []) if a not in record.answers]
     if extra:
         record = record.model_copy(update={"alt_ans": (*record.alt_ans, *extra)})
-    return PoolQuestion(record, tuple(labels.own.get(iid, ())), tuple(labels.labeled.get(iid, ())))
+    unread, cut = labels.capped.get(iid, (None, None))
+    return PoolQuestion(record, tuple(labels.own.get(iid, ())), tuple(labels.labeled.get(iid, ())), unread, cut)
 
 
 def load_crag_pool(

@@ -120,6 +120,10 @@ class PoolQuestion:
     record: CragRecord
     own_docs: tuple[str, ...] = ()
     labeled_docs: tuple[str, ...] = ()
+    n_pages_unread: int | None = None
+    """What the 400-chunk cap dropped from the question's own pages (None: not chunked
+    from its own pages here, e.g. BEIR)."""
+    n_chunks_cut: int | None = None
 
     @property
     def interaction_id(self) -> str:
@@ -152,5 +156,8 @@ def pool_from_crag(items: Iterable[Question | SkippedRecord], *, name: str | Pat
             out.append(item)
             continue
         builder.add_chunks(item.interaction_id, item.chunks)
-        out.append(PoolQuestion(item.record, own_docs=(item.interaction_id,)))
+        out.append(
+            PoolQuestion(item.record, own_docs=(item.interaction_id,), n_pages_unread=item.n_pages_unread,
+                         n_chunks_cut=item.n_chunks_cut)
+        )  # fmt: skip
     return PoolSource(builder.build(), out, str(name))
