@@ -82,6 +82,10 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streamrag.errors import ConfigError
+
+    if (args.data is None) == (args.corpus is None):
+        raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
     from streamrag.analysis.console import format_study
@@ -89,13 +93,10 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.study import run_study
     from streamrag.chunking import ChunkSettings
     from streamrag.data.selection import Selection, read_ids
-    from streamrag.errors import ConfigError
     from streamrag.outputs import check_out_dir
     from streamrag.progress import file_progress
     from streamrag.retrieval.bm25 import BM25Params
 
-    if (args.data is None) == (args.corpus is None):
-        raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     check_out_dir(args.out)
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,

@@ -86,16 +86,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
-
-    from streamrag.cache import ChunkCache, default_cache_dir
-    from streamrag.data.selection import read_ids
     from streamrag.errors import ConfigError
-    from streamrag.outputs import check_out_dir
-    from streamrag.progress import advancing, task_progress
-    from streamrag.simulator.questions import load_selected
-    from streamrag.simulator.runner import manifest_json, simulate, write_run
-    from streamrag.simulator.scenario import load_scenario
 
     if (args.data is None) == (args.table is None):
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
@@ -107,6 +98,16 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --evidence or --no-evidence, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
+    require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
+
+    from streamrag.cache import ChunkCache, default_cache_dir
+    from streamrag.data.selection import read_ids
+    from streamrag.outputs import check_out_dir
+    from streamrag.progress import advancing, task_progress
+    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.runner import manifest_json, simulate, write_run
+    from streamrag.simulator.scenario import load_scenario
+
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
