@@ -346,20 +346,7 @@ class Servers:
             self.usage.jobs += 1
             self._start(job, now)
             return
-        if self.queue_limit is not None and len(self.queue) >= self.queue_limit:
-            job.state = "rejected"
-            self.usage.rejected += 1
-            if job.rec is not None:
-                job.rec.emit("reject", arm=job.arm, resource=self.name, stage=job.stage, call=job.call)
-            if job.on_reject is not None:
-                job.on_reject()
-            return
-        self.usage.jobs += 1
-        self.usage.waited += 1
-        job.state = "queued"
-        self.queue.push(job)
-        if job.rec is not None:
-            job.rec.emit("enqueue", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
+        _queue_or_reject(self, job)
 
     def _start(self, job: Job, now: int) -> None:
         job.server = self.free.pop()
@@ -401,14 +388,7 @@ class Servers:
 
     def cancel(self, job: Job) -> None:
         self._account()
-        now = self.clock.now_us()
-        self.usage.cancelled += 1
-        self.usage.sojourn_us += now - job.arrived_us
-        if job.rec is not None:
-            job.rec.emit("withdraw", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
-        if job.state == "queued":
-            job.state = "cancelled"
-            self.queue.removed()
+        if _withdraw(self, job, self.clock.now_us()):
             return
         if self.cancel_frees:
             job.state = "cancelled"
@@ -503,20 +483,7 @@ class Batching:
             self._admit(job)
             self._reschedule()
             return
-        if self.queue_limit is not None and len(self.queue) >= self.queue_limit:
-            job.state = "rejected"
-            self.usage.rejected += 1
-            if job.rec is not None:
-                job.rec.emit("reject", arm=job.arm, resource=self.name, stage=job.stage, call=job.call)
-            if job.on_reject is not None:
-                job.on_reject()
-            return
-        self.usage.jobs += 1
-        self.usage.waited += 1
-        job.state = "queued"
-        self.queue.push(job)
-        if job.rec is not None:
-            job.rec.emit("enqueue", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, queued=len(self.queue))
+        _queue_or_reject(self, job)
 
     def _tick(self) -> None:
         self._timer = None
@@ -551,14 +518,7 @@ class Batching:
 
     def cancel(self, job: Job) -> None:
         self._progress()
-        now = self.clock.now_us()
-        self.usage.cancelled += 1
-        self.usage.sojourn_us += now - job.arrived_us
-        if job.rec is not None:
-            job.rec.emit("withdraw", arm=job.arm, resource=self.name, stage=job.stage, call=job.call, server=job.server)
-        if job.state == "queued":
-            job.state = "cancelled"
-            self.queue.removed()
+        if _withdraw(self, job, self.clock.now_us()):
             return
         if self.cancel_frees:
             job.state = "cancelled"
@@ -579,6 +539,41 @@ class Batching:
         return LoadView(self.max_batch, len(self.active), len(self.queue))
 
 
+def _queue_or_reject(resource: Servers | Batching, job: Job) -> None:
+    """A job that found no free capacity: rejected by a full bounded queue, else queued."""
+    if resource.queue_limit is not None and len(resource.queue) >= resource.queue_limit:
+        job.state = "rejected"
+        resource.usage.rejected += 1
+        if job.rec is not None:
+            job.rec.emit("reject", arm=job.arm, resource=resource.name, stage=job.stage, call=job.call)
+        if job.on_reject is not None:
+            job.on_reject()
+        return
+    resource.usage.jobs += 1
+    resource.usage.waited += 1
+    job.state = "queued"
+    resource.queue.push(job)
+    if job.rec is not None:
+        job.rec.emit("enqueue", arm=job.arm, resource=resource.name, stage=job.stage, call=job.call, queued=len(resource.queue))
+
+
+def _account_withdrawal(resource: Servers | Batching, job: Job, now: int) -> None:
+    resource.usage.cancelled += 1
+    resource.usage.sojourn_us += now - job.arrived_us
+    if job.rec is not None:
+        job.rec.emit("withdraw", arm=job.arm, resource=resource.name, stage=job.stage, call=job.call, server=job.server)
+
+
+def _withdraw(resource: Servers | Batching, job: Job, now: int) -> bool:
+    """Account a cancelled job; True when it was only waiting (it just leaves the queue)."""
+    _account_withdrawal(resource, job, now)
+    if job.state == "queued":
+        job.state = "cancelled"
+        resource.queue.removed()
+        return True
+    return False
+
+
 def _replace(resource: Servers | Batching, waiting: Job, job: Job) -> bool:
     """``job`` takes the queue place of ``waiting``, which is withdrawn (its caller
     hears nothing: it is being replaced)."""
@@ -589,10 +584,7 @@ def _replace(resource: Servers | Batching, waiting: Job, job: Job) -> bool:
         resource._account()
     else:
         resource._progress()
-    resource.usage.cancelled += 1
-    resource.usage.sojourn_us += now - waiting.arrived_us
-    if waiting.rec is not None:
-        waiting.rec.emit("withdraw", arm=waiting.arm, resource=resource.name, stage=waiting.stage, call=waiting.call, server=-1)
+    _account_withdrawal(resource, waiting, now)  # a queued job: server -1
     waiting.state = "cancelled"
     resource.queue.replace(waiting, job)
     resource.usage.jobs += 1

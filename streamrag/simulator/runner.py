@@ -10,7 +10,6 @@ to its own arrival and its random draws come from its own streams
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from streamrag.digest import file_sha256
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.rng import stream
@@ -228,14 +228,6 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
     data = {**provenance(run.reflector_model, rs), **summarize(run.rows, parameters(rs), counts)}
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def manifest_json(
