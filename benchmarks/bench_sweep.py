@@ -71,8 +71,8 @@ def _run(grid_name: str, source: str, jobs: int, out: Path) -> dict:
 
 def _front(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     at_delta = reference_rows(table, keep=("trigger", "L_ms"))
-    cols = ["L_ms", "delta_wps", "trigger", "mean_saved_ms", "mean_H_ms", "wasted_calls_per_question", "misfire_rate"]
-    front = at_delta[at_delta["pareto"]].sort_values(["L_ms", "wasted_calls_per_question"])[cols]
+    cols = ["L_ms", "delta_wps", "trigger", "saved_ms.mean", "H_ms.mean", "wasted_calls.mean", "misfire.rate"]
+    front = at_delta[at_delta["pareto"]].sort_values(["L_ms", "wasted_calls.mean"])[cols]
     counts = table.groupby("trigger", sort=False)["pareto"].sum()
     return front, counts
 
