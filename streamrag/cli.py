@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any
 
 from streamrag import __version__
 
@@ -79,23 +78,10 @@ def _configure_logging(args: argparse.Namespace) -> None:
     Progress: a bar on a terminal, plain periodic lines otherwise (nohup, SLURM,
     ``2> log``), JSON lines with ``--log-json``, none with ``--quiet``.
     """
-    import logging
-
-    import structlog
-
-    from streamrag import progress
+    from streamrag import logs, progress
 
     level_name = "error" if args.quiet else "info" if args.verbose and args.log_level == "warning" else args.log_level
-    renderer: Any = structlog.processors.JSONRenderer() if args.log_json else structlog.dev.ConsoleRenderer(colors=False)
-    processors: list[Any] = [structlog.processors.add_log_level]
-    if args.log_json:
-        processors.append(structlog.processors.TimeStamper(fmt="iso", utc=True))
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level_name.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        processors=[*processors, renderer],
-        cache_logger_on_first_use=False,
-    )
+    logs.configure(level_name, json=args.log_json)
     from streamrag.engine.clock import RealClock
 
     clock = RealClock()

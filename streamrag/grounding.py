@@ -13,6 +13,7 @@ all its content tokens anywhere, in any order.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -83,10 +84,59 @@ def gold_in_normalized(normalized_chunks: Sequence[str], answers: Iterable[str],
 
     With the paper tokenizer, ``normalize(chunk) == " ".join(tokens(chunk))``, so the
     analyzer normalizes each chunk once, from the tokens it indexes anyway.
+
+    The same sets as :func:`chunk_is_gold` chunk by chunk (property-tested), found by
+    searching each candidate once in all chunks joined as ``"\\n ␣chunk␣ \\n"``: a
+    normalized chunk holds no newline, so no match spans two chunks.
     """
     if mode not in ("exact", "relaxed"):
         raise ValueError(f"unknown grounding mode {mode!r}; use 'exact' or 'relaxed'")
     candidates = answer_candidates(answers)
     if not candidates:
         return frozenset()
-    return frozenset(i for i, chunk in enumerate(normalized_chunks) if chunk_is_gold(chunk, candidates, mode))
+    joined = _Joined(normalized_chunks)
+    gold: set[int] = set()
+    for candidate in candidates:
+        tokens = candidate.split()
+        gold.update(joined.holding(candidate if len(tokens) > 1 else f" {candidate} "))
+        content = _content_tokens(candidate) if mode == "relaxed" and len(tokens) > 1 else []
+        if len(content) >= 2:
+            # every content token as a whole word: check the chunks holding the first one
+            others = [f" {t} " for t in content[1:]]
+            gold.update(i for i in joined.holding(f" {content[0]} ") if all(t in joined.padded(i) for t in others))
+    return frozenset(gold)
+
+
+class _Joined:
+    """Normalized chunks in one string, ``"\\n c_0 \\n c_1 \\n …"``: chunk i padded with a
+    space on both sides at ``text[starts[i] : ends[i]]``."""
+
+    __slots__ = ("ends", "starts", "text")
+
+    def __init__(self, normalized_chunks: Sequence[str]) -> None:
+        self.text = "\n " + " \n ".join(normalized_chunks) + " \n"
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        at = 1
+        for chunk in normalized_chunks:
+            self.starts.append(at)
+            at += len(chunk) + 2
+            self.ends.append(at)
+            at += 1
+
+    def padded(self, i: int) -> str:
+        """``" chunk_i "``."""
+        return self.text[self.starts[i] : self.ends[i]]
+
+    def holding(self, needle: str) -> list[int]:
+        """Ids of the chunks whose padded text contains ``needle`` (no newline in it), ascending."""
+        found: list[int] = []
+        find, starts = self.text.find, self.starts
+        at = find(needle)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            found.append(i)
+            if i + 1 == len(starts):
+                break
+            at = find(needle, starts[i + 1])
+        return found

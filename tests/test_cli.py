@@ -77,3 +77,21 @@ def test_a_missing_input_is_reported_before_heavy_imports(tmp_path, argv: list[s
     assert not set(loaded) & {"numpy", "pandas", "scipy", "pydantic", "matplotlib", "anyio"}  # logging's own may load
     assert done.stderr.strip() == f"streamrag: error: {argv[-3] if argv[0] == 'simulate' else argv[-1]}: no such file"
     assert not (tmp_path / "out").exists()
+
+
+def test_a_table_replay_imports_neither_pandas_nor_structlog(tmp_path) -> None:
+    # Importing pandas (and structlog, when nothing is logged) took longer than replaying
+    # CRAG's validation split; a table and its prefixes.parquet are read without them.
+    table = tmp_path / "gen.csv"
+    assert main(["generate", str(table), "--questions", "30", "--table"]) == 0
+    assert (tmp_path / "prefixes.parquet").is_file()
+    code = (
+        "import sys, json\n"
+        "from streamrag.cli import main\n"
+        f"rc = main(['simulate', '--table', {str(table)!r}, '--scenario', 'paper_rq3', '--out', {str(tmp_path / 'run')!r}])\n"
+        f"print(json.dumps([rc, sorted(m for m in {list(HEAVY)!r} if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rc, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert rc == 0 and "per-prefix evidence" in done.stdout
+    assert not set(loaded) & {"pandas", "structlog", "scipy", "matplotlib", "rich"}

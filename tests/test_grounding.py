@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamrag.grounding import answer_candidates, chunk_is_gold, gold_chunks, normalize
+from streamrag.grounding import answer_candidates, chunk_is_gold, gold_chunks, gold_in_normalized, normalize
 from streamrag.retrieval.tokenize import RegexTokenizer
 
 
@@ -43,3 +43,25 @@ def test_relaxed_adds_all_content_tokens_in_any_order() -> None:
 def test_normalize_equals_joined_paper_tokens(text: str) -> None:
     # The analyzer relies on this identity to normalize chunks from their tokens.
     assert normalize(text) == " ".join(RegexTokenizer()(text))
+
+
+_WORDS = st.sampled_from(["the", "moon", "a", "yes", "3", "696", "new", "york", "on", "of", "eyes", "x"])
+_NORMALIZED_CHUNK = st.lists(_WORDS, max_size=12).map(" ".join)
+
+
+@given(
+    st.lists(_NORMALIZED_CHUNK, max_size=8),
+    st.lists(st.lists(_WORDS, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=3),
+    st.sampled_from(["exact", "relaxed"]),
+)
+def test_one_search_over_all_chunks_equals_the_per_chunk_rule(chunks: list[str], answers: list[str], mode: str) -> None:
+    # gold_in_normalized searches the joined chunks once per candidate; chunk_is_gold is
+    # the rule stated chunk by chunk. Matches must neither span chunks nor use the padding.
+    candidates = answer_candidates(answers)
+    expected = {i for i, c in enumerate(chunks) if chunk_is_gold(c, candidates, mode)} if candidates else set()
+    assert gold_in_normalized(chunks, answers, mode) == expected  # type: ignore[arg-type]
+
+
+def test_a_match_never_spans_two_chunks() -> None:
+    assert gold_in_normalized(["new", "york city"], ["New York"]) == frozenset()
+    assert gold_in_normalized(["yes", "", "yes no"], ["yes"]) == {0, 2}

@@ -35,7 +35,7 @@ LAYER_OF_PREFIX = {
     "streamrag.errors": "base", "streamrag.atomic": "base", "streamrag.progress": "base",
     "streamrag.resources": "base", "streamrag.overrides": "base", "streamrag.processes": "base",
     "streamrag.lines": "base", "streamrag.figures": "base", "streamrag.digest": "base", "streamrag.outputs": "base",
-    "streamrag.terminal": "base", "streamrag.api": "cli", "streamrag.correlation": "base",
+    "streamrag.terminal": "base", "streamrag.api": "cli", "streamrag.correlation": "base", "streamrag.logs": "base",
     "streamrag.data": "data", "streamrag.text": "data", "streamrag.chunking": "data",
     "streamrag.grounding": "data", "streamrag.cache": "data",
     "streamrag.retrieval": "retrieval", "streamrag.analysis": "analysis",

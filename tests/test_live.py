@@ -220,7 +220,7 @@ def test_ctrl_c_leaves_a_readable_partial_trace(tmp_path):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (err, _, trace.is_file() and trace.stat().st_size)
     assert "interrupted" in err
     events = read_trace(trace)  # every line parses
     assert events and events[0].kind == "word"

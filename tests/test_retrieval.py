@@ -6,6 +6,7 @@ the loop-over-Counters oracle in bm25_reference.py (paper idf) — and compare.
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from unittest import mock
 
@@ -75,6 +76,21 @@ def test_regex_tokenizer_is_the_paper_tokenizer() -> None:
     assert tok("\u212a") == ["k"]  # Kelvin sign lowercases to ASCII k: lowercase first
     assert tok("café") == ["caf"]
     assert RegexTokenizer() == tok and hash(RegexTokenizer()) == hash(tok)
+
+
+_ASCII_AND_MORE = st.text(
+    alphabet=st.one_of(st.characters(max_codepoint=127), st.sampled_from("\u212aéİß\u00a0\u2003ÅΣ")), max_size=120
+)
+
+
+@given(_ASCII_AND_MORE)
+@settings(max_examples=400, deadline=None)
+def test_paper_tokenizer_fast_path_equals_the_regex(text: str) -> None:
+    # The paper tokenizer skips the regex engine on ASCII text (translate + split); it
+    # must give exactly re.findall("[a-z0-9]+", text.lower()) on any text.
+    assert RegexTokenizer()(text) == re.findall(r"[a-z0-9]+", text.lower())
+    # any other pattern keeps the regex
+    assert RegexTokenizer(r"[a-z]+")(text) == re.findall(r"[a-z]+", text.lower())
 
 
 def test_word_tokens_per_whitespace_word() -> None:
@@ -387,3 +403,11 @@ def test_public_api_is_pinned() -> None:
             "word_tokens",
         ]
     )
+
+
+@given(st.lists(_ASCII_AND_MORE, max_size=12).map(" ".join))
+@settings(max_examples=300, deadline=None)
+def test_word_tokens_in_one_pass_equal_one_call_per_word(query: str) -> None:
+    tok = RegexTokenizer()
+    assert word_tokens(query) == [tok(w) for w in query.split()]
+    assert word_tokens(query + "\x00a") == [tok(w) for w in (query + "\x00a").split()]  # NUL: the per-word path

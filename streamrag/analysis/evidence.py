@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -149,31 +149,44 @@ def prefix_evidence(
 
 
 def evidence_frame(items: Iterable[tuple[str, PrefixEvidence]]) -> pd.DataFrame:
-    """The evidence table of ``(interaction_id, evidence)`` pairs, one row per prefix."""
+    """The evidence table of ``(interaction_id, evidence)`` pairs, one row per prefix.
+
+    Built column by column over all questions at once (a frame per question cost more
+    than the analysis of it).
+    """
     import pandas as pd
 
-    frames = []
-    for qid, ev in items:
-        n = ev.n_words
-        frames.append(
-            pd.DataFrame(
-                {
-                    "interaction_id": [qid] * n,
-                    "t": np.arange(1, n + 1, dtype=np.int32),
-                    "top_ids": ev.top_ids.tolist(),
-                    "top1_score": ev.top1_score,
-                    "top1_coverage_distinct": ev.coverage_distinct,
-                    "top1_coverage_occurrences": ev.coverage_occurrences,
-                    "gold_rank": pd.array([r if r else None for r in ev.gold_rank.tolist()], dtype="Int8"),
-                    "score_scale": [ev.scale] * n,
-                    **({} if ev.revised is None else {"revised": ev.revised}),
-                    **({} if ev.times_ms is None else {"t_ms": ev.times_ms}),
-                }
-            )
-        )
-    if not frames:
+    pairs = list(items)
+    if not pairs:
         return pd.DataFrame({c: [] for c in EVIDENCE_COLUMNS})
-    return pd.concat(frames, ignore_index=True)
+    evs = [ev for _, ev in pairs]
+    columns: dict[str, Any] = {
+        "interaction_id": [qid for qid, ev in pairs for _ in range(ev.n_words)],
+        "t": np.concatenate([np.arange(1, ev.n_words + 1, dtype=np.int32) for ev in evs]),
+        "top_ids": [row for ev in evs for row in ev.top_ids.tolist()],
+        "top1_score": np.concatenate([ev.top1_score for ev in evs]),
+        "top1_coverage_distinct": np.concatenate([ev.coverage_distinct for ev in evs]),
+        "top1_coverage_occurrences": np.concatenate([ev.coverage_occurrences for ev in evs]),
+        "gold_rank": _gold_rank_column(np.concatenate([ev.gold_rank for ev in evs])),
+        "score_scale": [ev.scale for ev in evs for _ in range(ev.n_words)],
+    }
+    for name, field in (("revised", "revised"), ("t_ms", "times_ms")):
+        present = [getattr(ev, field) is not None for ev in evs]
+        if all(present):
+            columns[name] = np.concatenate([getattr(ev, field) for ev in evs])
+        elif any(present):  # some questions have it, some not: missing values, as a concat of frames gives
+            columns[name] = pd.concat(
+                [pd.Series(getattr(ev, field) if p else [np.nan] * ev.n_words) for ev, p in zip(evs, present, strict=True)],
+                ignore_index=True,
+            )
+    return pd.DataFrame(columns)
+
+
+def _gold_rank_column(ranks: np.ndarray) -> Any:
+    """Nullable Int8: the rank of the first gold chunk in the top-k, missing (not 0) when none."""
+    import pandas as pd
+
+    return pd.arrays.IntegerArray(ranks.astype(np.int8), ranks == 0)
 
 
 def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -192,33 +205,45 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
     Raises TableError naming the file and the problem (missing column, a question whose
     prefixes are not 1 … n in order, a bad scale).
     """
-    import pandas as pd
     import pyarrow.lib
+    import pyarrow.parquet as pq
 
     try:
-        df = pd.read_parquet(path, engine="pyarrow")
+        table = pq.ParquetFile(path).read()
     except (OSError, pyarrow.lib.ArrowException) as exc:
         raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
-    missing = [c for c in EVIDENCE_COLUMNS if c not in df.columns]
+    missing = [c for c in EVIDENCE_COLUMNS if c not in table.column_names]
     if missing:
         raise TableError(
             f"{path}: column {missing[0]!r} missing (a prefixes.parquet written by streamrag analyze has {', '.join(EVIDENCE_COLUMNS)})"
         )
     out: dict[str, PrefixEvidence] = {}
-    # Whole columns as numpy/lists once, then slices per question (a pandas slice per
-    # question costs more than the question's arrays).
-    ids = df["interaction_id"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    bounds = [*starts.tolist(), len(df)]
-    t_all = df["t"].to_numpy()
-    top_all = df["top_ids"].tolist()
-    scales = df["score_scale"].tolist()
-    score_all = df["top1_score"].to_numpy(dtype=np.float64)
-    distinct_all = df["top1_coverage_distinct"].to_numpy(dtype=np.float64)
-    occ_all = df["top1_coverage_occurrences"].to_numpy(dtype=np.float64)
-    gold_all = df["gold_rank"].fillna(0).to_numpy(dtype=np.int8)
-    revised_all = df["revised"].to_numpy(dtype=bool) if "revised" in df.columns else None
-    times_all = df["t_ms"].to_numpy(dtype=np.float64) if "t_ms" in df.columns else None
+    n_rows = table.num_rows
+
+    def column(name: str, dtype: Any = None) -> np.ndarray:
+        # Through Python lists: pyarrow's to_numpy imports pandas, which costs more than a
+        # replay of the questions (ParquetFile.read, unlike read_table, does not).
+        return np.array(table.column(name).to_pylist(), dtype=dtype)
+
+    try:
+        # Whole columns once, then slices per question.
+        ids = column("interaction_id", object)
+        t_all = column("t", np.int64)
+        scales = table.column("score_scale").to_pylist()
+        score_all = column("top1_score", np.float64)
+        distinct_all = column("top1_coverage_distinct", np.float64)
+        occ_all = column("top1_coverage_occurrences", np.float64)
+        gold_all = np.array([r or 0 for r in table.column("gold_rank").to_pylist()], dtype=np.int8)
+        revised_all = column("revised", bool) if "revised" in table.column_names else None
+        times_all = column("t_ms", np.float64) if "t_ms" in table.column_names else None
+        tops = table.column("top_ids").combine_chunks()
+        top_offsets = np.array(tops.offsets.to_pylist(), dtype=np.int64)
+        top_values = np.array(tops.values.to_pylist(), dtype=np.int32)
+    except (pyarrow.lib.ArrowException, AttributeError, TypeError, ValueError) as exc:
+        raise TableError(f"{path}: the per-prefix evidence has a column of the wrong type: {exc}") from None
+    top_lens = np.diff(top_offsets)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if n_rows else np.zeros(0, dtype=np.int64)
+    bounds = [*starts.tolist(), n_rows]
     for a, b in itertools.pairwise(bounds):
         qid = str(ids[a])
         if qid in out:
@@ -228,9 +253,12 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
         scale = str(scales[a])
         if scale not in ("bm25", "cosine"):
             raise TableError(f"{path}: question {qid!r}: score_scale {scale!r} is neither bm25 nor cosine")
-        rows = top_all[a:b]
-        width = min(len(r) for r in rows)
-        top_ids = np.array([list(r)[:width] for r in rows], dtype=np.int32)
+        lens = top_lens[a:b]
+        width = int(lens.min())
+        if (lens == width).all():  # the usual case: every prefix has the same k
+            top_ids = top_values[top_offsets[a] : top_offsets[b]].reshape(b - a, width)
+        else:
+            top_ids = np.array([top_values[o : o + width] for o in top_offsets[a:b].tolist()], dtype=np.int32)
         ev = PrefixEvidence(
             top_ids,
             score_all[a:b],

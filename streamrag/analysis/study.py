@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import structlog
 
 from streamrag import __version__
 from streamrag.analysis.entry import analyze_input
@@ -27,8 +26,9 @@ from streamrag.analysis.runner import ASR_COLUMNS, AnalysisSettings, QuestionAna
 from streamrag.analysis.stats import resolve_params, summarize
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
 from streamrag.data.selection import Selection
+from streamrag.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "no_overlap", "n_pages_unread", "n_chunks_cut", "skip_reason")
 INT_COLUMNS = (

@@ -30,18 +30,21 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.atomic import atomic_path
 from streamrag.data.crag import MAX_QUERY_WORDS
 from streamrag.errors import TableError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
-    "ABSENT_COLUMNS", "OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "write_table",
+    "ABSENT_COLUMNS", "OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "read_table_records",
+    "write_table",
 ]  # fmt: skip
 
 STABILIZATION_COLUMNS: tuple[str, ...] = (
@@ -192,6 +195,8 @@ def _check_row(v: dict[str, Any]) -> None:
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     """Typed frame: nullable Int64 / boolean, float64 with NaN, text as object with None."""
+    import pandas as pd
+
     data: dict[str, Any] = {}
     for col in columns:
         values = [r[col] for r in records]
@@ -207,7 +212,7 @@ def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 
 
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read and validate a stabilization table.
+    """Read and validate a stabilization table into a typed frame (:func:`read_table_records`'s rows).
 
     Returns one row per table row, skipped rows included, columns in contract order
     (:data:`STABILIZATION_COLUMNS` — without those of :data:`ABSENT_COLUMNS` the file
@@ -225,6 +230,14 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     bad header or value, :class:`~streamrag.errors.DataFileError` when the file cannot be
     read at all.
     """
+    records, columns = read_table_records(path)
+    return _frame(records, columns)
+
+
+def read_table_records(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`read_table` without pandas: the validated rows as dicts of Python values
+    (``int``/``bool``/``float``/``str``, ``None`` when undefined) and the column order.
+    Replays read tables this way: importing pandas costs more than replaying a table."""
     name = str(path)
     header, rows = read_rows(path, [c for c in STABILIZATION_COLUMNS if c not in ABSENT_COLUMNS])
     known = tuple(c for c in STABILIZATION_COLUMNS + OPTIONAL_COLUMNS if c in header)
@@ -240,12 +253,12 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         for col in extra:
             values[col] = raw[col]
         records.append(values)
-    return _frame(records, list(known) + extra)
+    return records, list(known) + extra
 
 
 def _format(value: Any) -> str:
     """One CSV field: undefined → empty, booleans True/False, floats in shortest round-trip form."""
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None or _is_missing(value):
         return ""
     if isinstance(value, bool | np.bool_):
         return "True" if value else "False"
@@ -254,6 +267,12 @@ def _format(value: Any) -> str:
     if isinstance(value, float | np.floating):
         return "" if math.isnan(value) else repr(float(value))
     return str(value)
+
+
+def _is_missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is pd.NA or value is pd.NaT
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:

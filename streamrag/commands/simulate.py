@@ -100,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import read_ids
     from streamrag.outputs import check_out_dir
     from streamrag.progress import advancing, task_progress
@@ -112,7 +111,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
-    cache = None if args.table else ChunkCache(default_cache_dir())
+    cache = None
+    if not args.table:  # (the chunk cache is only for DATA: a table replay need not import the chunker)
+        from streamrag.cache import ChunkCache, default_cache_dir
+
+        cache = ChunkCache(default_cache_dir())
     evidence = False if args.no_evidence else args.evidence
     qs = load_selected(rs.scenario, data=args.data, table=args.table, evidence=evidence, ids=ids, cache=cache, jobs=args.jobs)
     mode, input_path = ("table", args.table) if args.table else ("data", args.data)

@@ -149,30 +149,38 @@ class BM25Index:
     ) -> BM25Index:
         """Index already-tokenized chunks (``tokenizer`` is recorded for tokenizing queries).
 
-        Cost: O(T log T) for T corpus tokens (one dict lookup per token, one integer sort).
+        Cost: one dict lookup per corpus token (T of them), then O(T) numpy work: a
+        stable radix sort of the term ids (16-bit when V ≤ 65,536) keeps each term's
+        chunk ids ascending, and runs of equal (term, chunk) pairs are the tf.
         """
         n_docs = len(tokenized_chunks)
         doc_len = np.fromiter(map(len, tokenized_chunks), dtype=np.int64, count=n_docs)
         flat = list(itertools.chain.from_iterable(tokenized_chunks))
+        n_tokens = len(flat)
         # One C-speed hashing pass: each token → position of its first occurrence in the corpus.
         first_seen: dict[str, int] = {}
-        first = np.fromiter(map(first_seen.setdefault, flat, itertools.count()), dtype=np.int64, count=len(flat))
-        doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
-        # One sort of (first occurrence, chunk) keys gives term-major postings, terms in
-        # first-occurrence order, chunk ids ascending, tf = run lengths.
-        stride = max(n_docs, 1)
-        keys, counts = np.unique(first * stride + doc_ids, return_counts=True)
-        first_pos, cols = np.divmod(keys, stride)
-        new_term = np.ones(keys.shape[0], dtype=bool)
-        np.not_equal(first_pos[1:], first_pos[:-1], out=new_term[1:])
-        starts = np.flatnonzero(new_term)
-        indptr = np.append(starts, keys.shape[0]).astype(np.int64)
-        # first_seen iterates in first-occurrence order, which is also term-id order.
-        vocabulary = dict(zip(first_seen, range(starts.shape[0]), strict=True))
-        n_terms = len(vocabulary)
+        first = np.fromiter(map(first_seen.setdefault, flat, itertools.count()), dtype=np.int64, count=n_tokens)
+        # Term ids in first-occurrence order (first_seen iterates in that order).
+        n_terms = len(first_seen)
+        term_of_first = np.empty(n_tokens, dtype=np.uint16 if n_terms <= 1 << 16 else np.int64)
+        term_of_first[np.fromiter(first_seen.values(), dtype=np.int64, count=n_terms)] = np.arange(n_terms)
+        term = term_of_first[first]
+        order = np.argsort(term, kind="stable")  # radix sort on 16 bits; chunk ids stay ascending per term
+        term = term[order]
+        doc = np.repeat(np.arange(n_docs, dtype=np.int32), doc_len)[order]
+        run_start = np.empty(n_tokens, dtype=bool)
+        run_start[:1] = True
+        np.not_equal(term[1:], term[:-1], out=run_start[1:])
+        run_start[1:] |= doc[1:] != doc[:-1]
+        starts = np.flatnonzero(run_start)
+        counts = np.diff(starts, append=n_tokens).astype(np.int32)
+        cols = doc[starts]
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term[starts], minlength=n_terms), out=indptr[1:])
+        vocabulary = dict(zip(first_seen, range(n_terms), strict=True))
         import scipy.sparse as sp  # here, not at import: reading tables and replaying needs no index
 
-        tf = sp.csr_array((counts.astype(np.int32), cols.astype(np.int32), indptr), shape=(n_terms, n_docs))
+        tf = sp.csr_array((counts, cols, indptr), shape=(n_terms, n_docs))
         return cls(
             tf=tf,
             vocabulary=vocabulary,

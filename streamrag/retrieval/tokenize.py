@@ -32,22 +32,48 @@ class Tokenizer(Protocol):
     def __call__(self, text: str) -> list[str]: ...
 
 
+class _Separators(dict[int, int]):
+    """``str.translate`` table: ``[a-z0-9]`` map to themselves, every other character to a space."""
+
+    def __missing__(self, codepoint: int) -> int:
+        return 32
+
+
+_PAPER_TABLE = _Separators({ord(c): ord(c) for c in "abcdefghijklmnopqrstuvwxyz0123456789"})
+_paper_findall = re.compile(PAPER_PATTERN).findall
+_PAPER_TABLE.update({i: 32 for i in range(128) if i not in _PAPER_TABLE})  # all of ASCII: translate's cached fast path
+
+
+def _paper_tokens(text: str) -> list[str]:
+    """``re.findall("[a-z0-9]+", text.lower())`` without the regex engine: every character
+    outside ``[a-z0-9]`` becomes a space and ``str.split`` returns the maximal runs left,
+    the same tokens (property-tested against the regex) in about half the time."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered.translate(_PAPER_TABLE).split()
+    return _paper_findall(lowered)  # translate would call __missing__ once per non-ASCII character
+
+
 class RegexTokenizer:
     """``tokens(text) = re.findall(pattern, text.lower())`` (the ``paper`` tokenizer by default).
 
     Lowercasing happens *before* matching, so e.g. the Kelvin sign ``"K"`` becomes ``"k"``.
     Equality and hashing follow ``(pattern, lowercase)`` so a tokenizer can be part of a
-    cache key.
+    cache key. The paper pattern with lowercasing runs without the regex engine on ASCII
+    text (same tokens).
     """
 
-    __slots__ = ("_findall", "lowercase", "pattern")
+    __slots__ = ("_findall", "_tokens", "lowercase", "pattern")
 
     def __init__(self, pattern: str = PAPER_PATTERN, *, lowercase: bool = True) -> None:
         self.pattern = pattern
         self.lowercase = lowercase
         self._findall = re.compile(pattern).findall
+        self._tokens = _paper_tokens if (pattern, lowercase) == (PAPER_PATTERN, True) else None
 
     def __call__(self, text: str) -> list[str]:
+        if self._tokens is not None:
+            return self._tokens(text)
         return self._findall(text.lower() if self.lowercase else text)
 
     def __repr__(self) -> str:
@@ -66,7 +92,18 @@ def word_tokens(query: str, tokenizer: Tokenizer | None = None) -> list[list[str
     """Tokens of each whitespace word of ``query``: ``[tok(q_1), …, tok(q_n)]``, n = len(query.split()).
 
     With a word-local tokenizer, the tokens of prefix ``q[1:t]`` are the concatenation of
-    the first t lists. ``tokenizer`` defaults to the ``paper`` :class:`RegexTokenizer`.
+    the first t lists. ``tokenizer`` defaults to the ``paper`` :class:`RegexTokenizer`,
+    which tokenizes an ASCII query in one pass (words joined by NUL, kept as the word
+    boundary) instead of one call per word: the same lists, property-tested.
     """
-    tok = tokenizer if tokenizer is not None else RegexTokenizer()
-    return [tok(word) for word in query.split()]
+    tok = tokenizer if tokenizer is not None else _PAPER
+    words = query.split()
+    if getattr(tok, "_tokens", None) is _paper_tokens and "\x00" not in query:
+        joined = "\x00".join(words).lower()
+        if joined.isascii():
+            return [w.split() for w in joined.translate(_WORD_TABLE).split("\x00")] if words else []
+    return [tok(word) for word in words]
+
+
+_PAPER = RegexTokenizer()
+_WORD_TABLE = {**_PAPER_TABLE, 0: 0}

@@ -141,53 +141,67 @@ def questions_from_data(
 def questions_from_frame(
     frame: Any, evidence: Mapping[str, PrefixEvidence] | None = None, *, k: int = 3, source: str = ANALYZER_EVIDENCE
 ) -> QuestionSet:
-    """Questions from a stabilization-table DataFrame (skipped rows kept): with
-    ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as full mode
-    builds them, judged at top-``k``; without it, oracle mode (only t* is known; a row
-    flagged ``no_overlap`` — no query word in any chunk — gets t* = n, as in the
+    """:func:`questions_from_records` on a stabilization-table DataFrame (``read_table``'s)."""
+    import pandas as pd
+
+    def cell(v: Any) -> Any:  # pandas' missing values (NA, NaN) → None, numpy scalars → Python
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return None
+        return v.item() if hasattr(v, "item") else v
+
+    columns = list(frame.columns)
+    records = [dict(zip(columns, map(cell, row), strict=True)) for row in frame.itertuples(index=False, name=None)]
+    return questions_from_records(records, evidence, k=k, source=source)
+
+
+def questions_from_records(
+    records: Sequence[Mapping[str, Any]],
+    evidence: Mapping[str, PrefixEvidence] | None = None,
+    *,
+    k: int = 3,
+    source: str = ANALYZER_EVIDENCE,
+) -> QuestionSet:
+    """Questions from validated stabilization-table rows (``read_table_records``'s; skipped
+    rows kept): with ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as
+    full mode builds them, judged at top-``k``; without it, oracle mode (only t* is known;
+    a row flagged ``no_overlap`` — no query word in any chunk — gets t* = n, as in the
     statistics: its early t_sc is a tie-break artefact).
 
     With evidence, a row's ``t_sc`` must be the evidence's and its ``t_suf`` the
     evidence's at some top-k, else the table and the evidence do not belong together:
     InputError."""
-    import pandas as pd
 
-    df: pd.DataFrame = frame
+    def text(row: Mapping[str, Any], column: str) -> str:
+        value = row.get(column)
+        return "" if value is None else str(value)
 
-    def opt_int(v: Any) -> int | None:  # a table cell: int, float NaN, pd.NA or None
-        return None if v is None or pd.isna(v) else int(v)
+    def opt_int(v: Any) -> int | None:
+        return None if v is None else int(v)
 
-    def text(column: str, i: int) -> str:
-        if column not in df.columns:
-            return ""
-        value = df[column].iat[i]
-        return "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
-
-    ids, n_words, t_sc, t_suf = (df[c].tolist() for c in ("interaction_id", "n_words", "t_sc", "t_suf"))
-    no_overlap = [v is True for v in df["no_overlap"].tolist()] if "no_overlap" in df.columns else [False] * len(df)
     entries: list[Entry] = []
-    for i in range(len(df)):
-        reason, qtype = text("skip_reason", i), text("question_type", i)
+    for row in records:
+        reason, qtype = text(row, "skip_reason"), text(row, "question_type")
+        n_words, t_sc, t_suf = row["n_words"], row["t_sc"], row["t_suf"]
         if reason:
-            entries.append(SkippedQuestion(text("interaction_id", i), reason, opt_int(n_words[i]), None, qtype))
+            entries.append(SkippedQuestion(text(row, "interaction_id"), reason, opt_int(n_words), None, qtype))
             continue
-        qid = str(ids[i])
+        qid = str(row["interaction_id"])
         if evidence is None:
-            n = int(n_words[i])
-            if no_overlap[i] is True:  # t_sc = 1 is a tie-break artefact: nothing is known before the end
+            n = int(n_words)
+            if row.get("no_overlap") is True:  # t_sc = 1 is a tie-break artefact: nothing is known before the end
                 entries.append(SimQuestion(qid, n, n, None, question_type=qtype))
             else:
-                entries.append(SimQuestion(qid, n, int(t_sc[i]), opt_int(t_suf[i]), question_type=qtype))
+                entries.append(SimQuestion(qid, n, int(t_sc), opt_int(t_suf), question_type=qtype))
             continue
         ev = evidence.get(qid)
         if ev is None:
             raise InputError(f"per-prefix evidence: no prefixes for question {qid!r} of the table")
-        q = sim_question(qid, int(n_words[i]), ev, k, question_type=qtype)
-        table_t_suf = opt_int(t_suf[i])  # at the analysis' k, which the table does not record
-        if q.t_sc != int(t_sc[i]) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
+        q = sim_question(qid, int(n_words), ev, k, question_type=qtype)
+        table_t_suf = opt_int(t_suf)  # at the analysis' k, which the table does not record
+        if q.t_sc != int(t_sc) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
             raise InputError(
                 f"per-prefix evidence: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
-                f"{int(t_sc[i])}, {opt_int(t_suf[i])} in the table: they do not come from one analysis"
+                f"{int(t_sc)}, {table_t_suf} in the table: they do not come from one analysis"
             )
         entries.append(q)
     return QuestionSet(entries, evidence_source=source if evidence is not None else "")
@@ -201,17 +215,17 @@ def questions_from_table(
     ``evidence``: a ``prefixes.parquet`` path; ``None`` (default) uses the one beside the
     table when it exists; ``False`` ignores it (oracle mode)."""
     from streamrag.analysis.evidence import evidence_path_for, read_evidence
-    from streamrag.analysis.table import read_table
+    from streamrag.analysis.table import read_table_records
 
-    frame = read_table(path)
+    records, _ = read_table_records(path)
     if evidence is False:
-        return questions_from_frame(frame)
+        return questions_from_records(records)
     found = evidence_path_for(path) if evidence is None or evidence is True else Path(evidence)
     if not found.is_file():
         if evidence not in (None, True):
             raise InputError(f"{found}: no such file (the per-prefix evidence given with --evidence)")
-        return questions_from_frame(frame)
-    return questions_from_frame(frame, read_evidence(found), k=k)
+        return questions_from_records(records)
+    return questions_from_records(records, read_evidence(found), k=k)
 
 
 def _in_population(q: SimQuestion, population: Population) -> bool:
