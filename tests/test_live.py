@@ -55,25 +55,34 @@ def _replay_setup(n, overrides):
     return rs, questions, replay_turns(questions, queries, rs)
 
 
-def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(demo_chunks):
+@pytest.mark.parametrize("coverage", ["distinct", "occurrences"])
+def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(demo_chunks, coverage):
     # Same questions, same G/L/F: words pushed by a word source, every L a real BM25 call
-    # (delayed by the constant L on the clock), the reflector judging the real results.
+    # (delayed by the constant L on the clock), the reflector judging the real results
+    # (re-scored by the judge, coverage counted as the scenario says).
     from streamrag.simulator.runner import simulate
 
-    rs, questions, turns = _replay_setup(6, ["latency.L_ms=600"])
-    simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
+    rs, questions, turns = _replay_setup(6, ["latency.L_ms=600", f"reflector.coverage={coverage}"])
+    simulated = {o.row.interaction_id: o for o in simulate(questions, rs).outputs}
 
     async def main_(clock: Clock):
         tool = BM25Tool(demo_chunks, clock)
         delayed = DelayedTool(tool, ConstantLatency(ms=600), clock)
-        rows = []
-        for turn in turns:
-            outcome = await run_turn(clock, turn, delayed, tool, rs, lambda e: None)
-            rows.append(result_row(outcome, turn, rs))
-        return rows
+        return [(turn, await run_turn(clock, turn, delayed, tool, rs, lambda e: None)) for turn in turns]
 
-    for row in run_virtual(main_):
-        assert row == simulated[row.interaction_id]
+    checks = []
+    for turn, outcome in run_virtual(main_):
+        sim = simulated[turn.qid]
+        assert result_row(outcome, turn, rs) == sim.row
+        live_checks = [e for e in outcome.events if e["kind"] == "check"]
+        assert live_checks == [e for e in map(json.loads, sim.trace.splitlines()) if e["kind"] == "check"]
+        checks += live_checks
+    # the judged coverage is the count asked for, on results where the two counts differ
+    by_id = {q.interaction_id: q for q in questions}
+    counts = [(by_id[c["qid"]].coverage_distinct, by_id[c["qid"]].coverage_occurrences, c) for c in checks]
+    asked = 0 if coverage == "distinct" else 1
+    assert all(c["coverage"] == float(cols[asked][c["prefix_t"] - 1]) for *cols, c in counts)
+    assert any(d[c["prefix_t"] - 1] != o[c["prefix_t"] - 1] for d, o, c in counts)
 
 
 def test_typed_words_are_heard_as_typed_and_a_line_ends_the_turn():

@@ -19,6 +19,7 @@ import numpy as np
 
 from streamrag.engine.clock import Clock
 from streamrag.errors import ConfigError, ToolError
+from streamrag.pipeline.reflectors import Coverage
 from streamrag.pipeline.tools import Hit, ToolResult
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
@@ -29,8 +30,8 @@ class BM25Tool:
     """BM25 (the paper preset) over a list of chunks, in process (chunk id = position).
 
     It also judges results: :meth:`judge` gives the full query's score of a chunk and the
-    share of the full query's distinct tokens in it, exactly as the analyzer's evidence
-    does, so the live heuristic reflector decides as the simulated one."""
+    share of the full query's tokens in it, exactly as the analyzer's evidence does, so
+    the live heuristic reflector decides as the simulated one."""
 
     def __init__(self, chunks: Sequence[str], clock: Clock, *, name: str = "bm25") -> None:
         if not chunks:
@@ -39,7 +40,7 @@ class BM25Tool:
         self.index = BM25Index.build(self.chunks)
         self.clock = clock
         self.name = name
-        self._judged: tuple[str, np.ndarray, tuple[str, ...]] | None = None
+        self._judged: tuple[str, np.ndarray, dict[str, tuple[str, ...]]] | None = None
 
     @classmethod
     def from_corpus(cls, corpus: str | os.PathLike[str], clock: Clock) -> BM25Tool:
@@ -56,15 +57,17 @@ class BM25Tool:
         hits = self.rank(query, k)
         return ToolResult(hits, self.clock.now_us() - start)
 
-    def judge(self, full_query: str, chunk_id: int) -> tuple[float, float]:
+    def judge(self, full_query: str, chunk_id: int, coverage: Coverage = "distinct") -> tuple[float, float]:
         """``(score, coverage)``: the full query's BM25 score of the chunk, and the share of
-        its distinct tokens the chunk holds (what the heuristic reflector compares)."""
+        its distinct tokens (``coverage="occurrences"``: of its token occurrences) the
+        chunk holds — what the heuristic reflector compares."""
         if self._judged is None or self._judged[0] != full_query:
             tokens = self.index.tokenizer(full_query)
-            self._judged = (full_query, self.index.score(tokens), tuple(dict.fromkeys(tokens)))
-        _, scores, distinct = self._judged
-        coverage = chunk_coverage(self.index, distinct, np.array([chunk_id], dtype=np.int64))
-        return float(scores[chunk_id]), float(coverage[0])
+            counted = {"distinct": tuple(dict.fromkeys(tokens)), "occurrences": tuple(tokens)}
+            self._judged = (full_query, self.index.score(tokens), counted)
+        _, scores, counted = self._judged
+        share = chunk_coverage(self.index, counted[coverage], np.array([chunk_id], dtype=np.int64))
+        return float(scores[chunk_id]), float(share[0])
 
 
 def load_corpus(corpus: str | os.PathLike[str]) -> list[str]:
