@@ -234,3 +234,71 @@ def test_ctrl_c_leaves_a_readable_partial_trace(tmp_path):
     events = read_trace(trace)  # every line parses
     assert events and events[0].kind == "word"
     assert not any(e.kind == "answer_ready" and e.arm == "baseline" for e in events[-1:])  # cut mid-run
+
+
+def test_the_view_renders_off_the_callbacks_and_prints_what_the_trace_holds_in_order(tmp_path, demo_chunks):
+    # Each line is rendered by the view's own task, never inside a pipeline callback
+    # (under LiveRecorder.emit), and what is printed is exactly the view of the trace
+    # rendered afterwards: same lines, same order. The run is cut (as Ctrl-C cuts it)
+    # inside a callback of the second turn: the lines still queued are printed too.
+    import io
+    from collections.abc import AsyncIterator
+
+    import anyio
+    from rich.console import Console
+
+    from streamrag.live.display import LiveDisplay
+    from streamrag.live.run import RunWriter, run_live
+
+    rs, _, turns = _replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20"])
+    rendered_in_callback: list[str] = []
+    cut: list[anyio.CancelScope] = []
+
+    def console() -> Console:
+        return Console(file=io.StringIO(), highlight=False, soft_wrap=True, color_system=None)
+
+    class CheckedDisplay(LiveDisplay):
+        def show(self, e):
+            frame = sys._getframe(1)
+            while frame is not None:
+                if frame.f_code.co_name == "emit":
+                    rendered_in_callback.append(e["kind"])
+                frame = frame.f_back
+            super().show(e)
+
+    class CuttingWriter(RunWriter):
+        def event(self, event):
+            super().event(event)
+            if event["qid"] == turns[1].qid and event["kind"] == "tool_done":
+                cut[0].cancel()
+
+    async def given() -> AsyncIterator:
+        for turn in turns:
+            yield turn
+
+    view = CheckedDisplay(console())
+    writer = CuttingWriter(tmp_path, rs, "heuristic", command=["test"], input_mode="live-replay")
+    tools = []
+
+    async def main_(clock: Clock):
+        tools.append(DelayedTool(BM25Tool(demo_chunks, clock), ConstantLatency(ms=20), clock))
+        with anyio.CancelScope() as scope:
+            cut.append(scope)
+            await run_live(clock, given(), tools[0], BM25Tool(demo_chunks, clock), rs, writer, view)
+
+    run_real(main_)
+    writer.close()
+    assert not rendered_in_callback
+    events = [e.model_dump(exclude_none=False) for e in read_trace(tmp_path / "trace.jsonl")]
+    assert [r.interaction_id for r in writer.rows] == [turns[0].qid]
+    assert events[-1]["qid"] == turns[1].qid  # cut in the second turn
+    expected = LiveDisplay(console())
+    for turn in turns[:2]:
+        expected.begin(turn.qid, turn.source.texts, f"({tools[0].name})")
+        for e in (e for e in events if e["qid"] == turn.qid):
+            expected.show(e)
+        if turn is turns[0]:
+            expected.saved(writer.rows[0])
+    lines = view.console.file.getvalue().splitlines()
+    assert lines == expected.console.file.getvalue().splitlines()
+    assert "back after" in lines[-1] or "back after" in lines[-2]  # the cut event's line was still queued

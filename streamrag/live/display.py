@@ -4,12 +4,25 @@ Words, fires (with the query fired), calls in flight, results, tool errors, the
 reflector's checks and choice, each arm's answer, and the time saved at the end of each
 turn. Plain lines through rich (colour on a terminal, plain text in a pipe), so the
 scroll-back is the record.
+
+Rendering a line costs a fraction of a millisecond; done inside the pipeline's callbacks
+it would delay what the callback does next (a tool call, F) and show up in the time
+saved. So the run only *enqueues* each line (:class:`DisplayQueue`, a deque append) and
+a task of its own renders them when the loop is free, one line per loop turn
+(:func:`rendering`); the queue is flushed at the end of each turn and on Ctrl-C, so what is printed and its order are
+unchanged.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
+import anyio
+from anyio.lowlevel import checkpoint
 from rich.console import Console
 from rich.markup import escape
 
@@ -79,3 +92,59 @@ class LiveDisplay:
             f"[bold]time saved {row.saved_ms:.1f} ms[/bold] (baseline {row.baseline_ms:.1f} ms, "
             f"streaming {row.streaming_ms:.1f} ms after the last word; {row.calls_fired} call(s) fired)\n"
         )
+
+
+class DisplayQueue:
+    """A :class:`LiveDisplay` off the pipeline's path: :meth:`begin`, :meth:`show` and
+    :meth:`saved` only enqueue; :meth:`run` (a task) renders in order, and :meth:`flush`
+    renders whatever is left at once."""
+
+    def __init__(self, display: LiveDisplay) -> None:
+        self.display = display
+        self._pending: deque[Callable[[], object]] = deque()
+        self._wake = anyio.Event()
+
+    def _put(self, render: Callable[[], object]) -> None:
+        self._pending.append(render)
+        self._wake.set()
+
+    def begin(self, qid: str, words: list[str], note: str = "") -> None:
+        self._put(partial(self.display.begin, qid, words, note))
+
+    def show(self, event: dict[str, Any]) -> None:
+        self._put(partial(self.display.show, event))
+
+    def saved(self, row: Any) -> None:
+        self._put(partial(self.display.saved, row))
+
+    def flush(self) -> None:
+        """Render every line still queued (end of turn, Ctrl-C)."""
+        while self._pending:
+            self._pending.popleft()()
+
+    async def run(self) -> None:
+        """Render lines as they come, yielding to the loop after each (runs until cancelled)."""
+        while True:
+            while self._pending:
+                self._pending.popleft()()
+                await checkpoint()  # a timer due meanwhile waits one line at most
+            self._wake = anyio.Event()
+            await self._wake.wait()
+
+
+@asynccontextmanager
+async def rendering(display: LiveDisplay | None) -> AsyncIterator[DisplayQueue | None]:
+    """``display`` behind a :class:`DisplayQueue` whose task renders while the block runs;
+    on the way out (the end of the run, or Ctrl-C) what is still queued is printed.
+    ``None`` when there is no display."""
+    if display is None:
+        yield None
+        return
+    view = DisplayQueue(display)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(view.run)
+        try:
+            yield view
+        finally:
+            view.flush()
+            tasks.cancel_scope.cancel()
