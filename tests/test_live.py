@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from _livehelpers import FAST, free_port, replay_setup
 
 from streamrag.cli import main
 from streamrag.engine.clock import Clock, RealClock
@@ -31,28 +31,11 @@ from streamrag.live.words import HeardWord, TypedWords, read_transcript
 from streamrag.pipeline.tools import DelayedTool
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST = ["--set", "input.delta_wps=20", "--set", "latency.G_ms=5", "--set", "latency.F_ms=20"]
 
 
 @pytest.fixture(scope="module")
 def demo_chunks():
     return load_corpus("demo")
-
-
-def _replay_setup(n, overrides):
-    from streamrag.analysis.entry import open_source
-    from streamrag.data.demo import demo_path
-    from streamrag.data.selection import Selection
-    from streamrag.live.replay import replay_turns
-    from streamrag.simulator.questions import load_selected
-    from streamrag.simulator.scenario import load_scenario
-
-    rs = load_scenario(
-        "paper_rq3", ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={n}", *overrides]
-    )
-    questions = load_selected(rs.scenario, data=demo_path()).questions
-    queries = {q.interaction_id: q.record.query for q in open_source(demo_path(), selection=Selection(split=None)).questions}
-    return rs, questions, replay_turns(questions, queries, rs)
 
 
 @pytest.mark.parametrize("coverage", ["distinct", "occurrences"])
@@ -62,7 +45,7 @@ def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(dem
     # (re-scored by the judge, coverage counted as the scenario says).
     from streamrag.simulator.runner import simulate
 
-    rs, questions, turns = _replay_setup(6, ["latency.L_ms=600", f"reflector.coverage={coverage}"])
+    rs, questions, turns = replay_setup(6, ["latency.L_ms=600", f"reflector.coverage={coverage}"])
     simulated = {o.row.interaction_id: o for o in simulate(questions, rs).outputs}
 
     async def main_(clock: Clock):
@@ -119,7 +102,7 @@ def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_c
     # In-process BM25 with an injected constant L of 20 ms; δ = 20 w/s.
     from streamrag.simulator.runner import simulate
 
-    rs, questions, turns = _replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
+    rs, questions, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
     simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
 
     async def main_(clock: Clock):
@@ -134,12 +117,6 @@ def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_c
         # never earlier than the model; late by scheduling noise only
         assert live.baseline_ms >= sim.baseline_ms - 1
         assert abs(live.saved_ms - sim.saved_ms) < 25, (live, sim)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -197,7 +174,7 @@ def test_live_replay_against_the_server_writes_a_run_and_the_comparison(server, 
 
 
 def test_a_dead_endpoint_gives_a_clear_line_and_recorded_events(tmp_path, capsys):
-    url = f"http://127.0.0.1:{_free_port()}/search"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/search"  # nothing listens there
     out = tmp_path / "dead"
     assert main(["live", "--replay", "1", "--url", url, "--out", str(out), *FAST]) == 0
     printed = capsys.readouterr().out
@@ -250,7 +227,7 @@ def test_the_view_renders_off_the_callbacks_and_prints_what_the_trace_holds_in_o
     from streamrag.live.display import LiveDisplay
     from streamrag.live.run import RunWriter, run_live
 
-    rs, _, turns = _replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20"])
+    rs, _, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20"])
     rendered_in_callback: list[str] = []
     cut: list[anyio.CancelScope] = []
 

@@ -1,16 +1,16 @@
 """The terminal view of a live run: one line per thing that happens, as it happens.
 
-Words, fires (with the query fired), calls in flight, results, tool errors, the
-reflector's checks and choice, each arm's answer, and the time saved at the end of each
-turn. Plain lines through rich (colour on a terminal, plain text in a pipe), so the
-scroll-back is the record.
+Words, fires (with the words fired on), generated queries (G by an LLM), calls in
+flight, results, tool errors, the reflector's checks and choice, each arm's answer, and
+the time saved at the end of each turn. Plain lines through rich (colour on a terminal,
+plain text in a pipe), so the scroll-back is the record.
 
 Rendering a line costs a fraction of a millisecond; done inside the pipeline's callbacks
 it would delay what the callback does next (a tool call, F) and show up in the time
 saved. So the run only *enqueues* each line (:class:`DisplayQueue`, a deque append) and
 a task of its own renders them when the loop is free, one line per loop turn
-(:func:`rendering`); the queue is flushed at the end of each turn and on Ctrl-C, so what is printed and its order are
-unchanged.
+(:func:`rendering`); the queue is flushed at the end of each turn and on Ctrl-C, so
+what is printed and its order are unchanged.
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ class LiveDisplay:
         elif kind == "fire":
             query = " ".join(self.words[: e["prefix_t"]])
             self._line(t, f"{e['arm']} fires call {e['call']} ({e['by']}) on “{escape(query)}”")
+        elif kind == "gen_query":
+            self._line(t, f"  {e['arm']} call {e['call']}: query “{escape(e['query'])}” ({e['elapsed_us'] / 1000:.1f} ms, G)")
+        elif kind == "gen_error":
+            self._line(t, f"  [red]{e['arm']} call {e['call']}: {escape(e['error'])}[/red]")
         elif kind == "gen_done":
             self.in_flight.add(key)
             self.out_at[key] = t

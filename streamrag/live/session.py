@@ -11,7 +11,9 @@ The arms are the simulator's own (:class:`~streamrag.pipeline.streaming.Streamin
   (:class:`~streamrag.pipeline.reflectors.HeuristicReflector`) reading real results
   (:class:`ResultEvidence`): the full query's BM25 score of a result's top chunk and its
   token coverage, re-scored by the judge with the analyzer's arithmetic;
-- G and F are delays on the clock (drawn as in the simulator, or given by a plan).
+- G and F are delays on the clock (drawn as in the simulator, or given by a plan); G
+  may instead be a real LLM call (a :class:`~streamrag.pipeline.tools.QueryGenerator`)
+  whose query is the one searched.
 
 Events go to a :class:`LiveRecorder`, which hands each one on as it happens (the
 terminal view, and ``trace.jsonl`` line by line so an interrupted run leaves a readable
@@ -29,7 +31,7 @@ import numpy as np
 
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import LatencyModel
-from streamrag.engine.resources import Unlimited
+from streamrag.engine.resources import Job, Unlimited
 from streamrag.engine.trace import Recorder
 from streamrag.errors import ConfigError
 from streamrag.live.words import WordSource
@@ -37,7 +39,7 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Coverage, HeuristicReflectorConfig
 from streamrag.pipeline.streaming import BaselineArm, StreamingArm
-from streamrag.pipeline.tools import Tool, ToolResource, ToolResult
+from streamrag.pipeline.tools import QueryGenerator, QueryResource, Tool, ToolResource, ToolResult
 from streamrag.simulator.scenario import ResolvedScenario
 
 LIVE_TRIGGERS = ("interval", "every_word", "none")
@@ -173,12 +175,15 @@ async def run_turn(
     *,
     rng: Callable[[str], np.random.Generator | None] | None = None,
     words: list[str] | None = None,
+    generator: QueryGenerator | None = None,
 ) -> TurnOutcome:
     """Run one turn through both arms on ``clock`` (the turn starts now).
 
     ``rng(stage)`` gives the random stream of a drawn G or F (typed turns; a replay
     brings its plan's draws); ``sink`` gets every event as it happens; ``words`` (filled
-    as they are heard) lets a viewer read them."""
+    as they are heard) lets a viewer read them; ``generator``, when given, is G: each
+    call's query is generated from its prefix words (else G is a delay and the query is
+    the prefix words)."""
     rule = _check_live(rs, turn.question is not None)
     sc = rs.scenario
     rec = LiveRecorder(turn.qid, clock, clock.now_us(), sink)
@@ -188,16 +193,24 @@ async def run_turn(
         model = getattr(rs.stages, stage)
         return _Draws(model, rng(stage) if rng is not None and model.needs_rng else None)
 
+    def heard(prefix_t: int) -> str:
+        return " ".join(words[:prefix_t])
+
     async with anyio.create_task_group() as tasks:
-        resource = ToolResource(clock, tool, tasks, lambda t: " ".join(words[:t]), k=sc.data.k)
         free = Unlimited(clock)
+        generated = None if generator is None else QueryResource(clock, generator, tasks, heard)
+
+        def query_of(job: Job) -> str:
+            return heard(job.prefix_t) if generated is None else generated.query_of(job)
+
+        resource = ToolResource(clock, tool, tasks, query_of, k=sc.data.k)
         question = LiveQuestion(turn.qid, resource.results)
         f_us = turn.f_us if turn.f_us is not None else draws("F")[0]
         plan = LivePlan(question, turn.g_us if turn.g_us is not None else draws("G"), _Draws(rs.stages.L, None), f_us)
         known = turn.question or SimQuestion(turn.qid, n_words=1, t_sc=1, t_suf=None)
         trigger = sc.trigger.build(known)
         reflector = rule.on(ResultEvidence(resource.results, judge, words, rule.coverage))
-        services = Services(free, resource, free)
+        services = Services(generated or free, resource, free)
         arm = StreamingArm(clock, rec, plan, trigger, reflector, rs.arm_rules, services)  # type: ignore[arg-type]
         baseline = BaselineArm(clock, rec, plan, services, at_turn_end=False)  # type: ignore[arg-type]
         turn_end = anyio.Event()

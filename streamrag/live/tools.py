@@ -14,11 +14,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
 import numpy as np
 
 from streamrag.engine.clock import Clock
 from streamrag.errors import ConfigError, ToolError
+from streamrag.live.http import JsonEndpoint
 from streamrag.pipeline.reflectors import Coverage
 from streamrag.pipeline.tools import Hit, ToolResult
 from streamrag.retrieval.base import chunk_coverage
@@ -87,54 +87,22 @@ def load_corpus(corpus: str | os.PathLike[str]) -> list[str]:
 
 
 class HttpTool:
-    """A user's retrieval endpoint over HTTP (see the module docstring for the contract).
-
-    ``timeout_ms`` bounds each call; at most ``concurrency`` calls are in flight (the
-    others wait for a slot, and their wait counts in their duration, as it would for a
-    real client)."""
+    """A user's retrieval endpoint over HTTP (see the module docstring for the contract);
+    ``timeout_ms`` and ``concurrency`` as :class:`~streamrag.live.http.JsonEndpoint`'s."""
 
     def __init__(self, url: str, clock: Clock, *, timeout_ms: float = 2000.0, concurrency: int = 8) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"--url: {url!r} is not an http:// or https:// URL")
-        if timeout_ms <= 0:
-            raise ConfigError(f"--timeout-ms: must be > 0, got {timeout_ms}")
-        if concurrency < 1:
-            raise ConfigError(f"--concurrency: must be ≥ 1, got {concurrency}")
-        try:
-            import aiohttp  # noqa: F401 - checked here, used per call
-        except ImportError:
-            raise ConfigError("--url needs aiohttp: pip install 'streamrag[live]'") from None
+        self.endpoint = JsonEndpoint("tool", url, clock, timeout_ms=timeout_ms, concurrency=concurrency)
         self.url = url
         self.clock = clock
-        self.timeout_ms = timeout_ms
         self.name = f"http {url}"
-        self._slots = anyio.Semaphore(concurrency)
-        self._session: Any = None
 
     async def search(self, query: str, k: int) -> ToolResult:
-        import aiohttp
-
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_ms / 1000))
         start = self.clock.now_us()
-        async with self._slots:
-            try:
-                async with self._session.post(self.url, json={"query": query, "k": k}) as reply:
-                    if reply.status != 200:
-                        raise ToolError(f"tool {self.url}: HTTP {reply.status} {reply.reason}")
-                    body = await reply.json(content_type=None)
-            except TimeoutError:
-                raise ToolError(f"tool {self.url}: no reply within {self.timeout_ms:g} ms (raise --timeout-ms?)") from None
-            except aiohttp.ClientConnectionError as exc:
-                raise ToolError(f"tool {self.url}: cannot connect ({exc.__class__.__name__}); is the endpoint running?") from None
-            except (aiohttp.ClientError, ValueError) as exc:
-                raise ToolError(f"tool {self.url}: bad reply ({exc})") from None
+        body = await self.endpoint.post({"query": query, "k": k})
         return ToolResult(_hits(body, self.url), self.clock.now_us() - start)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self.endpoint.aclose()
 
 
 def _hits(body: Any, url: str) -> tuple[Hit, ...]:
