@@ -8,7 +8,7 @@ plain text in a pipe), so the scroll-back is the record.
 Rendering a line costs a fraction of a millisecond; done inside the pipeline's callbacks
 it would delay what the callback does next (a tool call, F) and show up in the time
 saved. So the run only *enqueues* each line (:class:`DisplayQueue`, a deque append) and
-a task of its own renders them when the loop is free, one line per loop turn
+a task of its own renders them a millisecond later, one line per loop turn
 (:func:`rendering`); the queue is flushed at the end of each turn and on Ctrl-C, so
 what is printed and its order are unchanged.
 """
@@ -25,6 +25,8 @@ import anyio
 from anyio.lowlevel import checkpoint
 from rich.console import Console
 from rich.markup import escape
+
+from streamrag.engine.clock import Clock
 
 
 class LiveDisplay:
@@ -103,8 +105,10 @@ class DisplayQueue:
     :meth:`saved` only enqueue; :meth:`run` (a task) renders in order, and :meth:`flush`
     renders whatever is left at once."""
 
-    def __init__(self, display: LiveDisplay) -> None:
+    def __init__(self, display: LiveDisplay, clock: Clock, *, settle_us: int = 1000) -> None:
         self.display = display
+        self.clock = clock
+        self.settle_us = settle_us
         self._pending: deque[Callable[[], object]] = deque()
         self._wake = anyio.Event()
 
@@ -127,24 +131,28 @@ class DisplayQueue:
             self._pending.popleft()()
 
     async def run(self) -> None:
-        """Render lines as they come, yielding to the loop after each (runs until cancelled)."""
+        """Render lines as they come (runs until cancelled): ``settle_us`` after a line is
+        queued — what the callback that queued it set going (a tool call's request, the
+        next stage) goes first — then one line per loop turn, so a timer due meanwhile
+        waits one line at most."""
         while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await self.clock.sleep_us(self.settle_us)
             while self._pending:
                 self._pending.popleft()()
-                await checkpoint()  # a timer due meanwhile waits one line at most
-            self._wake = anyio.Event()
-            await self._wake.wait()
+                await checkpoint()
 
 
 @asynccontextmanager
-async def rendering(display: LiveDisplay | None) -> AsyncIterator[DisplayQueue | None]:
+async def rendering(display: LiveDisplay | None, clock: Clock) -> AsyncIterator[DisplayQueue | None]:
     """``display`` behind a :class:`DisplayQueue` whose task renders while the block runs;
     on the way out (the end of the run, or Ctrl-C) what is still queued is printed.
     ``None`` when there is no display."""
     if display is None:
         yield None
         return
-    view = DisplayQueue(display)
+    view = DisplayQueue(display, clock)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(view.run)
         try:

@@ -102,7 +102,7 @@ async def run_live(
     def rng(qid: str) -> Callable[[str], np.random.Generator | None]:
         return lambda stage: stream(rs.scenario.seed, qid, f"latency.{stage}")
 
-    async with rendering(display) as view:
+    async with rendering(display, clock) as view:
         async for turn in turns:
             words: list[str] = []
 
