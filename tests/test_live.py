@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from _livehelpers import FAST, free_port, replay_setup
 
 from streamrag.cli import main
 from streamrag.engine.clock import Clock, RealClock
@@ -31,7 +31,6 @@ from streamrag.live.words import HeardWord, TypedWords, read_transcript
 from streamrag.pipeline.tools import DelayedTool
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST = ["--set", "input.delta_wps=20", "--set", "latency.G_ms=5", "--set", "latency.F_ms=20"]
 
 
 @pytest.fixture(scope="module")
@@ -39,41 +38,34 @@ def demo_chunks():
     return load_corpus("demo")
 
 
-def _replay_setup(n, overrides):
-    from streamrag.analysis.entry import open_source
-    from streamrag.data.demo import demo_path
-    from streamrag.data.selection import Selection
-    from streamrag.live.replay import replay_turns
-    from streamrag.simulator.questions import load_selected
-    from streamrag.simulator.scenario import load_scenario
-
-    rs = load_scenario(
-        "paper_rq3", ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={n}", *overrides]
-    )
-    questions = load_selected(rs.scenario, data=demo_path()).questions
-    queries = {q.interaction_id: q.record.query for q in open_source(demo_path(), selection=Selection(split=None)).questions}
-    return rs, questions, replay_turns(questions, queries, rs)
-
-
-def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(demo_chunks):
+@pytest.mark.parametrize("coverage", ["distinct", "occurrences"])
+def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(demo_chunks, coverage):
     # Same questions, same G/L/F: words pushed by a word source, every L a real BM25 call
-    # (delayed by the constant L on the clock), the reflector judging the real results.
+    # (delayed by the constant L on the clock), the reflector judging the real results
+    # (re-scored by the judge, coverage counted as the scenario says).
     from streamrag.simulator.runner import simulate
 
-    rs, questions, turns = _replay_setup(6, ["latency.L_ms=600"])
-    simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
+    rs, questions, turns = replay_setup(6, ["latency.L_ms=600", f"reflector.coverage={coverage}"])
+    simulated = {o.row.interaction_id: o for o in simulate(questions, rs).outputs}
 
     async def main_(clock: Clock):
         tool = BM25Tool(demo_chunks, clock)
         delayed = DelayedTool(tool, ConstantLatency(ms=600), clock)
-        rows = []
-        for turn in turns:
-            outcome = await run_turn(clock, turn, delayed, tool, rs, lambda e: None)
-            rows.append(result_row(outcome, turn, rs))
-        return rows
+        return [(turn, await run_turn(clock, turn, delayed, tool, rs, lambda e: None)) for turn in turns]
 
-    for row in run_virtual(main_):
-        assert row == simulated[row.interaction_id]
+    checks = []
+    for turn, outcome in run_virtual(main_):
+        sim = simulated[turn.qid]
+        assert result_row(outcome, turn, rs) == sim.row
+        live_checks = [e for e in outcome.events if e["kind"] == "check"]
+        assert live_checks == [e for e in map(json.loads, sim.trace.splitlines()) if e["kind"] == "check"]
+        checks += live_checks
+    # the judged coverage is the count asked for, on results where the two counts differ
+    by_id = {q.interaction_id: q for q in questions}
+    counts = [(by_id[c["qid"]].coverage_distinct, by_id[c["qid"]].coverage_occurrences, c) for c in checks]
+    asked = 0 if coverage == "distinct" else 1
+    assert all(c["coverage"] == float(cols[asked][c["prefix_t"] - 1]) for *cols, c in counts)
+    assert any(d[c["prefix_t"] - 1] != o[c["prefix_t"] - 1] for d, o, c in counts)
 
 
 def test_typed_words_are_heard_as_typed_and_a_line_ends_the_turn():
@@ -110,7 +102,7 @@ def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_c
     # In-process BM25 with an injected constant L of 20 ms; δ = 20 w/s.
     from streamrag.simulator.runner import simulate
 
-    rs, questions, turns = _replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
+    rs, questions, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
     simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
 
     async def main_(clock: Clock):
@@ -125,12 +117,6 @@ def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_c
         # never earlier than the model; late by scheduling noise only
         assert live.baseline_ms >= sim.baseline_ms - 1
         assert abs(live.saved_ms - sim.saved_ms) < 25, (live, sim)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -188,7 +174,7 @@ def test_live_replay_against_the_server_writes_a_run_and_the_comparison(server, 
 
 
 def test_a_dead_endpoint_gives_a_clear_line_and_recorded_events(tmp_path, capsys):
-    url = f"http://127.0.0.1:{_free_port()}/search"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/search"  # nothing listens there
     out = tmp_path / "dead"
     assert main(["live", "--replay", "1", "--url", url, "--out", str(out), *FAST]) == 0
     printed = capsys.readouterr().out
@@ -225,3 +211,71 @@ def test_ctrl_c_leaves_a_readable_partial_trace(tmp_path):
     events = read_trace(trace)  # every line parses
     assert events and events[0].kind == "word"
     assert not any(e.kind == "answer_ready" and e.arm == "baseline" for e in events[-1:])  # cut mid-run
+
+
+def test_the_view_renders_off_the_callbacks_and_prints_what_the_trace_holds_in_order(tmp_path, demo_chunks):
+    # Each line is rendered by the view's own task, never inside a pipeline callback
+    # (under LiveRecorder.emit), and what is printed is exactly the view of the trace
+    # rendered afterwards: same lines, same order. The run is cut (as Ctrl-C cuts it)
+    # inside a callback of the second turn: the lines still queued are printed too.
+    import io
+    from collections.abc import AsyncIterator
+
+    import anyio
+    from rich.console import Console
+
+    from streamrag.live.display import LiveDisplay
+    from streamrag.live.run import RunWriter, run_live
+
+    rs, _, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20"])
+    rendered_in_callback: list[str] = []
+    cut: list[anyio.CancelScope] = []
+
+    def console() -> Console:
+        return Console(file=io.StringIO(), highlight=False, soft_wrap=True, color_system=None)
+
+    class CheckedDisplay(LiveDisplay):
+        def show(self, e):
+            frame = sys._getframe(1)
+            while frame is not None:
+                if frame.f_code.co_name == "emit":
+                    rendered_in_callback.append(e["kind"])
+                frame = frame.f_back
+            super().show(e)
+
+    class CuttingWriter(RunWriter):
+        def event(self, event):
+            super().event(event)
+            if event["qid"] == turns[1].qid and event["kind"] == "tool_done":
+                cut[0].cancel()
+
+    async def given() -> AsyncIterator:
+        for turn in turns:
+            yield turn
+
+    view = CheckedDisplay(console())
+    writer = CuttingWriter(tmp_path, rs, "heuristic", command=["test"], input_mode="live-replay")
+    tools = []
+
+    async def main_(clock: Clock):
+        tools.append(DelayedTool(BM25Tool(demo_chunks, clock), ConstantLatency(ms=20), clock))
+        with anyio.CancelScope() as scope:
+            cut.append(scope)
+            await run_live(clock, given(), tools[0], BM25Tool(demo_chunks, clock), rs, writer, view)
+
+    run_real(main_)
+    writer.close()
+    assert not rendered_in_callback
+    events = [e.model_dump(exclude_none=False) for e in read_trace(tmp_path / "trace.jsonl")]
+    assert [r.interaction_id for r in writer.rows] == [turns[0].qid]
+    assert events[-1]["qid"] == turns[1].qid  # cut in the second turn
+    expected = LiveDisplay(console())
+    for turn in turns[:2]:
+        expected.begin(turn.qid, turn.source.texts, f"({tools[0].name})")
+        for e in (e for e in events if e["qid"] == turn.qid):
+            expected.show(e)
+        if turn is turns[0]:
+            expected.saved(writer.rows[0])
+    lines = view.console.file.getvalue().splitlines()
+    assert lines == expected.console.file.getvalue().splitlines()
+    assert "back after" in lines[-1] or "back after" in lines[-2]  # the cut event's line was still queued

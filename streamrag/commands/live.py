@@ -16,6 +16,7 @@ examples:
   streamrag serve demo --port 8750 --latency-ms 30 &
   streamrag live --replay 32 --url http://127.0.0.1:8750/search --out runs/replay \\
       --set input.delta_wps=10 --set latency.G_ms=20 --set latency.F_ms=40
+  streamrag live --llm-url http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct --out runs/llm
 
 The scenario's trigger, thread cap, reflector rules, cadence (replays), G and F apply;
 the tool call L is real: --url (a retrieval endpoint, JSON in and out) or BM25 in
@@ -25,6 +26,14 @@ serve that corpus (chunk ids are positions in it). Outputs as simulate's (trace.
 results.csv, summary.json, manifest.json); streamrag trace reads them. --replay N also
 simulates the same questions with L fitted to the measured calls and writes replay.csv
 and replay.json (per question |delta saved|, overheads).
+
+Query generation G is the scenario's delay unless --llm-url is given (off by default):
+then each call first asks an OpenAI-compatible endpoint, POST URL/chat/completions
+(temperature 0), to turn the words heard into a short search query, and the tool
+searches that query. The API key is read from the environment variable --llm-key-env
+(default OPENAI_API_KEY; no key, no Authorization header). The query and G's duration
+are recorded (gen_query events); an error or timeout is one line and a gen_error event,
+and the call searches the prefix words instead.
 """
 
 
@@ -41,6 +50,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--url", metavar="URL", help="call this retrieval endpoint instead of BM25 in process")
     p.add_argument("--timeout-ms", dest="timeout_ms", type=float, default=2000.0, metavar="MS", help="--url: per-call timeout")
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="--url: calls in flight at most (default 8)")
+    llm = p.add_argument_group("query generation by an LLM (off by default)")
+    llm.add_argument("--llm-url", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    llm.add_argument("--llm-model", metavar="NAME", help="--llm-url: the model to ask")
+    llm.add_argument("--llm-key-env", metavar="VAR", help="--llm-url: variable holding the API key (default OPENAI_API_KEY)")
+    llm.add_argument(
+        "--llm-timeout-ms", type=float, default=5000.0, metavar="MS", help="--llm-url: timeout of a call (default 5000)"
+    )
+    llm.add_argument("--llm-concurrency", type=int, default=4, metavar="N", help="--llm-url: calls in flight at most (default 4)")
+    llm.add_argument("--llm-max-tokens", type=int, default=32, metavar="N", help="--llm-url: max_tokens of a reply (default 32)")
     delay = p.add_mutually_exclusive_group()
     delay.add_argument("--latency-ms", dest="latency_ms", type=float, metavar="X", help="add X ms to every tool call")
     delay.add_argument("--latency-profile", dest="latency_profile", metavar="PROFILE", help="add a delay drawn from PROFILE's L")
@@ -56,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.replay is not None and args.replay < 1:
         raise ConfigError(f"--replay: must be ≥ 1, got {args.replay}")
+    if args.llm_url is not None and not args.llm_model:
+        raise ConfigError("--llm-url: give the model too (--llm-model NAME)")
+    if args.llm_url is None and (args.llm_model or args.llm_key_env):
+        raise ConfigError("--llm-model and --llm-key-env need --llm-url (the endpoint to ask)")
     overrides = list(args.overrides)
     if args.replay is not None:  # the served corpus is one pool: judge and simulate in global scope
         overrides += ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={args.replay}"]
@@ -124,19 +146,36 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
                 i += 1
                 yield Turn(f"typed-{i}", typed)
 
+    generator = _generator(args, clock)
     try:
-        rows = await run_live(clock, turns(), tool, judge, rs, writer, display)
+        rows = await run_live(clock, turns(), tool, judge, rs, writer, display, generator=generator)
     finally:
         writer.close()
         inner = getattr(tool, "inner", tool)
         if isinstance(inner, HttpTool):
             await inner.aclose()
+        if generator is not None:
+            await generator.aclose()
     saved = [r.saved_ms for r in rows if r.saved_ms is not None]
     mean = f"mean saved {sum(saved) / len(saved):.1f} ms" if saved else "no answered turn"
     print(f"live: {len(rows)} turn(s), {mean}; wrote {args.out}/")
     if args.replay is not None and saved:
         _versus_simulation(args, rs, questions, rows)
+        if generator is not None:
+            print("note: G was an LLM call here; the simulation keeps the scenario's G and searches the prefix words")
     return 0
+
+
+def _generator(args: argparse.Namespace, clock: Any) -> Any:
+    """The query LLM of --llm-url (None: G stays a delay)."""
+    if args.llm_url is None:
+        return None
+    from streamrag.live.llm import DEFAULT_KEY_ENV, ChatQueryGenerator
+
+    return ChatQueryGenerator(
+        args.llm_url, args.llm_model, clock, key_env=args.llm_key_env or DEFAULT_KEY_ENV, key_required=args.llm_key_env is not None,
+        timeout_ms=args.llm_timeout_ms, concurrency=args.llm_concurrency, max_tokens=args.llm_max_tokens,
+    )  # fmt: skip
 
 
 def _delay_model(args: argparse.Namespace) -> Any:

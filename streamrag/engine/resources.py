@@ -97,7 +97,8 @@ class Job:
     ) -> None:
         self.work_us = work_us
         self.prefix_t = prefix_t
-        """The prefix a tool call (L) asks about; a live tool resource turns it into the query."""
+        """The prefix a call's G or L works on; a live resource turns it into its request
+        (the words to generate a query from, the query to search)."""
         self.arm = arm
         self.job_class = job_class
         self.on_done = on_done

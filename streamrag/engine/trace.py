@@ -15,6 +15,10 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``skip``          a trigger opportunity could not fire: threads full (``reason`` ``cap``:
                   dropped; ``deferred``: it waits for a later word with a free slot)
 ``thread_start``  the call's thread starts query generation (G)
+``gen_query``     (live, G by an LLM) the query generated (``query``) and how long the
+                  call took (``elapsed_us``)
+``gen_error``     (live, G by an LLM) query generation failed (``error``); the call
+                  searches the prefix words (``query``) instead
 ``gen_done``      query generation ended; the tool call (L) starts
 ``tool_done``     the tool result is in (``top``: its top-k in full mode)
 ``tool_error``    (live) the tool call failed (``error``: timeout, unreachable, bad
@@ -92,6 +96,24 @@ class ThreadStartEvent(_Event):
     kind: Literal["thread_start"] = "thread_start"
     arm: Arm
     call: int
+
+
+class GenQueryEvent(_Event):
+    kind: Literal["gen_query"] = "gen_query"
+    arm: Arm
+    call: int
+    prefix_t: int
+    query: str
+    elapsed_us: int
+
+
+class GenErrorEvent(_Event):
+    kind: Literal["gen_error"] = "gen_error"
+    arm: Arm
+    call: int
+    prefix_t: int
+    error: str
+    query: str
 
 
 class GenDoneEvent(_Event):
@@ -231,6 +253,8 @@ TraceEvent = Annotated[
     | FireEvent
     | SkipEvent
     | ThreadStartEvent
+    | GenQueryEvent
+    | GenErrorEvent
     | GenDoneEvent
     | ToolDoneEvent
     | ToolErrorEvent

@@ -20,9 +20,9 @@ from streamrag.atomic import write_bytes_atomic
 from streamrag.engine.clock import Clock
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import dump_events
-from streamrag.live.display import LiveDisplay
+from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
-from streamrag.pipeline.tools import Tool
+from streamrag.pipeline.tools import QueryGenerator, Tool
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, summarize
 from streamrag.simulator.runner import manifest_json, parameters, provenance
 from streamrag.simulator.scenario import ResolvedScenario
@@ -93,28 +93,33 @@ async def run_live(
     writer: RunWriter,
     display: LiveDisplay | None = None,
     on_turn: Callable[[TurnOutcome, ResultRow], object] | None = None,
+    generator: QueryGenerator | None = None,
 ) -> list[ResultRow]:
-    """Run every turn, one after another; returns their rows."""
+    """Run every turn, one after another; returns their rows. ``display`` renders from a
+    task of its own (:func:`~streamrag.live.display.rendering`), never inside the
+    pipeline's callbacks; ``generator``, when given, generates each call's query (G)."""
 
     def rng(qid: str) -> Callable[[str], np.random.Generator | None]:
         return lambda stage: stream(rs.scenario.seed, qid, f"latency.{stage}")
 
-    async for turn in turns:
-        words: list[str] = []
+    async with rendering(display, clock) as view:
+        async for turn in turns:
+            words: list[str] = []
 
-        def sink(event: dict[str, Any]) -> None:
-            writer.event(event)
-            if display is not None:
-                display.show(event)
+            def sink(event: dict[str, Any]) -> None:
+                writer.event(event)
+                if view is not None:
+                    view.show(event)
 
-        if display is not None:
-            display.begin(turn.qid, words, f"({tool.name})")
-        outcome = await run_turn(clock, turn, tool, judge, rs, sink, rng=rng(turn.qid), words=words)
-        if not outcome.words:
-            continue
-        row = writer.turn(outcome, turn)
-        if display is not None:
-            display.saved(row)
-        if on_turn is not None:
-            on_turn(outcome, row)
+            if view is not None:
+                view.begin(turn.qid, words, f"({tool.name})")
+            outcome = await run_turn(clock, turn, tool, judge, rs, sink, rng=rng(turn.qid), words=words, generator=generator)
+            if outcome.words:
+                row = writer.turn(outcome, turn)
+                if view is not None:
+                    view.saved(row)
+                if on_turn is not None:
+                    on_turn(outcome, row)
+            if view is not None:
+                view.flush()
     return writer.rows

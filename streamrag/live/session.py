@@ -7,10 +7,13 @@ The arms are the simulator's own (:class:`~streamrag.pipeline.streaming.Streamin
   arm as they are heard (``hear``), ticks by a timer task, the turn's end by an event;
 - the L stage is a :class:`~streamrag.pipeline.tools.ToolResource`: each tool call is a
   real awaited call on the words heard up to its prefix;
-- the reflector judges the real results (:class:`ResultReflector`): the full query's
-  BM25 score of a result's top chunk and its token coverage, by the same rule and with
-  the same arithmetic as the simulated heuristic reflector;
-- G and F are delays on the clock (drawn as in the simulator, or given by a plan).
+- the reflector is the simulator's heuristic rule
+  (:class:`~streamrag.pipeline.reflectors.HeuristicReflector`) reading real results
+  (:class:`ResultEvidence`): the full query's BM25 score of a result's top chunk and its
+  token coverage, re-scored by the judge with the analyzer's arithmetic;
+- G and F are delays on the clock (drawn as in the simulator, or given by a plan); G
+  may instead be a real LLM call (a :class:`~streamrag.pipeline.tools.QueryGenerator`)
+  whose query is the one searched.
 
 Events go to a :class:`LiveRecorder`, which hands each one on as it happens (the
 terminal view, and ``trace.jsonl`` line by line so an interrupted run leaves a readable
@@ -28,15 +31,15 @@ import numpy as np
 
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import LatencyModel
-from streamrag.engine.resources import Unlimited
+from streamrag.engine.resources import Job, Unlimited
 from streamrag.engine.trace import Recorder
 from streamrag.errors import ConfigError
 from streamrag.live.words import WordSource
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.reflectors import HeuristicReflectorConfig, Verdict
+from streamrag.pipeline.reflectors import Coverage, HeuristicReflectorConfig
 from streamrag.pipeline.streaming import BaselineArm, StreamingArm
-from streamrag.pipeline.tools import Tool, ToolResource, ToolResult
+from streamrag.pipeline.tools import QueryGenerator, QueryResource, Tool, ToolResource, ToolResult
 from streamrag.simulator.scenario import ResolvedScenario
 
 LIVE_TRIGGERS = ("interval", "every_word", "none")
@@ -44,9 +47,10 @@ LIVE_TRIGGERS = ("interval", "every_word", "none")
 
 
 class Judge(Protocol):
-    """Scores a chunk of the tool's corpus under the full query: ``(score, coverage)``."""
+    """Scores a chunk of the tool's corpus under the full query: ``(score, coverage)``,
+    coverage counting the full query's distinct tokens or their occurrences."""
 
-    def judge(self, full_query: str, chunk_id: int) -> tuple[float, float]: ...
+    def judge(self, full_query: str, chunk_id: int, coverage: Coverage = "distinct") -> tuple[float, float]: ...
 
 
 class LiveRecorder(Recorder):
@@ -111,40 +115,21 @@ class LivePlan:
         return self.word_us[-1] if self.word_us else 0
 
 
-class ResultReflector:
-    """The heuristic reflector on real results: the best finished result by the full
-    query's score of its top chunk; sufficient iff that score ≥ the threshold and the
-    chunk holds ≥ ``min_coverage`` of the full query's distinct tokens. A result without
-    hits is never sufficient."""
+class ResultEvidence:
+    """The heuristic rule's evidence on real results: the full query's score of a
+    result's top chunk and its coverage, re-scored by the judge (``None``: no hits)."""
 
-    check_us = 0
-
-    def __init__(self, results: dict[int, ToolResult], judge: Judge, words: list[str], config: HeuristicReflectorConfig) -> None:
-        if config.coverage != "distinct":
-            raise ConfigError("reflector.coverage: live runs judge distinct-token coverage only (the paper rule)")
+    def __init__(self, results: dict[int, ToolResult], judge: Judge, words: list[str], coverage: Coverage) -> None:
         self.results = results
-        self.judge_chunk = judge
+        self.judge = judge
         self.words = words
-        self.score_threshold = config.score_threshold
-        self.min_coverage = config.min_coverage
+        self.coverage = coverage
 
-    def _scored(self, t: int) -> tuple[float, float] | None:
-        result = self.results.get(t)
+    def top_chunk(self, prefix_t: int) -> tuple[float, float] | None:
+        result = self.results.get(prefix_t)
         if result is None or not result.hits:
             return None
-        return self.judge_chunk.judge(" ".join(self.words), result.hits[0].chunk_id)
-
-    def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        if not finished:
-            return []
-        return [max(finished, key=lambda ct: s[0] if (s := self._scored(ct[1])) else float("-inf"))]
-
-    def judge(self, prefix_t: int) -> Verdict:
-        scored = self._scored(prefix_t)
-        if scored is None:
-            return Verdict(False)
-        score, coverage = scored
-        return Verdict(score >= self.score_threshold and coverage >= self.min_coverage, score, coverage)
+        return self.judge.judge(" ".join(self.words), result.hits[0].chunk_id, self.coverage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +151,8 @@ class TurnOutcome:
     words: list[str]
 
 
-def _check_live(rs: ResolvedScenario, known: bool) -> None:
+def _check_live(rs: ResolvedScenario, known: bool) -> HeuristicReflectorConfig:
+    """The scenario's reflector rule, once the scenario is one a live run can follow."""
     sc = rs.scenario
     if not known and sc.trigger.kind not in LIVE_TRIGGERS:
         raise ConfigError(
@@ -176,6 +162,7 @@ def _check_live(rs: ResolvedScenario, known: bool) -> None:
         raise ConfigError(f"reflector.kind: {sc.reflector.kind!r} is not available live (heuristic only)")
     if sc.resources.limited or sc.load is not None:
         raise ConfigError("live runs replay one turn at a time on unlimited capacity: remove [resources] and [load]")
+    return sc.reflector
 
 
 async def run_turn(
@@ -188,13 +175,16 @@ async def run_turn(
     *,
     rng: Callable[[str], np.random.Generator | None] | None = None,
     words: list[str] | None = None,
+    generator: QueryGenerator | None = None,
 ) -> TurnOutcome:
     """Run one turn through both arms on ``clock`` (the turn starts now).
 
     ``rng(stage)`` gives the random stream of a drawn G or F (typed turns; a replay
     brings its plan's draws); ``sink`` gets every event as it happens; ``words`` (filled
-    as they are heard) lets a viewer read them."""
-    _check_live(rs, turn.question is not None)
+    as they are heard) lets a viewer read them; ``generator``, when given, is G: each
+    call's query is generated from its prefix words (else G is a delay and the query is
+    the prefix words)."""
+    rule = _check_live(rs, turn.question is not None)
     sc = rs.scenario
     rec = LiveRecorder(turn.qid, clock, clock.now_us(), sink)
     words = [] if words is None else words
@@ -203,16 +193,24 @@ async def run_turn(
         model = getattr(rs.stages, stage)
         return _Draws(model, rng(stage) if rng is not None and model.needs_rng else None)
 
+    def heard(prefix_t: int) -> str:
+        return " ".join(words[:prefix_t])
+
     async with anyio.create_task_group() as tasks:
-        resource = ToolResource(clock, tool, tasks, lambda t: " ".join(words[:t]), k=sc.data.k)
         free = Unlimited(clock)
+        generated = None if generator is None else QueryResource(clock, generator, tasks, heard)
+
+        def query_of(job: Job) -> str:
+            return heard(job.prefix_t) if generated is None else generated.query_of(job)
+
+        resource = ToolResource(clock, tool, tasks, query_of, k=sc.data.k)
         question = LiveQuestion(turn.qid, resource.results)
         f_us = turn.f_us if turn.f_us is not None else draws("F")[0]
         plan = LivePlan(question, turn.g_us if turn.g_us is not None else draws("G"), _Draws(rs.stages.L, None), f_us)
         known = turn.question or SimQuestion(turn.qid, n_words=1, t_sc=1, t_suf=None)
         trigger = sc.trigger.build(known)
-        reflector = ResultReflector(resource.results, judge, words, sc.reflector)  # type: ignore[arg-type]
-        services = Services(free, resource, free)
+        reflector = rule.on(ResultEvidence(resource.results, judge, words, rule.coverage))
+        services = Services(generated or free, resource, free)
         arm = StreamingArm(clock, rec, plan, trigger, reflector, rs.arm_rules, services)  # type: ignore[arg-type]
         baseline = BaselineArm(clock, rec, plan, services, at_turn_end=False)  # type: ignore[arg-type]
         turn_end = anyio.Event()

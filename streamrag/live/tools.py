@@ -14,11 +14,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
 import numpy as np
 
 from streamrag.engine.clock import Clock
 from streamrag.errors import ConfigError, ToolError
+from streamrag.live.http import JsonEndpoint
+from streamrag.pipeline.reflectors import Coverage
 from streamrag.pipeline.tools import Hit, ToolResult
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
@@ -29,8 +30,8 @@ class BM25Tool:
     """BM25 (the paper preset) over a list of chunks, in process (chunk id = position).
 
     It also judges results: :meth:`judge` gives the full query's score of a chunk and the
-    share of the full query's distinct tokens in it, exactly as the analyzer's evidence
-    does, so the live heuristic reflector decides as the simulated one."""
+    share of the full query's tokens in it, exactly as the analyzer's evidence does, so
+    the live heuristic reflector decides as the simulated one."""
 
     def __init__(self, chunks: Sequence[str], clock: Clock, *, name: str = "bm25") -> None:
         if not chunks:
@@ -39,7 +40,7 @@ class BM25Tool:
         self.index = BM25Index.build(self.chunks)
         self.clock = clock
         self.name = name
-        self._judged: tuple[str, np.ndarray, tuple[str, ...]] | None = None
+        self._judged: tuple[str, np.ndarray, dict[str, tuple[str, ...]]] | None = None
 
     @classmethod
     def from_corpus(cls, corpus: str | os.PathLike[str], clock: Clock) -> BM25Tool:
@@ -56,15 +57,17 @@ class BM25Tool:
         hits = self.rank(query, k)
         return ToolResult(hits, self.clock.now_us() - start)
 
-    def judge(self, full_query: str, chunk_id: int) -> tuple[float, float]:
+    def judge(self, full_query: str, chunk_id: int, coverage: Coverage = "distinct") -> tuple[float, float]:
         """``(score, coverage)``: the full query's BM25 score of the chunk, and the share of
-        its distinct tokens the chunk holds (what the heuristic reflector compares)."""
+        its distinct tokens (``coverage="occurrences"``: of its token occurrences) the
+        chunk holds — what the heuristic reflector compares."""
         if self._judged is None or self._judged[0] != full_query:
             tokens = self.index.tokenizer(full_query)
-            self._judged = (full_query, self.index.score(tokens), tuple(dict.fromkeys(tokens)))
-        _, scores, distinct = self._judged
-        coverage = chunk_coverage(self.index, distinct, np.array([chunk_id], dtype=np.int64))
-        return float(scores[chunk_id]), float(coverage[0])
+            counted = {"distinct": tuple(dict.fromkeys(tokens)), "occurrences": tuple(tokens)}
+            self._judged = (full_query, self.index.score(tokens), counted)
+        _, scores, counted = self._judged
+        share = chunk_coverage(self.index, counted[coverage], np.array([chunk_id], dtype=np.int64))
+        return float(scores[chunk_id]), float(share[0])
 
 
 def load_corpus(corpus: str | os.PathLike[str]) -> list[str]:
@@ -84,54 +87,22 @@ def load_corpus(corpus: str | os.PathLike[str]) -> list[str]:
 
 
 class HttpTool:
-    """A user's retrieval endpoint over HTTP (see the module docstring for the contract).
-
-    ``timeout_ms`` bounds each call; at most ``concurrency`` calls are in flight (the
-    others wait for a slot, and their wait counts in their duration, as it would for a
-    real client)."""
+    """A user's retrieval endpoint over HTTP (see the module docstring for the contract);
+    ``timeout_ms`` and ``concurrency`` as :class:`~streamrag.live.http.JsonEndpoint`'s."""
 
     def __init__(self, url: str, clock: Clock, *, timeout_ms: float = 2000.0, concurrency: int = 8) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"--url: {url!r} is not an http:// or https:// URL")
-        if timeout_ms <= 0:
-            raise ConfigError(f"--timeout-ms: must be > 0, got {timeout_ms}")
-        if concurrency < 1:
-            raise ConfigError(f"--concurrency: must be ≥ 1, got {concurrency}")
-        try:
-            import aiohttp  # noqa: F401 - checked here, used per call
-        except ImportError:
-            raise ConfigError("--url needs aiohttp: pip install 'streamrag[live]'") from None
+        self.endpoint = JsonEndpoint("tool", url, clock, timeout_ms=timeout_ms, concurrency=concurrency)
         self.url = url
         self.clock = clock
-        self.timeout_ms = timeout_ms
         self.name = f"http {url}"
-        self._slots = anyio.Semaphore(concurrency)
-        self._session: Any = None
 
     async def search(self, query: str, k: int) -> ToolResult:
-        import aiohttp
-
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_ms / 1000))
         start = self.clock.now_us()
-        async with self._slots:
-            try:
-                async with self._session.post(self.url, json={"query": query, "k": k}) as reply:
-                    if reply.status != 200:
-                        raise ToolError(f"tool {self.url}: HTTP {reply.status} {reply.reason}")
-                    body = await reply.json(content_type=None)
-            except TimeoutError:
-                raise ToolError(f"tool {self.url}: no reply within {self.timeout_ms:g} ms (raise --timeout-ms?)") from None
-            except aiohttp.ClientConnectionError as exc:
-                raise ToolError(f"tool {self.url}: cannot connect ({exc.__class__.__name__}); is the endpoint running?") from None
-            except (aiohttp.ClientError, ValueError) as exc:
-                raise ToolError(f"tool {self.url}: bad reply ({exc})") from None
+        body = await self.endpoint.post({"query": query, "k": k})
         return ToolResult(_hits(body, self.url), self.clock.now_us() - start)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self.endpoint.aclose()
 
 
 def _hits(body: Any, url: str) -> tuple[Hit, ...]:

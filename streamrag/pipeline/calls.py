@@ -130,7 +130,7 @@ class _Chain:
         call = self.call
         call.job = Job(
             self.plan.g_us[call.prefix_t - 1], job_class=self.job_class, on_start=self.gen_start, on_done=self.gen_done,
-            on_reject=self.lost, rec=self.rec, stage="G", call=call.idx, arm=call.arm,
+            on_reject=self.lost, rec=self.rec, stage="G", call=call.idx, arm=call.arm, prefix_t=call.prefix_t,
         )  # fmt: skip
         self.services.query_llm.submit(call.job)
 

@@ -27,7 +27,9 @@ Policies (config ``kind``):
   coverage ``≥ min_coverage`` (0.4). ``coverage = "distinct"`` (the anchor's code): the
   share of the full query's *distinct* tokens found in the chunk; ``"occurrences"``:
   token occurrences, repeated tokens counted again. Its pick: the best finished result
-  by that score (first finished on ties).
+  by that score (first finished on ties). The rule is :class:`HeuristicReflector`; the
+  score and coverage come from a :class:`TopChunkEvidence`: the analyzer's per-prefix
+  arrays in simulation, the real result's top chunk re-scored in live runs.
 - ``topk_match`` (Stream RAG): the result's top-k equals the full query's top-k (as
   sets); pick: every finished result, earliest call first; ``check_ms`` is spent once at
   end of turn (the full-query retrieval the comparison needs).
@@ -41,9 +43,11 @@ the evidence.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.errors import ConfigError
@@ -93,30 +97,58 @@ class PrefixReflector:
         return Verdict(prefix_t >= self.t_star)
 
 
+class TopChunkEvidence(Protocol):
+    """What the heuristic rule reads of a result: the full query's score of its top chunk
+    and that chunk's coverage of the full query's tokens."""
+
+    def top_chunk(self, prefix_t: int) -> tuple[float, float] | None:
+        """``(score, coverage)`` of the top chunk of the call on prefix t; ``None`` when the
+        result has no hits (never sufficient)."""
+        ...
+
+
+class EvidenceArrays:
+    """Per-prefix evidence computed in advance (the analyzer's ``top1_score`` and coverage
+    columns): prefix t at row t − 1."""
+
+    __slots__ = ("coverage", "scores")
+
+    def __init__(self, scores: np.ndarray, coverage: np.ndarray) -> None:
+        self.scores = scores
+        self.coverage = coverage
+
+    def top_chunk(self, prefix_t: int) -> tuple[float, float]:
+        return float(self.scores[prefix_t - 1]), float(self.coverage[prefix_t - 1])
+
+
 class HeuristicReflector:
-    """The anchor's: re-score the result's top chunk with the full query."""
+    """The anchor's rule: the best finished result by the full query's score of its top
+    chunk (first finished on ties); sufficient iff that score ``≥ score_threshold`` and
+    the chunk's coverage ``≥ min_coverage``. Where the score and coverage come from is
+    ``evidence``'s business: arrays in simulation, a re-scored real result live."""
 
     check_us = 0
 
-    def __init__(self, q: SimQuestion, score_threshold: float, min_coverage: float, coverage: Coverage) -> None:
-        cov = q.coverage_distinct if coverage == "distinct" else q.coverage_occurrences
-        if q.top_score is None or cov is None:
-            raise ConfigError(f"reflector.kind: 'heuristic' needs per-prefix evidence, question {q.interaction_id!r} has none")
-        self._scores = q.top_score
-        self._coverage = cov
+    def __init__(self, evidence: TopChunkEvidence, score_threshold: float, min_coverage: float) -> None:
+        self.evidence = evidence
         self.score_threshold = score_threshold
         self.min_coverage = min_coverage
 
+    def _score(self, prefix_t: int) -> float:
+        scored = self.evidence.top_chunk(prefix_t)
+        return scored[0] if scored is not None else -math.inf
+
     def pick(self, finished: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        # The best finished result by the full query's score of its top chunk; max()
-        # keeps the first of equal scores, i.e. the first finished.
+        # max() keeps the first of equal scores, i.e. the first finished.
         if not finished:
             return []
-        return [max(finished, key=lambda ct: float(self._scores[ct[1] - 1]))]
+        return [max(finished, key=lambda ct: self._score(ct[1]))]
 
     def judge(self, prefix_t: int) -> Verdict:
-        score = float(self._scores[prefix_t - 1])
-        coverage = float(self._coverage[prefix_t - 1])
+        scored = self.evidence.top_chunk(prefix_t)
+        if scored is None:
+            return Verdict(False)
+        score, coverage = scored
         return Verdict(score >= self.score_threshold and coverage >= self.min_coverage, score, coverage)
 
 
@@ -180,8 +212,15 @@ class HeuristicReflectorConfig(_Config):
     def build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
-        threshold = self.cosine_threshold if q.scale == "cosine" else self.score_threshold
-        return HeuristicReflector(q, threshold, self.min_coverage, self.coverage)
+        cov = q.coverage_distinct if self.coverage == "distinct" else q.coverage_occurrences
+        if q.top_score is None or cov is None:
+            raise ConfigError(f"reflector.kind: 'heuristic' needs per-prefix evidence, question {q.interaction_id!r} has none")
+        return self.on(EvidenceArrays(q.top_score, cov), q.scale)
+
+    def on(self, evidence: TopChunkEvidence, scale: Literal["bm25", "cosine"] = "bm25") -> HeuristicReflector:
+        """This rule judging ``evidence`` (scores on ``scale``: BM25 or cosine)."""
+        threshold = self.cosine_threshold if scale == "cosine" else self.score_threshold
+        return HeuristicReflector(evidence, threshold, self.min_coverage)
 
 
 class TopkMatchReflectorConfig(_Config):

@@ -1,27 +1,34 @@
-"""Real tools behind the L stage: the ``Tool`` role and the resource that awaits it.
+"""Real calls behind the G and L stages: the ``Tool`` and ``QueryGenerator`` roles and
+the resources that await them.
 
 In simulation a tool call is a job whose duration is drawn in advance and whose result
 is the precomputed top-k of its prefix. Live, the same :class:`~streamrag.engine.resources.Job`
 goes to a :class:`ToolResource`: it turns the job's prefix into the query heard so far,
 awaits a real :class:`Tool`, keeps the result, and only then completes the job — so the
 chain of stages (:mod:`~streamrag.pipeline.calls`), the arms and the reflector shell run
-unchanged, and the call lasts as long as the tool took.
+unchanged, and the call lasts as long as the tool took. Query generation G is a delay
+on the clock unless a :class:`QueryResource` serves it with a real LLM call.
 
 - :class:`Tool` — ``await tool.search(query, k)`` → :class:`ToolResult` (ranked
   :class:`Hit` s and the call's duration on the clock); a failed call raises
   :class:`~streamrag.errors.ToolError`;
 - :class:`DelayedTool` — a tool plus a delay drawn from a latency model (inject L);
-- :class:`ToolResource` — a :class:`~streamrag.engine.resources.Resource` that runs each
-  job as a task of the session's task group. A tool error becomes a ``tool_error``
-  trace event and the job is *rejected*: the arm treats it as it treats a call a full
-  queue refused (a speculative call is lost; the full-query call failing fails the arm).
+- :class:`QueryGenerator` — ``await generator.generate(words)`` → a search query;
+- :class:`AwaitingResource` — a :class:`~streamrag.engine.resources.Resource` that runs
+  each job as a task of the session's task group; its two kinds:
+- :class:`ToolResource` (L). A tool error becomes a ``tool_error`` trace event and the
+  job is *rejected*: the arm treats it as it treats a call a full queue refused (a
+  speculative call is lost; the full-query call failing fails the arm);
+- :class:`QueryResource` (G). The query and G's duration are a ``gen_query`` event; a
+  failed generation is a ``gen_error`` event and the call searches the prefix words.
 
-Implementations that need retrieval or HTTP (in-process BM25, a user's endpoint) live
-in :mod:`streamrag.live.tools`, above the pipeline.
+Implementations that need retrieval or HTTP (in-process BM25, a user's endpoint, an
+OpenAI-compatible LLM) live in :mod:`streamrag.live`, above the pipeline.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -88,33 +95,39 @@ class DelayedTool:
         return ToolResult(result.hits, self.clock.now_us() - start)
 
 
-class ToolResource(Unlimited):
-    """Serves L jobs by awaiting a real tool (one per live session): an unlimited
-    resource whose job ends when the call returns instead of at a drawn instant.
+class QueryGenerator(Protocol):
+    """Role: query generation G as a real call — the words heard so far in, a search
+    query out (awaited; raises ToolError when it fails)."""
 
-    ``query_of(prefix_t)`` gives the words heard up to the job's prefix; the result of
-    the call on prefix t is kept in :attr:`results` before the job completes, so the
-    ``tool_done`` event and the reflector read it. Every job starts at once (the tool's
-    own concurrency limit, if any, queues inside the tool).
-    """
+    name: str
 
-    def __init__(
-        self,
-        clock: Clock,
-        tool: Tool,
-        tasks: TaskGroup,
-        query_of: Callable[[int], str],
-        *,
-        k: int = 3,
-        name: str = "tool",
-    ) -> None:
+    async def generate(self, words: str) -> str: ...
+
+
+class AwaitingResource(Unlimited, ABC):
+    """An unlimited resource whose job ends when an awaited call returns instead of at a
+    drawn instant (one per live session): every job starts at once, as a task of the
+    session's task group, and cancelling the job cancels the call.
+
+    Subclasses say what a job asks (:meth:`request`, read when the job is submitted),
+    how it is served (:meth:`serve`, which may raise ToolError) and what a failure means
+    (:meth:`failed`: by default the job is rejected)."""
+
+    def __init__(self, clock: Clock, tasks: TaskGroup, name: str) -> None:
         super().__init__(clock, name)
-        self.tool = tool
         self.tasks = tasks
-        self.query_of = query_of
-        self.k = k
-        self.results: dict[int, ToolResult] = {}
         self.in_flight = 0
+
+    @abstractmethod
+    def request(self, job: Job) -> str:
+        """What the job asks, read when it is submitted."""
+
+    @abstractmethod
+    async def serve(self, job: Job, request: str) -> None:
+        """Await the call (ToolError when it fails)."""
+
+    def failed(self, job: Job, error: ToolError) -> None:
+        self._reject(job)
 
     def submit(self, job: Job) -> None:
         job.resource = self
@@ -125,14 +138,13 @@ class ToolResource(Unlimited):
         self.in_flight += 1
         if job.on_start is not None:
             job.on_start()
-        self.tasks.start_soon(self._serve, job, scope, self.query_of(job.prefix_t))
+        self.tasks.start_soon(self._run, job, scope, self.request(job))
 
-    async def _serve(self, job: Job, scope: anyio.CancelScope, query: str) -> None:
+    async def _run(self, job: Job, scope: anyio.CancelScope, request: str) -> None:
         error: ToolError | None = None
-        result: ToolResult | None = None
         with scope:
             try:
-                result = await self.tool.search(query, self.k)
+                await self.serve(job, request)
             except ToolError as exc:
                 error = exc
         if scope.cancel_called or job.state != "running":
@@ -140,17 +152,20 @@ class ToolResource(Unlimited):
         self.in_flight -= 1
         job.timer = None
         job.finished_us = self.clock.now_us()
-        if error is not None or result is None:
-            job.state = "rejected"
-            if job.rec is not None:
-                job.rec.emit("tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error))
-            if job.on_reject is not None:
-                job.on_reject()
-            return
-        self.results[job.prefix_t] = result
+        if error is not None:
+            self.failed(job, error)
+        else:
+            self._complete(job)
+
+    def _complete(self, job: Job) -> None:
         job.state = "done"
         if job.on_done is not None:
             job.on_done()
+
+    def _reject(self, job: Job) -> None:
+        job.state = "rejected"
+        if job.on_reject is not None:
+            job.on_reject()
 
     def cancel(self, job: Job) -> None:
         if job.state == "running":
@@ -159,3 +174,90 @@ class ToolResource(Unlimited):
 
     def load(self) -> LoadView:
         return LoadView(None, self.in_flight, 0)
+
+
+class ToolResource(AwaitingResource):
+    """Serves L jobs by awaiting a real tool.
+
+    ``query_of(job)`` gives the query of the job's call (the words heard up to its
+    prefix, or the query G generated for it); the result of the call on prefix t is
+    kept in :attr:`results` before the job completes, so the ``tool_done`` event and the
+    reflector read it. The tool's own concurrency limit, if any, queues inside the tool.
+    A failed call is a ``tool_error`` event and a rejected job.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        tool: Tool,
+        tasks: TaskGroup,
+        query_of: Callable[[Job], str],
+        *,
+        k: int = 3,
+        name: str = "tool",
+    ) -> None:
+        super().__init__(clock, tasks, name)
+        self.tool = tool
+        self.query_of = query_of
+        self.k = k
+        self.results: dict[int, ToolResult] = {}
+
+    def request(self, job: Job) -> str:
+        return self.query_of(job)
+
+    async def serve(self, job: Job, request: str) -> None:
+        self.results[job.prefix_t] = await self.tool.search(request, self.k)
+
+    def failed(self, job: Job, error: ToolError) -> None:
+        if job.rec is not None:
+            job.rec.emit("tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error))
+        self._reject(job)
+
+
+class QueryResource(AwaitingResource):
+    """Serves G jobs by awaiting a real :class:`QueryGenerator` on the words heard up to
+    the call's prefix (``words_of(prefix_t)``).
+
+    The query is kept in :attr:`queries` by ``(arm, call)`` for the call's L job, and
+    recorded (``gen_query``: the query and how long G took). A failed generation is a
+    ``gen_error`` event and the call goes on with the prefix words as its query: a slow
+    or dead LLM costs its timeout, never the call.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        generator: QueryGenerator,
+        tasks: TaskGroup,
+        words_of: Callable[[int], str],
+        *,
+        name: str = "query llm",
+    ) -> None:
+        super().__init__(clock, tasks, name)
+        self.generator = generator
+        self.words_of = words_of
+        self.queries: dict[tuple[str, int], str] = {}
+
+    def query_of(self, job: Job) -> str:
+        """The query of the call whose L job this is (its prefix words if G did not run here)."""
+        return self.queries.get((job.arm, job.call)) or self.words_of(job.prefix_t)
+
+    def request(self, job: Job) -> str:
+        return self.words_of(job.prefix_t)
+
+    async def serve(self, job: Job, request: str) -> None:
+        query = await self.generator.generate(request)
+        self.queries[(job.arm, job.call)] = query
+        if job.rec is not None:
+            elapsed_us = self.clock.now_us() - job.started_us
+            job.rec.emit("gen_query", arm=job.arm, call=job.call, prefix_t=job.prefix_t, query=query, elapsed_us=elapsed_us)
+
+    def failed(self, job: Job, error: ToolError) -> None:
+        fallback = self.words_of(job.prefix_t)
+        self.queries[(job.arm, job.call)] = fallback
+        if job.rec is not None:
+            job.rec.emit(
+                "gen_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t,
+                error=f"{error}; querying the prefix words instead", query=fallback,
+            )  # fmt: skip
+        self._complete(job)

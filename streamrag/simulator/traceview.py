@@ -5,7 +5,7 @@ All three are built from the same spans and instants, derived from the events:
 - spans: per call, ``G`` (thread_start → gen_done, or → cancel) and ``L`` (gen_done →
   tool_done, or → cancel); per arm, ``F`` (respond → answer_ready);
 - instants: words, fires, skips, cancels, the reflector's start, checks and decision,
-  answers.
+  answers; in live runs with an LLM as G, the generated queries and generation errors.
 
 Lanes: ``input``, ``reflector``, ``call N`` (streaming arm), ``baseline``.
 """
@@ -133,6 +133,10 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
             mark("input", "skip", f"prefix {e['prefix_t']} skipped: {e['reason']}")
         elif k == "thread_start":
             open_g[_lane(e)] = (t, seq)
+        elif k == "gen_query":
+            mark(_lane(e), "gen_query", f"query {e['query']!r} ({e['elapsed_us'] / 1000:.1f} ms)")
+        elif k == "gen_error":
+            mark(_lane(e), "gen_error", e["error"])
         elif k == "gen_done":
             lane = _lane(e)
             close(lane, "G", open_g.pop(lane))
