@@ -159,7 +159,9 @@ class BM25Index:
         n_tokens = len(flat)
         # One C-speed hashing pass: each token → position of its first occurrence in the corpus.
         first_seen: dict[str, int] = {}
-        first = np.array(list(map(first_seen.setdefault, flat, itertools.count())), dtype=np.int64)  # (a list first: faster than fromiter)
+        first = np.array(
+            list(map(first_seen.setdefault, flat, itertools.count())), dtype=np.int64
+        )  # (a list first: faster than fromiter)
         # Term ids in first-occurrence order (first_seen iterates in that order).
         n_terms = len(first_seen)
         term_of_first = np.empty(n_tokens, dtype=np.uint16 if n_terms <= 1 << 16 else np.int64)
