@@ -6,7 +6,8 @@ disk, then measures in one run, in MB/s of *decompressed* input:
 - the peer: ``bzip2 -dc FILE > /dev/null``;
 - read + validate only (no HTML): stdlib bz2, and indexed_bzip2 decoding blocks on all cores;
 - cold ingestion (HTML → text → chunks, filling an empty cache), paper preset
-  (html.parser) and the fast parser (lexbor), on 1 and 2 processes;
+  (html.parser) and the fast parser (lexbor), on 1 and 2 processes, and on 2 processes
+  with indexed_bzip2 decoding;
 - cached ingestion (the same file again, chunks read from the cache).
 
 Every figure is also given as a ratio to the bzip2 peer.
@@ -98,6 +99,12 @@ def main() -> int:
                 )
             )
             if jobs == 2:
+                parallel = ChunkCache(Path(tmp) / f"{parser_name}-{jobs}-parallel-bz2")
+                arms[f"cold ingest, {parser_name}, {jobs} processes, indexed_bzip2"] = _timed(
+                    lambda settings=settings, cache=parallel, jobs=jobs: sum(
+                        1 for _ in ingest(path, settings=settings, cache=cache, jobs=jobs, parallel_decompression=True)
+                    )
+                )
                 arms[f"cached ingest, {parser_name}"] = _timed(
                     lambda settings=settings, cache=cache: sum(1 for _ in ingest(path, settings=settings, cache=cache, jobs=2))
                 )

@@ -84,27 +84,37 @@ def gold_in_normalized(normalized_chunks: Sequence[str], answers: Iterable[str],
 
     With the paper tokenizer, ``normalize(chunk) == " ".join(tokens(chunk))``, so the
     analyzer normalizes each chunk once, from the tokens it indexes anyway.
+    """
+    return gold_by_mode(normalized_chunks, answers, (mode,))[mode]
+
+
+def gold_by_mode(
+    normalized_chunks: Sequence[str], answers: Iterable[str], modes: Sequence[GroundingMode] = ("exact", "relaxed")
+) -> dict[GroundingMode, frozenset[int]]:
+    """:func:`gold_in_normalized` in each of ``modes``, reading the chunks once.
 
     The same sets as :func:`chunk_is_gold` chunk by chunk (property-tested), found by
     searching each candidate once in all chunks joined as ``"\\n ␣chunk␣ \\n"``: a
     normalized chunk holds no newline, so no match spans two chunks.
     """
-    if mode not in ("exact", "relaxed"):
-        raise ValueError(f"unknown grounding mode {mode!r}; use 'exact' or 'relaxed'")
+    for mode in modes:
+        if mode not in ("exact", "relaxed"):
+            raise ValueError(f"unknown grounding mode {mode!r}; use 'exact' or 'relaxed'")
     candidates = answer_candidates(answers)
     if not candidates:
-        return frozenset()
+        return dict.fromkeys(modes, frozenset())
     joined = _Joined(normalized_chunks)
-    gold: set[int] = set()
+    exact: set[int] = set()
+    extra: set[int] = set()  # what the relaxed rule adds
     for candidate in candidates:
         tokens = candidate.split()
-        gold.update(joined.holding(candidate if len(tokens) > 1 else f" {candidate} "))
-        content = _content_tokens(candidate) if mode == "relaxed" and len(tokens) > 1 else []
+        exact.update(joined.holding(candidate if len(tokens) > 1 else f" {candidate} "))
+        content = _content_tokens(candidate) if "relaxed" in modes and len(tokens) > 1 else []
         if len(content) >= 2:
             # every content token as a whole word: check the chunks holding the first one
             others = [f" {t} " for t in content[1:]]
-            gold.update(i for i in joined.holding(f" {content[0]} ") if all(t in joined.padded(i) for t in others))
-    return frozenset(gold)
+            extra.update(i for i in joined.holding(f" {content[0]} ") if all(t in joined.padded(i) for t in others))
+    return {mode: frozenset(exact if mode == "exact" else exact | extra) for mode in modes}
 
 
 class _Joined:

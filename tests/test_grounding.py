@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamrag.grounding import answer_candidates, chunk_is_gold, gold_chunks, gold_in_normalized, normalize
+from streamrag.grounding import answer_candidates, chunk_is_gold, gold_by_mode, gold_chunks, gold_in_normalized, normalize
 from streamrag.retrieval.tokenize import RegexTokenizer
 
 
@@ -60,6 +60,7 @@ def test_one_search_over_all_chunks_equals_the_per_chunk_rule(chunks: list[str],
     candidates = answer_candidates(answers)
     expected = {i for i, c in enumerate(chunks) if chunk_is_gold(c, candidates, mode)} if candidates else set()
     assert gold_in_normalized(chunks, answers, mode) == expected  # type: ignore[arg-type]
+    assert gold_by_mode(chunks, answers)[mode] == expected  # both modes in one reading  # type: ignore[index]
 
 
 def test_a_match_never_spans_two_chunks() -> None:

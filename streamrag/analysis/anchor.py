@@ -17,26 +17,44 @@ on ties). ``None`` when no word scores on that chunk (the query matches nothing)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
-from streamrag.retrieval.bm25 import BM25Index
+import numpy as np
+
+__all__ = ["DEFAULT_MAX_DF_SHARE", "LexicalIndex", "t_anchor", "t_pivot"]
+
+
+class LexicalIndex(Protocol):
+    """What the anchors read of an index (a per-question ``BM25Index`` or a ``GlobalIndex``)."""
+
+    @property
+    def n_docs(self) -> int: ...
+
+    def df(self, token: str) -> int: ...
+
+    def prefetch(self, tokens: Iterable[str]) -> None: ...
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]: ...
+
 
 DEFAULT_MAX_DF_SHARE = 0.05
 
 
-def t_anchor(index: BM25Index, words: Sequence[Sequence[str]], *, max_df_share: float = DEFAULT_MAX_DF_SHARE) -> int | None:
+def t_anchor(index: LexicalIndex, words: Sequence[Sequence[str]], *, max_df_share: float = DEFAULT_MAX_DF_SHARE) -> int | None:
     """Position of the first word holding a token with ``1 ≤ df ≤ max(1, ⌊share·N⌋)``."""
     max_df = max(1, int(max_df_share * index.n_docs))
     for position, tokens in enumerate(words, start=1):
         for token in tokens:
-            df = index.postings(token)[0].shape[0]
-            if 1 <= df <= max_df:
+            if 1 <= index.df(token) <= max_df:
                 return position
     return None
 
 
-def t_pivot(index: BM25Index, words: Sequence[Sequence[str]], final_top1: int) -> int | None:
+def t_pivot(index: LexicalIndex, words: Sequence[Sequence[str]], final_top1: int) -> int | None:
     """Position of the word adding the largest score to chunk ``final_top1``."""
+    index.prefetch(itertools.chain.from_iterable(words))  # every token's postings in one pass
     best_position: int | None = None
     best_score = 0.0
     for position, tokens in enumerate(words, start=1):

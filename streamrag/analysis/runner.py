@@ -32,7 +32,7 @@ from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
 from streamrag.data.ingest import Question, ingest
 from streamrag.errors import EmptyQueryError, NothingToRankError
-from streamrag.grounding import GroundingMode, gold_in_normalized
+from streamrag.grounding import GroundingMode, gold_by_mode
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.hypotheses import hypothesis_rankings
@@ -209,7 +209,7 @@ def analyze_question(
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
     normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
-    golds = {mode: gold_in_normalized(normalized, record.answers, mode) for mode in GROUNDING_MODES}
+    golds = gold_by_mode(normalized, record.answers, GROUNDING_MODES)
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
     if hypotheses is not None:
         row.update(asr_columns(row, hypotheses, asr))

@@ -230,6 +230,15 @@ class BM25Index:
     def __contains__(self, token: object) -> bool:
         return token in self.vocabulary
 
+    def df(self, token: str) -> int:
+        """Number of chunks holding ``token`` (0 when it is absent): its postings' length,
+        without computing them."""
+        term = self.vocabulary.get(token)
+        if term is None:
+            return 0
+        indptr = self.tf.indptr
+        return int(indptr[term + 1] - indptr[term])
+
     def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """``(chunk_idx, term_score)`` over the chunks containing ``token`` (ids ascending).
 

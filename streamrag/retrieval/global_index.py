@@ -255,6 +255,10 @@ class GlobalIndex:
             return _EMPTY_IDX, _EMPTY_VALS
         return self.term_postings(term_id)
 
+    def prefetch(self, tokens: Iterable[str]) -> None:
+        """Nothing to do: a global index's postings are slices of arrays built in advance
+        (the per-question index computes them on first use)."""
+
     def df(self, token: str) -> int:
         """Number of chunks containing ``token``."""
         term_id = self.vocabulary.get(token)
