@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -56,3 +56,30 @@ def worker_pool(
     return ProcessPoolExecutor(
         max_workers=max_workers, mp_context=mp_context(), initializer=_start_worker, initargs=(initializer, initargs),
     )  # fmt: skip
+
+
+def all_workers_started(pool: ProcessPoolExecutor, n: int) -> bool:
+    """Whether ``pool`` has started its ``n`` worker processes (it starts them one per
+    submission, as needed). Reads the executor's ``_processes`` (CPython 3.8–3.13); if
+    that ever goes, the answer is False and callers wait until they submit no more."""
+    return len(getattr(pool, "_processes", None) or ()) >= n
+
+
+def import_in_background(modules: Sequence[str]) -> threading.Thread:
+    """Import ``modules`` on a daemon thread, while this process mostly waits for its
+    workers (an analysis imports its statistics so, instead of before or after it).
+
+    Call it only once no more worker will be forked (:func:`all_workers_started`, or
+    after the last submission): a child forked while this thread imports would inherit
+    a module lock held by a thread it does not have, and hang importing that module. A
+    later ``import`` here of one of the modules waits for this one to finish.
+    """
+    import importlib
+
+    def run() -> None:
+        for name in modules:
+            importlib.import_module(name)
+
+    thread = threading.Thread(target=run, name="streamrag-import", daemon=True)
+    thread.start()
+    return thread

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -181,11 +181,13 @@ def analyze_input(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
     env: RetrieverEnv | None = None,
+    preload: Sequence[str] = (),
 ) -> AnalyzedInput:
     """Analyze every selected question of ``path`` (see the module docstring for the routes).
 
     ``progress`` receives bytes read (CRAG files, per-question scope); ``env`` the
-    retrievers' shared resources (default: embeddings cached next to the chunks).
+    retrievers' shared resources (default: embeddings cached next to the chunks);
+    ``preload`` modules to import while workers analyze a CRAG file (:func:`analyze_file`).
     Raises EmptySelectionError when nothing is selected, InputError for a requested id
     that is not in the input.
     """
@@ -212,6 +214,7 @@ def analyze_input(
                 parallel_decompression=parallel_decompression,
                 progress=progress,
                 env=env,
+                preload=preload,
             )
         )
         parameters: dict[str, Any] = {"data": str(path), "split": selection.split_label, "limit": selection.limit}

@@ -16,7 +16,7 @@ retriever and keeps its row in ``QuestionAnalysis.by_retriever`` (summary.json
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -239,11 +239,14 @@ def analyze_file(
     parallel_decompression: bool = False,
     progress: Callable[[int], None] | None = None,
     env: RetrieverEnv | None = None,
+    preload: Sequence[str] = (),
 ) -> Iterator[QuestionAnalysis]:
     """Analyze every selected record of a CRAG file, in file order, one result per record.
 
     ``env`` defaults to retrievers caching their embeddings next to the chunks
-    (``CACHE/embeddings``).
+    (``CACHE/embeddings``). ``preload``: modules the caller will need next, imported
+    while worker processes analyze (with ``jobs > 1``; see
+    :func:`~streamrag.processes.import_in_background`).
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
     items = ingest(
@@ -251,7 +254,7 @@ def analyze_file(
         ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,
     )  # fmt: skip
     if jobs > 1 and settings.retriever.kind == "bm25" and not settings.compare_retrievers:
-        yield from _analyze_parallel(items, settings, jobs, cache)
+        yield from _analyze_parallel(items, settings, jobs, cache, preload)
         return
     for item in items:
         yield _analyze_item(item, settings, env)
@@ -274,7 +277,11 @@ def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings
 
 
 def _analyze_parallel(
-    items: Iterator[Question | SkippedRecord], settings: AnalysisSettings, jobs: int, cache: ChunkCache | None
+    items: Iterator[Question | SkippedRecord],
+    settings: AnalysisSettings,
+    jobs: int,
+    cache: ChunkCache | None,
+    preload: Sequence[str] = (),
 ) -> Iterator[QuestionAnalysis]:
     """BM25 analyses on ``jobs`` processes, in input order, at most ``4·jobs`` questions in
     flight (memory stays bounded on any file). A question whose chunks are in the cache
@@ -283,7 +290,7 @@ def _analyze_parallel(
     load its own model."""
     from collections import deque
 
-    from streamrag.processes import worker_pool
+    from streamrag.processes import all_workers_started, import_in_background, worker_pool
 
     window = 4 * jobs
     root = None if cache is None else str(cache.root)
@@ -295,8 +302,13 @@ def _analyze_parallel(
                 pending.append(pool.submit(_analyze_cached, item.record, item.chunk_key, root, settings))
             else:
                 pending.append(pool.submit(_analyze_item, item, settings))
+            if preload and all_workers_started(pool, jobs):  # no fork after this: a thread is safe
+                import_in_background(preload)
+                preload = ()
             while len(pending) > window:
                 yield pending.popleft().result()
+        if preload:  # fewer questions than workers: nothing is submitted, so nothing forked, any more
+            import_in_background(preload)
         while pending:
             yield pending.popleft().result()
     finally:

@@ -12,21 +12,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from streamrag import __version__
 from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
-from streamrag.analysis.report import write_figures, write_summary
-from streamrag.analysis.robustness import robustness_arms
 from streamrag.analysis.runner import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
-from streamrag.analysis.stats import resolve_params, summarize
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
 from streamrag.data.selection import Selection
 from streamrag.logs import get_logger
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# What writing the outputs imports (pandas, scipy.stats, pyarrow): imported while the
+# workers analyze, not before (see streamrag.processes.import_in_background).
+OUTPUT_MODULES = ("streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet")
 
 log = get_logger(__name__)
 
@@ -49,6 +52,8 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
 
     Integer columns are nullable integers so an undefined value stays empty, never 0.0.
     """
+    import pandas as pd
+
     present = [c for c in ("t_entity", *ASR_COLUMNS) if any(c in a.row for a in analyses)]
     extra = [*EXTRA_COLUMNS[:-1], *present, EXTRA_COLUMNS[-1]]
     df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
@@ -62,6 +67,8 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
 
 def asr_summary(df: pd.DataFrame) -> dict[str, Any]:
     """Stabilization over ASR hypotheses, in time, and how much was revised."""
+    import pandas as pd
+
     out: dict[str, Any] = {}
     for column in ASR_COLUMNS:
         values = pd.to_numeric(df[column], errors="coerce").dropna().to_numpy(dtype=float)
@@ -86,7 +93,7 @@ def run_study(
     """Analyze ``path`` (:func:`~streamrag.analysis.entry.analyze_input`: any input, any
     scope; ``input_options`` are its keyword options) and write the outputs to ``out_dir``."""
     cache = input_options.get("cache")
-    analyzed = analyze_input(path, settings, selection, **input_options)
+    analyzed = analyze_input(path, settings, selection, preload=OUTPUT_MODULES, **input_options)
     out = Path(out_dir)
     result = write_study(
         analyzed.analyses, out, analyzed.parameters, stats_params=stats_params, figures=figures,
@@ -113,6 +120,10 @@ def write_study(
 
     ``analysis_params`` lands in ``summary["parameters"]["analysis"]`` with the version.
     """
+    from streamrag.analysis.report import write_figures, write_summary
+    from streamrag.analysis.robustness import robustness_arms
+    from streamrag.analysis.stats import resolve_params, summarize
+
     out_dir.mkdir(parents=True, exist_ok=True)
     df = table_frame(analyses)
     params = resolve_params(stats_params)

@@ -88,7 +88,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.analysis.console import format_study
     from streamrag.analysis.runner import AnalysisSettings
     from streamrag.analysis.study import run_study
     from streamrag.chunking import ChunkSettings
@@ -115,5 +114,7 @@ def run(args: argparse.Namespace) -> int:
             result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)
     else:
         result = run_study(source, args.out, settings, selection, figures=not args.no_figures, **options)
+    from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)
+
     print(format_study(result.summary, args.out))
     return 0

@@ -1,0 +1,47 @@
+"""Worker pools: when the parent may start a thread, and importing while workers run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from streamrag.processes import all_workers_started, worker_pool
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_all_workers_started_only_once_each_worker_exists() -> None:
+    pool = worker_pool(2)
+    try:
+        assert not all_workers_started(pool, 2)  # a pool starts its workers as work comes in
+        futures = [pool.submit(_square, i) for i in range(8)]
+        assert [f.result() for f in futures] == [i * i for i in range(8)]
+        assert all_workers_started(pool, 2)
+    finally:
+        pool.shutdown()
+
+
+def test_an_analysis_imports_its_output_modules_while_the_workers_run(crag_sample, tmp_path) -> None:
+    # In a fresh interpreter: the statistics' imports (scipy.stats, pandas) are not
+    # needed to start an analysis on 2 processes and are started while it runs, after
+    # the workers were forked; the run's outputs are complete.
+    code = (
+        "import sys, streamrag.processes as P\n"
+        "seen = []\n"
+        "orig = P.import_in_background\n"
+        "def spy(mods):\n"
+        "    seen.append(('scipy.stats' in sys.modules, 'pandas' in sys.modules, len(P.threading.enumerate())))\n"
+        "    return orig(mods)\n"
+        "P.import_in_background = spy\n"
+        "from streamrag.cli import main\n"
+        f"rc = main(['analyze', {str(crag_sample)!r}, '--split', 'all', '--no-cache', '--jobs', '2', '--no-figures',"
+        f" '--out', {str(tmp_path / 'out')!r}, '--quiet'])\n"
+        "print(rc, seen)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    rc, seen = done.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert rc == "0"
+    assert seen.startswith("[(False, False, ")  # started once, before the heavy modules were imported
+    assert (tmp_path / "out" / "summary.json").is_file() and (tmp_path / "out" / "prefixes.parquet").is_file()
