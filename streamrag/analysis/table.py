@@ -270,9 +270,8 @@ def _format(value: Any) -> str:
 
 
 def _is_missing(value: Any) -> bool:
-    import pandas as pd
-
-    return value is pd.NA or value is pd.NaT
+    """pandas' ``NA`` or ``NaT`` (recognized without importing pandas: a frame has it loaded)."""
+    return type(value).__name__ in ("NAType", "NaTType")
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:

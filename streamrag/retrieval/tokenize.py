@@ -32,26 +32,20 @@ class Tokenizer(Protocol):
     def __call__(self, text: str) -> list[str]: ...
 
 
-class _Separators(dict[int, int]):
-    """``str.translate`` table: ``[a-z0-9]`` map to themselves, every other character to a space."""
-
-    def __missing__(self, codepoint: int) -> int:
-        return 32
-
-
-_PAPER_TABLE = _Separators({ord(c): ord(c) for c in "abcdefghijklmnopqrstuvwxyz0123456789"})
+# str.translate table over ASCII: [a-z0-9] map to themselves, every other character to a
+# space (all 128 entries: translate's cached ASCII fast path).
+_PAPER_TABLE = {i: i if chr(i) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for i in range(128)}
 _paper_findall = re.compile(PAPER_PATTERN).findall
-_PAPER_TABLE.update({i: 32 for i in range(128) if i not in _PAPER_TABLE})  # all of ASCII: translate's cached fast path
 
 
 def _paper_tokens(text: str) -> list[str]:
     """``re.findall("[a-z0-9]+", text.lower())`` without the regex engine: every character
     outside ``[a-z0-9]`` becomes a space and ``str.split`` returns the maximal runs left,
-    the same tokens (property-tested against the regex) in about half the time."""
+    the same tokens (property-tested against the regex) in about two thirds of the time."""
     lowered = text.lower()
     if lowered.isascii():
         return lowered.translate(_PAPER_TABLE).split()
-    return _paper_findall(lowered)  # translate would call __missing__ once per non-ASCII character
+    return _paper_findall(lowered)  # non-ASCII text: the regex
 
 
 class RegexTokenizer:
