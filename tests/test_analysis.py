@@ -181,3 +181,22 @@ def test_analysis_on_two_processes_equals_one(tmp_path: Path, cached: bool) -> N
         (a.evidence is None and b.evidence is None) or np.array_equal(a.evidence.top_ids, b.evidence.top_ids)
         for a, b in zip(one, two, strict=True)
     )
+
+
+def test_a_parallel_rerun_leaves_the_chunks_to_the_workers_and_rebuilds_a_bad_entry(tmp_path: Path, monkeypatch) -> None:
+    from streamrag.cache import ChunkCache
+
+    cache = ChunkCache(tmp_path / "cache")
+    first = [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)]  # fills cache and manifest
+    # The parent reads no chunk entry on a parallel rerun (the forked workers count their own reads).
+    reads: list[str] = []
+    real_get = ChunkCache.get
+    monkeypatch.setattr(ChunkCache, "get", lambda self, key: reads.append(key) or real_get(self, key))
+    assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
+    assert reads == []
+    # An entry that went bad is rebuilt from the file, and the results do not change.
+    entries = sorted(p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files")
+    entries[3].write_bytes(b"not gzip")
+    assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
+    assert len(reads) == 1  # the parent's one read: the rebuild looking the entry up before chunking again
+    assert real_get(cache, entries[3].name.removesuffix(".json.gz")) is not None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -30,8 +30,8 @@ from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
-from streamrag.data.ingest import Question, ingest
-from streamrag.errors import EmptyQueryError, NothingToRankError
+from streamrag.data.ingest import CachedQuestion, Question, ingest, ingest_deferred, reread
+from streamrag.errors import CacheError, EmptyQueryError, NothingToRankError
 from streamrag.grounding import GroundingMode, gold_by_mode
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
@@ -249,14 +249,18 @@ def analyze_file(
     :func:`~streamrag.processes.import_in_background`).
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
-    items = ingest(
-        path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit,
-        ids=ids, on_error=on_error, parallel_decompression=parallel_decompression, progress=progress,
-    )  # fmt: skip
+    options: dict[str, Any] = {
+        "settings": settings.chunks, "cache": cache, "jobs": jobs, "split": split, "limit": limit, "ids": ids,
+        "on_error": on_error, "parallel_decompression": parallel_decompression, "progress": progress,
+    }  # fmt: skip
     if jobs > 1 and settings.retriever.kind == "bm25" and not settings.compare_retrievers:
-        yield from _analyze_parallel(items, settings, jobs, cache, preload)
+        # The workers read cached chunks themselves: the parent need not read them too.
+        def recover(ref: CachedQuestion) -> Question:
+            return reread(path, ref, settings.chunks, cache)
+
+        yield from _analyze_parallel(ingest_deferred(path, **options), settings, jobs, cache, preload, recover)
         return
-    for item in items:
+    for item in ingest(path, **options):
         yield _analyze_item(item, settings, env)
 
 
@@ -268,48 +272,62 @@ def _analyze_item(
     return analyze_question(item, settings, env=env)
 
 
-def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis:
-    """A worker's analysis of a question whose chunks it reads from the cache itself."""
+def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis | None:
+    """A worker's analysis of a question whose chunks it reads from the cache itself;
+    None when the entry is unusable (the parent then rebuilds it)."""
     chunked = ChunkCache(root).get(key)
-    if chunked is None:  # gone since the parent read it: an unusable cache is a bug to see
-        raise RuntimeError(f"chunk cache entry {key} vanished during the run")
+    if chunked is None:
+        return None
     return analyze_question(Question.of(record, chunked, key), settings)
 
 
 def _analyze_parallel(
-    items: Iterator[Question | SkippedRecord],
+    items: Iterator[Question | CachedQuestion | SkippedRecord],
     settings: AnalysisSettings,
     jobs: int,
     cache: ChunkCache | None,
     preload: Sequence[str] = (),
+    recover: Callable[[CachedQuestion], Question] | None = None,
 ) -> Iterator[QuestionAnalysis]:
     """BM25 analyses on ``jobs`` processes, in input order, at most ``4·jobs`` questions in
     flight (memory stays bounded on any file). A question whose chunks are in the cache
     travels as its record and key (workers read the chunks; shipping them would cost
-    more than the analysis). Dense retrievers stay in this process: each worker would
-    load its own model."""
+    more than the analysis); if a worker finds the entry unusable, this process analyzes
+    the question from its chunks, or from ``recover(ref)`` for a :class:`CachedQuestion`.
+    Dense retrievers stay in this process: each worker would load its own model."""
     from collections import deque
 
     from streamrag.processes import all_workers_started, import_in_background, worker_pool
+
+    def result(item: Question | CachedQuestion | SkippedRecord, future: Any) -> QuestionAnalysis:
+        analysis = future.result()
+        if analysis is not None:
+            return cast(QuestionAnalysis, analysis)
+        if isinstance(item, CachedQuestion):
+            if recover is None:
+                raise CacheError(f"chunk cache entry {item.chunk_key} is unusable and nothing can rebuild it")
+            item = recover(item)
+        return _analyze_item(cast(Question, item), settings)
 
     window = 4 * jobs
     root = None if cache is None else str(cache.root)
     pool = worker_pool(jobs)  # workers exit with this process, even on kill -9
     try:
-        pending: deque[Any] = deque()
+        pending: deque[tuple[Any, Any]] = deque()
         for item in items:
-            if root is not None and isinstance(item, Question) and item.chunk_key:
-                pending.append(pool.submit(_analyze_cached, item.record, item.chunk_key, root, settings))
+            if isinstance(item, CachedQuestion) or (root is not None and isinstance(item, Question) and item.chunk_key):
+                # (a CachedQuestion only comes from a cache's manifest)
+                pending.append((item, pool.submit(_analyze_cached, item.record, item.chunk_key, str(root), settings)))
             else:
-                pending.append(pool.submit(_analyze_item, item, settings))
+                pending.append((item, pool.submit(_analyze_item, item, settings)))
             if preload and all_workers_started(pool, jobs):  # no fork after this: a thread is safe
                 import_in_background(preload)
                 preload = ()
             while len(pending) > window:
-                yield pending.popleft().result()
+                yield result(*pending.popleft())
         if preload:  # fewer questions than workers: nothing is submitted, so nothing forked, any more
             import_in_background(preload)
         while pending:
-            yield pending.popleft().result()
+            yield result(*pending.popleft())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

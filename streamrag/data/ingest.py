@@ -20,11 +20,12 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from streamrag.cache import ChunkCache
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
 from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
+from streamrag.errors import CacheError
 
 MANIFEST_VERSION = 1
 
@@ -55,6 +56,34 @@ class Question:
         return self.record.interaction_id
 
 
+@dataclass(frozen=True, slots=True)
+class CachedQuestion:
+    """A question whose chunks are in the cache but were not read (``ingest(...,
+    read_cached=False)``): whoever analyzes it reads them — a worker process, so the
+    parent does not decompress every entry too. :func:`reread` recovers one whose entry
+    turns out unusable."""
+
+    record: CragRecord
+    chunk_key: str
+    line_no: int = 0
+
+    @property
+    def interaction_id(self) -> str:
+        return self.record.interaction_id
+
+
+def reread(path: str | Path, ref: CachedQuestion, settings: ChunkSettings, cache: ChunkCache | None) -> Question:
+    """``ref``'s question chunked again from its record in ``path`` (its cache entry was
+    unusable; the new chunks replace it)."""
+    for record in read_records(path, ids={ref.interaction_id}, on_error="skip"):
+        if isinstance(record, CragRecord):
+            key = chunk_key(record.search_results, settings)
+            return Question.of(
+                _without_pages(record), cached_chunks(record.search_results, settings, cache, key), key, ref.line_no
+            )
+    raise CacheError(f"{path}: question {ref.interaction_id!r} of the cache's manifest is no longer in the file")
+
+
 def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> PageChunks:
     return chunk_pages_counted(pages, settings)
 
@@ -73,6 +102,20 @@ def cached_chunks(
     return chunked
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How :func:`ingest` reads a file (its options, passed down as one)."""
+
+    settings: ChunkSettings = PAPER_CHUNKS
+    jobs: int = 1
+    split: int | None = None
+    limit: int | None = None
+    ids: Collection[str] | None = None
+    on_error: OnError = "raise"
+    parallel_decompression: bool = False
+    progress: Callable[[int], None] | None = None
+
+
 def ingest(
     path: str | Path,
     *,
@@ -87,29 +130,45 @@ def ingest(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[Question | SkippedRecord]:
     """Stream chunked questions (and skipped lines, with ``on_error="skip"``) in file order."""
+    how = _Reading(settings, jobs, split, limit, ids, on_error, parallel_decompression, progress)
+    return cast(Iterator[Question | SkippedRecord], _ingest(path, how, cache, read_cached=True))
+
+
+def ingest_deferred(
+    path: str | Path, *, cache: ChunkCache | None = None, **options: Any
+) -> Iterator[Question | CachedQuestion | SkippedRecord]:
+    """:func:`ingest` (the same ``options``), except that a rerun replaying the file's
+    manifest yields :class:`CachedQuestion` references instead of reading every chunk
+    entry: for callers whose worker processes read the chunks themselves."""
+    return _ingest(path, _Reading(**options), cache, read_cached=False)
+
+
+def _ingest(
+    path: str | Path, how: _Reading, cache: ChunkCache | None, *, read_cached: bool
+) -> Iterator[Question | CachedQuestion | SkippedRecord]:
     if cache is None:
-        yield from _read(path, settings, None, jobs, split, limit, ids, on_error, parallel_decompression, progress)
+        yield from _read(path, how, None)
         return
     try:
-        key = _manifest_key(path, settings, split, limit, ids, on_error)
+        key = _manifest_key(path, how.settings, how.split, how.limit, how.ids, how.on_error)
     except OSError:  # unreadable: the reader says so, in its words
-        yield from _read(path, settings, cache, jobs, split, limit, ids, on_error, parallel_decompression, progress)
+        yield from _read(path, how, cache)
         return
     items = cache.get_manifest(key)
     done = 0
     if items is not None and all(cache.has(item[2]) for item in items if item[0] == "q"):
         for item in items:
-            entry = _from_manifest(item, cache)
+            entry = _from_manifest(item, cache, read_cached)
             if entry is None:  # an entry went bad since the check: read the rest from the file
                 break
             done += 1
             yield entry
         else:
-            if progress is not None:
-                progress(Path(path).stat().st_size)
+            if how.progress is not None:
+                how.progress(Path(path).stat().st_size)
             return
     recorded: list[Any] = []
-    for i, entry in enumerate(_read(path, settings, cache, jobs, split, limit, ids, on_error, parallel_decompression, progress)):
+    for i, entry in enumerate(_read(path, how, cache)):
         recorded.append(_to_manifest(entry))
         if i >= done:
             yield entry
@@ -134,37 +193,24 @@ def _to_manifest(entry: Question | SkippedRecord) -> list[Any]:
     return ["q", entry.record.model_dump(mode="json"), entry.chunk_key, entry.line_no]
 
 
-def _from_manifest(item: list[Any], cache: ChunkCache) -> Question | SkippedRecord | None:
+def _from_manifest(item: list[Any], cache: ChunkCache, read: bool = True) -> Question | CachedQuestion | SkippedRecord | None:
     if item[0] == "s":
         return SkippedRecord(line_no=item[1], interaction_id=item[2], reason=item[3])
+    if not read:
+        return CachedQuestion(CragRecord.model_validate(item[1]), item[2], item[3])
     chunked = cache.get(item[2])
     if chunked is None:
         return None
     return Question.of(CragRecord.model_validate(item[1]), chunked, item[2], item[3])
 
 
-def _read(
-    path: str | Path,
-    settings: ChunkSettings,
-    cache: ChunkCache | None,
-    jobs: int,
-    split: int | None,
-    limit: int | None,
-    ids: Collection[str] | None,
-    on_error: OnError,
-    parallel_decompression: bool,
-    progress: Callable[[int], None] | None,
-) -> Iterator[Question | SkippedRecord]:
+def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator[Question | SkippedRecord]:
     records = read_records(
-        path,
-        split=split,
-        limit=limit,
-        ids=ids,
-        on_error=on_error,
-        parallel_decompression=parallel_decompression,
-        progress=progress,
-    )
-    if jobs <= 1:
+        path, split=how.split, limit=how.limit, ids=how.ids, on_error=how.on_error,
+        parallel_decompression=how.parallel_decompression, progress=how.progress,
+    )  # fmt: skip
+    settings = how.settings
+    if how.jobs <= 1:
         for item in records:
             if isinstance(item, SkippedRecord):
                 yield item
@@ -172,7 +218,7 @@ def _read(
             key = chunk_key(item.search_results, settings)
             yield Question.of(_without_pages(item), cached_chunks(item.search_results, settings, cache, key), key)
         return
-    yield from _ingest_parallel(records, settings, cache, jobs)
+    yield from _ingest_parallel(records, settings, cache, how.jobs)
 
 
 def _without_pages(record: CragRecord) -> CragRecord:
