@@ -58,10 +58,9 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class CachedQuestion:
-    """A question whose chunks are in the cache but were not read (``ingest(...,
-    read_cached=False)``): whoever analyzes it reads them — a worker process, so the
-    parent does not decompress every entry too. :func:`reread` recovers one whose entry
-    turns out unusable."""
+    """A question whose chunks are in the cache but were not read (:func:`ingest_deferred`):
+    whoever analyzes it reads them — a worker process, so the parent does not decompress
+    every entry too. :func:`reread` recovers one whose entry turns out unusable."""
 
     record: CragRecord
     chunk_key: str
