@@ -13,6 +13,19 @@ from streamrag.cli import COMMANDS, build_parser, main
 HEAVY = ("numpy", "pandas", "scipy", "pydantic", "bs4", "matplotlib", "rich", "anyio", "selectolax", "structlog")
 
 
+def _main_in_fresh_interpreter(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], int, list[str]]:
+    """Run ``main(argv)`` in a new interpreter: the process, its exit code and the heavy modules it imported."""
+    code = (
+        "import sys, json\n"
+        "from streamrag.cli import main\n"
+        f"rc = main({argv!r})\n"
+        f"print(json.dumps([rc, sorted(m for m in {list(HEAVY)!r} if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rc, loaded = json.loads(done.stdout.splitlines()[-1])
+    return done, rc, loaded
+
+
 def test_help_imports_no_heavy_module() -> None:
     code = (
         "import sys, json\n"
@@ -65,14 +78,7 @@ def test_python_dash_m_streamrag_is_the_same_command_line() -> None:
     "argv", [["simulate", "--table", "MISSING.csv", "--scenario", "paper_rq3"], ["analyze", "MISSING.jsonl"]]
 )
 def test_a_missing_input_is_reported_before_heavy_imports(tmp_path, argv: list[str]) -> None:
-    code = (
-        "import sys, json\n"
-        "from streamrag.cli import main\n"
-        f"rc = main({[*argv, '--out', str(tmp_path / 'out')]!r})\n"
-        f"print(json.dumps([rc, sorted(m for m in {list(HEAVY)!r} if m in sys.modules)]))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    rc, loaded = json.loads(done.stdout.splitlines()[-1])
+    done, rc, loaded = _main_in_fresh_interpreter([*argv, "--out", str(tmp_path / "out")])
     assert rc == 1
     assert not set(loaded) & {"numpy", "pandas", "scipy", "pydantic", "matplotlib", "anyio"}  # logging's own may load
     assert done.stderr.strip() == f"streamrag: error: {argv[-3] if argv[0] == 'simulate' else argv[-1]}: no such file"
@@ -85,13 +91,8 @@ def test_a_table_replay_imports_neither_pandas_nor_structlog(tmp_path) -> None:
     table = tmp_path / "gen.csv"
     assert main(["generate", str(table), "--questions", "30", "--table"]) == 0
     assert (tmp_path / "prefixes.parquet").is_file()
-    code = (
-        "import sys, json\n"
-        "from streamrag.cli import main\n"
-        f"rc = main(['simulate', '--table', {str(table)!r}, '--scenario', 'paper_rq3', '--out', {str(tmp_path / 'run')!r}])\n"
-        f"print(json.dumps([rc, sorted(m for m in {list(HEAVY)!r} if m in sys.modules)]))\n"
+    done, rc, loaded = _main_in_fresh_interpreter(
+        ["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "run")]
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    rc, loaded = json.loads(done.stdout.splitlines()[-1])
     assert rc == 0 and "per-prefix evidence" in done.stdout
     assert not set(loaded) & {"pandas", "structlog", "scipy", "matplotlib", "rich"}
