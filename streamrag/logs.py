@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["configure", "get_logger"]
 
 _settings: dict[str, Any] = {"level": "warning", "json": False, "applied": False}
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "exception": 40, "critical": 50}
 
 
 def configure(level: str, *, json: bool) -> None:
@@ -48,6 +49,9 @@ class _Logger:
         self._logger: Any = None
 
     def __getattr__(self, method: str) -> Any:
+        level = _LEVELS.get(method)
+        if level is not None and level < _LEVELS[_settings["level"]]:
+            return _ignore  # filtered out, as structlog's filtering logger would: nothing to import
         if not _settings["applied"]:
             _apply()
         if self._logger is None:
@@ -55,6 +59,10 @@ class _Logger:
 
             self._logger = structlog.get_logger(self._name)
         return getattr(self._logger, method)
+
+
+def _ignore(*_args: Any, **_kwargs: Any) -> None:
+    return None
 
 
 def get_logger(name: str) -> Any:

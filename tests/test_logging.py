@@ -1,9 +1,12 @@
-"""Logging options before or after the subcommand; progress as plain lines off a terminal."""
+"""Logging options before or after the subcommand; progress as plain lines off a terminal;
+events below the level cost no structlog import."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from _inputs import record, run_cli, write_jsonl
@@ -79,3 +82,38 @@ def test_progress_lines_say_done_total_rate_and_eta() -> None:
         "streamrag: simulating: 300/400 (75%), 10.0/s, ETA 0:10",
         "streamrag: simulating: 300/400 (75%), 10.0/s, ETA 0:10",
     ]
+
+
+def _log_in_fresh_interpreter(level: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import sys\n"
+        "from streamrag import logs\n"
+        f"logs.configure({level!r}, json=False)\n"
+        "log = logs.get_logger('t')\n"
+        "log.debug('debug event', x=1)\n"
+        "log.info('info event', x=2)\n"
+        "print('structlog' in sys.modules)\n"
+        "log.warning('warning event', x=3)\n"
+        "print('structlog' in sys.modules)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
+def test_events_below_the_level_are_dropped_without_importing_structlog() -> None:
+    done = _log_in_fresh_interpreter("warning")
+    assert done.stdout.split() == ["False", "True"]
+    assert "warning event" in done.stderr and "x=3" in done.stderr
+    assert "info event" not in done.stderr and "debug event" not in done.stderr
+
+
+def test_events_at_the_level_are_shown() -> None:
+    done = _log_in_fresh_interpreter("info")
+    assert done.stdout.split() == ["True", "True"]
+    assert "info event" in done.stderr and "warning event" in done.stderr
+    assert "debug event" not in done.stderr
+
+
+def test_error_level_drops_warnings() -> None:
+    done = _log_in_fresh_interpreter("error")
+    assert done.stdout.split() == ["False", "False"]
+    assert done.stderr == ""

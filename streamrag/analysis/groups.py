@@ -1,8 +1,8 @@
 """RQ4: does the sufficiency point depend on the kind of question?
 
 φ_suf of retrieved-gold questions compared across groups (question type, domain,
-static/dynamic): scipy.stats for Kruskal–Wallis and the bootstrap,
-:mod:`streamrag.correlation` for Spearman, Dunn's test with Holm's adjustment here
+static/dynamic): Kruskal–Wallis and the bootstrap as scipy.stats computes them
+(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.correlation` for Spearman, Dunn's test with Holm's adjustment here
 (equal to scikit-posthocs', tested). Undefined results are ``None``.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
+from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, label_column, num_column, to_float
 from streamrag.correlation import spearman
 
@@ -29,16 +29,8 @@ def median_ci95(values: np.ndarray, *, n_resamples: int, rng: np.random.Generato
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         return None
-    res = scipy.stats.bootstrap(
-        (x,),
-        np.median,
-        n_resamples=n_resamples,
-        confidence_level=0.95,
-        method="percentile",
-        vectorized=True,  # np.median(resamples, axis=-1): one call for all resamples
-        rng=rng,
-    )
-    low, high = to_float(res.confidence_interval.low), to_float(res.confidence_interval.high)
+    ci = inference.bootstrap_median_ci(x, n_resamples=n_resamples, rng=rng)
+    low, high = to_float(ci[0]), to_float(ci[1])
     return None if low is None or high is None else [low, high]
 
 
@@ -103,7 +95,7 @@ def _holm(p_values: list[float]) -> list[float]:
 
 
 def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
-    """Kruskal–Wallis H test over the non-empty ``groups`` (tie-corrected, scipy).
+    """Kruskal–Wallis H test over the non-empty ``groups`` (tie-corrected, scipy's numbers).
 
     ``{"groups", "n_groups", "n", "H", "df" = k − 1, "p", "epsilon2", "epsilon2_adjusted",
     "dunn_holm"}`` with k groups of n values in all. Two effect sizes:
@@ -122,7 +114,7 @@ def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
     if np.ptp(values) == 0:
         return None
     names = sorted(kept)
-    H, p = scipy.stats.kruskal(*(kept[g] for g in names))
+    H, p = inference.kruskal(*(kept[g] for g in names))
     n, k = int(values.size), len(names)
     return {
         "groups": names,
@@ -208,7 +200,7 @@ def anchor_spearman(df: pd.DataFrame) -> dict[str, Any]:
 def _r2_line(x: np.ndarray, y: np.ndarray) -> float | None:
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
-    return float(scipy.stats.linregress(x, y).rvalue ** 2)
+    return inference.line_r2(x, y)
 
 
 def _eta2(groups: pd.Series, y: np.ndarray) -> float | None:

@@ -33,9 +33,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
-from streamrag.analysis import metrics
+from streamrag.analysis import inference, metrics
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
 from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
 from streamrag.errors import ConfigError
@@ -130,7 +129,7 @@ def describe(values: Iterable[float]) -> dict[str, Any]:
         q1, median, q3 = np.percentile(x, [25, 50, 75])
         out.update(mean=to_float(x.mean()), median=to_float(median), q1=to_float(q1), q3=to_float(q3))
         if x.size >= 2 and np.ptp(x) > 0:
-            out["skewness"] = to_float(scipy.stats.skew(x, bias=True))
+            out["skewness"] = to_float(inference.skewness(x))
     return out
 
 

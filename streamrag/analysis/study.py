@@ -27,9 +27,12 @@ from streamrag.logs import get_logger
 if TYPE_CHECKING:
     import pandas as pd
 
-# What writing the outputs imports (pandas, scipy.stats, pyarrow): imported while the
+# What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
 # workers analyze, not before (see streamrag.processes.import_in_background).
-OUTPUT_MODULES = ("streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet")
+OUTPUT_MODULES = (
+    "streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet",
+    "scipy.special",
+)  # fmt: skip
 
 log = get_logger(__name__)
 

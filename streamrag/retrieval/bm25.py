@@ -72,7 +72,9 @@ class BM25Index:
         tokenizer: the tokenizer the chunks were tokenized with (queries must use it too).
         vocabulary: token → term id (row of ``tf``), in first-occurrence order.
         tf: ``scipy.sparse.csr_array`` of shape (V, N), int32 term frequencies; a row is
-            the postings list of one term, chunk ids ascending.
+            the postings list of one term, chunk ids ascending. Made on first use: the
+            index itself keeps the three CSR arrays (``tf_indptr``, ``tf_indices``,
+            ``tf_data``), so building and scoring never import scipy.
         doc_len: int64 array (N,), chunk lengths in tokens.
         avgdl: mean chunk length in tokens (0.0 for an empty corpus).
         idf: float64 array (V,), idf per term id (after the okapi floor).
@@ -86,12 +88,15 @@ class BM25Index:
         "_k1_plus_1",
         "_len_norm",
         "_postings",
+        "_tf",
         "_tf_float",
         "avgdl",
         "doc_len",
         "idf",
         "params",
-        "tf",
+        "tf_data",
+        "tf_indices",
+        "tf_indptr",
         "tokenizer",
         "vocabulary",
     )
@@ -99,7 +104,9 @@ class BM25Index:
     def __init__(
         self,
         *,
-        tf: sp.csr_array,
+        tf_indptr: np.ndarray,
+        tf_indices: np.ndarray,
+        tf_data: np.ndarray,
         vocabulary: dict[str, int],
         doc_len: np.ndarray,
         params: BM25Params,
@@ -109,7 +116,10 @@ class BM25Index:
         self.params = params
         self.tokenizer = tokenizer
         self.vocabulary = vocabulary
-        self.tf = tf
+        self.tf_indptr = _frozen(tf_indptr)
+        self.tf_indices = _frozen(tf_indices)
+        self.tf_data = _frozen(tf_data)
+        self._tf: sp.csr_array | None = None
         self.doc_len = _frozen(doc_len)
         # Python int / int, like rank_bm25's num_doc / corpus_size.
         self.avgdl = int(doc_len.sum()) / n_docs if n_docs else 0.0
@@ -119,9 +129,9 @@ class BM25Index:
             self._len_norm = _frozen(k1 * (1 - b + b * doc_len / self.avgdl))
         else:  # no token anywhere: no term can match, the value is never used
             self._len_norm = _frozen(np.full(n_docs, k1 * (1 - b)))
-        self.idf = _frozen(self._compute_idf(np.diff(tf.indptr), n_docs, params))
+        self.idf = _frozen(self._compute_idf(np.diff(tf_indptr), n_docs, params))
         # Hot-path constants for gather(), which runs once per query.
-        self._tf_float = tf.data.astype(np.float64)
+        self._tf_float = tf_data.astype(np.float64)
         self._k1_plus_1 = k1 + 1
         self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[str, np.ndarray] = {}
@@ -180,11 +190,10 @@ class BM25Index:
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(np.bincount(term[starts], minlength=n_terms), out=indptr[1:])
         vocabulary = dict(zip(first_seen, range(n_terms), strict=True))
-        import scipy.sparse as sp  # here, not at import: reading tables and replaying needs no index
-
-        tf = sp.csr_array((counts, cols, indptr), shape=(n_terms, n_docs))
         return cls(
-            tf=tf,
+            tf_indptr=indptr,
+            tf_indices=cols,
+            tf_data=counts,
             vocabulary=vocabulary,
             doc_len=doc_len,
             params=params if params is not None else BM25Params(),
@@ -218,6 +227,15 @@ class BM25Index:
     # ------------------------------------------------------------------ scoring
 
     @property
+    def tf(self) -> sp.csr_array:
+        """Term frequencies as a ``scipy.sparse.csr_array`` (V, N), made on first use."""
+        if self._tf is None:
+            import scipy.sparse as sp
+
+            self._tf = sp.csr_array((self.tf_data, self.tf_indices, self.tf_indptr), shape=(self.n_terms, self.n_docs))
+        return self._tf
+
+    @property
     def n_docs(self) -> int:
         """N, the number of chunks."""
         return int(self.doc_len.shape[0])
@@ -236,7 +254,7 @@ class BM25Index:
         term = self.vocabulary.get(token)
         if term is None:
             return 0
-        indptr = self.tf.indptr
+        indptr = self.tf_indptr
         return int(indptr[term + 1] - indptr[term])
 
     def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
@@ -267,14 +285,14 @@ class BM25Index:
         term_ids = np.fromiter((get(t, -1) for t in tokens), dtype=np.int64, count=len(tokens))
         token_pos = np.flatnonzero(term_ids >= 0)
         term_ids = term_ids[token_pos]
-        indptr = self.tf.indptr
+        indptr = self.tf_indptr
         starts = indptr[term_ids]
         lens = indptr[term_ids + 1] - starts
         ends = np.cumsum(lens)
         n_entries = int(ends[-1]) if ends.shape[0] else 0
         # Flat positions in the CSR arrays: occurrence r covers starts[r] … starts[r] + lens[r] − 1.
         pos = np.arange(n_entries) + np.repeat(starts - (ends - lens), lens)
-        docs = self.tf.indices[pos]
+        docs = self.tf_indices[pos]
         tf = self._tf_float[pos]
         idf = np.repeat(self.idf[term_ids], lens)
         # rank_bm25's expression, element by element: idf · (tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl)))

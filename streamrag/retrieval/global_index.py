@@ -38,7 +38,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer, word_tokens
@@ -175,6 +174,8 @@ class GlobalIndex:
             raise ValueError("at most 2³¹ − 1 chunks (chunk ids are int32)")
         row_ptr = np.zeros(n_docs + 1, dtype=np.int64)
         np.cumsum(doc_len, out=row_ptr[1:])
+        import scipy.sparse as sp  # here, not at the top: per-question analyses import this module
+
         # chunks × terms counts; copy the ids because sum_duplicates sorts them in place.
         counts = sp.csr_array(
             (np.ones(token_ids.shape[0], dtype=np.int32), token_ids.astype(np.int32, copy=True), row_ptr),
