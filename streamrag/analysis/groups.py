@@ -2,8 +2,9 @@
 
 φ_suf of retrieved-gold questions compared across groups (question type, domain,
 static/dynamic): Kruskal–Wallis and the bootstrap as scipy.stats computes them
-(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.correlation` for Spearman, Dunn's test with Holm's adjustment here
-(equal to scikit-posthocs', tested). Undefined results are ``None``.
+(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.correlation` for Spearman,
+Dunn's test with Holm's adjustment here (equal to scikit-posthocs', tested). Undefined
+results are ``None``.
 """
 
 from __future__ import annotations
