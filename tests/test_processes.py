@@ -24,7 +24,7 @@ def test_all_workers_started_only_once_each_worker_exists() -> None:
 
 
 def test_an_analysis_imports_its_output_modules_while_the_workers_run(crag_sample, tmp_path) -> None:
-    # In a fresh interpreter: the statistics' imports (scipy.stats, pandas) are not
+    # In a fresh interpreter: the outputs' imports (pandas, pyarrow, scipy.special) are not
     # needed to start an analysis on 2 processes and are started while it runs, after
     # the workers were forked; the run's outputs are complete.
     code = (

@@ -62,8 +62,7 @@ def dunn_holm(groups: Mapping[str, np.ndarray]) -> dict[str, Any]:
     sizes = np.array([len(groups[g]) for g in names])
     ranks = average_ranks(values)
     n = values.size
-    _, ties = np.unique(values, return_counts=True)
-    tie_term = float(np.sum(ties.astype(np.float64) ** 3 - ties)) / (12.0 * (n - 1)) if n > 1 else 0.0
+    tie_term = inference.tie_sum(values) / (12.0 * (n - 1)) if n > 1 else 0.0
     spread = n * (n + 1) / 12.0 - tie_term
     bounds = np.r_[0, np.cumsum(sizes)]
     mean_rank = {g: float(ranks[bounds[i] : bounds[i + 1]].mean()) for i, g in enumerate(names)}

@@ -23,7 +23,7 @@ import numpy as np
 
 from streamrag.correlation import average_ranks
 
-__all__ = ["bootstrap_median_ci", "kruskal", "line_r2", "skewness"]
+__all__ = ["bootstrap_median_ci", "kruskal", "line_r2", "skewness", "tie_sum"]
 
 
 def bootstrap_median_ci(
@@ -53,6 +53,14 @@ def _type7(ordered: np.ndarray, p: np.float64) -> float:
     return float((1 - g) * ordered[lo] + g * ordered[hi])
 
 
+def tie_sum(values: np.ndarray) -> float:
+    """``Σ (t³ − t)`` over the groups of t equal values: the tie term of rank tests
+    (Kruskal–Wallis' correction, Dunn's variance)."""
+    _, counts = np.unique(values, return_counts=True)
+    t = counts.astype(np.float64)
+    return float(np.sum(t**3 - t))
+
+
 def kruskal(*samples: np.ndarray) -> tuple[float, float]:
     """Kruskal–Wallis ``(H, p)`` over two or more non-empty samples, tie-corrected."""
     from scipy.special import chdtrc
@@ -62,10 +70,9 @@ def kruskal(*samples: np.ndarray) -> tuple[float, float]:
     groups = [np.asarray(s, dtype=np.float64) for s in samples]
     sizes = [g.shape[-1] for g in groups]
     total = sum(sizes)
-    ranked = average_ranks(np.concatenate(groups))
-    _, ties = np.unique(ranked, return_counts=True)
-    t = ties.astype(np.float64)
-    correction = 1 - np.sum(t**3 - t) / (total**3 - total)
+    values = np.concatenate(groups)
+    ranked = average_ranks(values)
+    correction = 1 - tie_sum(values) / (total**3 - total)
     bounds = [0, *np.cumsum(sizes).tolist()]
     ssbn = sum(np.sum(ranked[bounds[i] : bounds[i + 1]]) ** 2 / sizes[i] for i in range(len(groups)))
     h = 12.0 / (total * (total + 1)) * ssbn - 3 * (total + 1)
