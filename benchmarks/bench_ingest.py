@@ -116,16 +116,12 @@ def main() -> int:
 
     peer_name = "bzip2 -dc > /dev/null (peer)"
     with tempfile.TemporaryDirectory() as tmp:
-        fresh = iter(range(1_000_000))
+        cold_root = Path(tmp) / "cold"  # emptied before every arm, outside its timing
 
         def cold(parser_name: str, jobs: int, parallel: bool = False):
             def run() -> int:
-                cache = ChunkCache(Path(tmp) / f"cold-{next(fresh)}")
-                items = ingest(path, settings=ChunkSettings(parser=parser_name), cache=cache, jobs=jobs,
-                               parallel_decompression=parallel)  # fmt: skip
-                digest = _digest(items)
-                shutil.rmtree(cache.root)
-                return digest
+                return _digest(ingest(path, settings=ChunkSettings(parser=parser_name), cache=ChunkCache(cold_root),
+                                      jobs=jobs, parallel_decompression=parallel))  # fmt: skip
 
             return run
 
@@ -158,6 +154,7 @@ def main() -> int:
         order = list(arms)
         for r in range(args.rounds):
             for name in order if r % 2 == 0 else order[::-1]:
+                shutil.rmtree(cold_root, ignore_errors=True)
                 cpu0, t0 = _cpu_s(), time.perf_counter()
                 digest = arms[name]()
                 runs[name].append((time.perf_counter() - t0, _cpu_s() - cpu0))
