@@ -15,7 +15,12 @@ Data (generated, seeded; identical for every arm, saved once and loaded by each 
 
 Arms (each in its own process; peak RSS = ``VmHWM`` after a reset once the data is
 loaded, so it covers index building and querying; the shared data is in every arm):
-- ``streamrag``: ``GlobalIndex.from_token_ids`` + ``PrefixScorer`` (paper idf);
+- ``streamrag``: ``GlobalIndex.from_token_ids`` + ``PrefixScorer`` (paper idf), with its
+  compiled kernel (numba, the ``fast`` extra) as installed by ``make setup``; on 1 thread
+  and on all threads (one scorer per thread, as ``analyze --scope global --jobs N``),
+  interleaved 1, all, all, 1;
+- ``streamrag-numpy``: the same with ``kernel="numpy"`` (``pip install streamrag``
+  without ``fast``); its rankings must equal the compiled kernel's exactly;
 - ``bm25s``: ``bm25s.BM25(method="atire", idf_method="lucene", k1=1.5, b=0.75,
   dtype="float64", backend="numba")`` (its documented fast path; JIT compiled before
   timing; queried on 1 thread and on all threads) — lucene's idf is the paper's ``ln(1 + (N − df + .5)/(df + .5))``
@@ -134,7 +139,17 @@ def peak_mb() -> float:
 # ---------------------------------------------------------------------------- arms
 
 
-def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+def _threads_label(n: int) -> str:
+    return f"{n} thread{'s' if n != 1 else ''}"
+
+
+def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto"):  # type: ignore[no-untyped-def]
+    """streamrag on 1 thread and, with the compiled kernel (which releases the GIL), on all
+    threads with one scorer each (what ``analyze --scope global --jobs N`` does), interleaved
+    1, all, all, 1; best of the two runs each; the threaded rankings must equal the serial ones."""
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
     from streamrag.retrieval import BM25Params
     from streamrag.retrieval.global_index import GlobalIndex
     from streamrag.retrieval.global_prefix import PrefixScorer
@@ -143,17 +158,39 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify):  # type: igno
     t0 = time.perf_counter()
     index = GlobalIndex.from_token_ids(tokens, lens, [str(i) for i in range(n_terms)], params=BM25Params(idf=idf))
     build_s = time.perf_counter() - t0
-    scorer = PrefixScorer(index)
+    n_all = os.cpu_count() or 1
+    scorers = [PrefixScorer(index, kernel=kernel) for _ in range(n_all if kernel != "numpy" else 1)]
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for scorer in scorers:
+        free.put(scorer)
     words = [[np.array([w]) for w in q] for q in queries]
-    query_s = query_cpu_s = float("inf")
-    for _ in range(2):  # best of two runs, like each bm25s setting
-        t0, c0 = time.perf_counter(), time.process_time()
-        results = []
-        for q in words:
-            topk, scores = scorer.rank_words(q, k)
+
+    def rank(q):  # type: ignore[no-untyped-def]
+        scorer = free.get()
+        try:
+            return scorer.rank_words(q, k)
+        finally:
             scorer.clear()
-            results.append((topk, scores))
-        query_s, query_cpu_s = min(query_s, time.perf_counter() - t0), min(query_cpu_s, time.process_time() - c0)
+            free.put(scorer)
+
+    settings = (1, n_all, n_all, 1) if len(scorers) > 1 else (1, 1)
+    best: dict[int, tuple[float, float]] = {}
+    results = None
+    for n_threads in settings:
+        t0, c0 = time.perf_counter(), time.process_time()
+        if n_threads == 1:
+            got = [rank(q) for q in words]
+        else:
+            with ThreadPoolExecutor(n_threads) as pool:
+                got = list(pool.map(rank, words))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if n_threads not in best or wall < best[n_threads][0]:
+            best[n_threads] = (wall, cpu)
+        if results is None:
+            results = got
+        elif not all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(results, got, strict=True)):
+            raise SystemExit(f"streamrag: rankings on {n_threads} threads differ from those on 1 thread")
+    variants = {_threads_label(n): best[n] for n in sorted(best)}
     # From scratch: every prefix re-scored over all N chunks, fully ranked by (score desc, id asc).
     for (topk, _), q in zip(results[:verify], queries[:verify], strict=True):
         scores = np.zeros(index.n_docs)
@@ -162,7 +199,7 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify):  # type: igno
             scores[index.chunk_idx[lo:hi]] += index.impact[lo:hi]
             if not np.array_equal(topk[t], rank_topk(scores, k)):
                 raise SystemExit(f"streamrag differs from the from-scratch ranking at query {q}, prefix {t + 1}")
-    return build_s, query_s, query_cpu_s, results
+    return build_s, best[1][0], best[1][1], results, variants
 
 
 class _Docs:
@@ -212,7 +249,7 @@ def arm_bm25s(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[n
     for q in queries:
         split.append((docs[pos : pos + len(q)], scores[pos : pos + len(q)]))
         pos += len(q)
-    variants = {f"{os.cpu_count() if n == -1 else n} thread{'s' if n != 1 else ''}": best[n] for n in (1, -1)}
+    variants = {f"numba, {_threads_label(os.cpu_count() or 1 if n == -1 else n)}": best[n] for n in (1, -1)}
     return build_s, best[1][0], best[1][1], split, variants
 
 
@@ -234,7 +271,13 @@ def arm_rank_bm25(tokens, lens, n_terms, queries, k, idf, verify):  # type: igno
     return build_s, time.perf_counter() - t0, time.process_time() - c0, results
 
 
-ARMS = {"streamrag": (arm_streamrag, "paper"), "streamrag-again": (arm_streamrag, "paper"), "streamrag-okapi": (arm_streamrag, "okapi"),
+def arm_streamrag_numpy(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+    """streamrag without its compiled kernel (what ``pip install streamrag`` without ``fast`` runs)."""
+    return arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="numpy")
+
+
+ARMS = {"streamrag": (arm_streamrag, "paper"), "streamrag-again": (arm_streamrag, "paper"),
+        "streamrag-numpy": (arm_streamrag_numpy, "paper"), "streamrag-okapi": (arm_streamrag, "okapi"),
         "bm25s": (arm_bm25s, "paper"), "rank_bm25": (arm_rank_bm25, "okapi")}  # fmt: skip
 
 
@@ -304,6 +347,8 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
         print(f"[{n_chunks:,} chunks] generated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     # A B A: streamrag before and after bm25s (which interleaves its own thread settings)
     plan = [("streamrag", args.queries), ("bm25s", args.queries), ("streamrag-again", args.queries)]
+    if not args.no_numpy_arm:
+        plan.append(("streamrag-numpy", args.queries))
     n_okapi = args.rank_bm25_queries.get(n_chunks, 0)
     if n_okapi:
         plan += [("streamrag-okapi", n_okapi), ("rank_bm25", n_okapi)]
@@ -321,17 +366,25 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
         print(f"[{n_chunks:,} chunks] {name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     again = arms.pop("streamrag-again")
     compare(folder / "streamrag.npz", folder / "streamrag-again.npz", args.queries, ids_exact=True)
-    if again["query_s"] < arms["streamrag"]["query_s"]:
-        arms["streamrag"] = {**arms["streamrag"], **{k: again[k] for k in ("query_s", "query_cpu_s", "us_per_prefix")}}
+    ours = arms["streamrag"]  # the best of the runs before and after bm25s, per thread count
+    for label, v in again["variants"].items():
+        if v["query_s"] < ours["variants"][label]["query_s"]:
+            ours["variants"][label] = v
+    ours.update(ours["variants"][_threads_label(1)])
     checks = {"bm25s": compare(folder / "streamrag.npz", folder / "bm25s.npz", args.queries, ids_exact=False)}
+    if "streamrag-numpy" in arms:
+        checks["streamrag-numpy"] = compare(
+            folder / "streamrag.npz", folder / "streamrag-numpy.npz", args.queries, ids_exact=True
+        )
     if n_okapi:
         checks["rank_bm25"] = compare(folder / "streamrag-okapi.npz", folder / "rank_bm25.npz", n_okapi, ids_exact=True)
     _, lens, n_terms, queries = load(folder)
     return {
         "n_chunks": n_chunks, "n_tokens": int(lens.sum()), "n_terms": n_terms, "n_queries": args.queries,
         "mean_query_words": float(np.mean([len(q) for q in queries])), "k": args.k, "arms": arms, "checks": checks,
-        "speedup_query_vs_bm25s": {
-            label: v["query_s"] / arms["streamrag"]["query_s"] for label, v in arms["bm25s"]["variants"].items()
+        "speedup_query_vs_bm25s": {  # bm25s on n threads against streamrag on n threads
+            label: v["query_s"] / ours["variants"][label.removeprefix("numba, ")]["query_s"]
+            for label, v in arms["bm25s"]["variants"].items()
         },
         "speedup_query_vs_rank_bm25_per_prefix": (arms["rank_bm25"]["us_per_prefix"] / arms["streamrag-okapi"]["us_per_prefix"]) if n_okapi else None,
     }  # fmt: skip
@@ -343,17 +396,19 @@ def print_table(rows: list[dict]) -> None:
     print("-" * len(head))
     for r in rows:
         for name, a in r["arms"].items():
-            ref = r["arms"]["streamrag" if name in ("streamrag", "bm25s") else "streamrag-okapi"]
+            ref = r["arms"]["streamrag-okapi" if name in ("streamrag-okapi", "rank_bm25") else "streamrag"]
             for label, v in (a.get("variants") or {"": a}).items():
-                ratio = v["us_per_prefix"] / ref["us_per_prefix"]
-                arm = f"{name} numba {label}" if label else name
+                same_threads = ref.get("variants", {}).get(label.removeprefix("numba, "), ref)
+                ratio = v["us_per_prefix"] / same_threads["us_per_prefix"]
+                arm = f"{name} {label}" if label else name
                 print(f"{r['n_chunks']:>9,} {arm:<24}{a['n_queries']:>8}{a['n_prefixes']:>9}{a['build_s']:>9.1f}{v['query_s']:>9.2f}"
                       f"{v['query_cpu_s']:>8.2f}{v['us_per_prefix']:>10.0f}{a['peak_rss_mb']:>9.0f}{ratio:>7.1f}")  # fmt: skip
         for peer, c in r["checks"].items():
             print(f"{'':>9} check vs {peer}: {c['prefixes']} prefixes, top-k scores identical; ids identical "
                   f"{c['ids_identical']}, differing only inside a tie at the k-th score {c['ids_differ_in_ties']}")  # fmt: skip
-    print("× = µs per prefix relative to streamrag with the same idf (higher = slower than streamrag); best of 2 runs per arm,")
-    print("streamrag run before and after bm25s (A B A), bm25s's thread settings interleaved 1, all, all, 1 in one process")
+    print("× = µs per prefix relative to streamrag with the same idf on as many threads (higher = slower than streamrag);")
+    print("best of 2 runs per arm and thread count; streamrag run before and after bm25s (A B A); each arm's thread")
+    print("settings interleaved 1, all, all, 1 in one process")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--verify", type=int, default=20, help="queries checked against a from-scratch ranking")
     ap.add_argument("--rank-bm25", default="10000:200,100000:20", help="size:queries pairs for the rank_bm25 arm")
+    ap.add_argument("--no-numpy-arm", action="store_true", help="skip streamrag without its compiled kernel")
     ap.add_argument("--keep-data", action="store_true", help="keep the generated corpora in benchmarks/out/")
     ap.add_argument("--reuse-arms", action="store_true", help="reuse arm results kept (--keep-data) by an earlier run")
     ap.add_argument("--arm", choices=list(ARMS), help=argparse.SUPPRESS)

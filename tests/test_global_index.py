@@ -7,6 +7,7 @@ pool only decides how much work the engine skips).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pickle
 from pathlib import Path
@@ -24,6 +25,8 @@ from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_prefix import ChunkValues, PrefixScorer, global_prefix_rankings
 from streamrag.retrieval.global_store import load_index, read_key, save_index
 
+# Both twins of the prefix scorer; the compiled one where numba is installed (the fast extra).
+KERNELS = ["numpy", "numba"] if importlib.util.find_spec("numba") else ["numpy"]
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa", "x1", "y2"]
 
 word = st.sampled_from(WORDS)
@@ -55,10 +58,11 @@ def _expected(chunks: list[str], q: str, k: int, idf: str) -> list[tuple[list[in
     k=st.sampled_from([1, 3, 5]),
     idf=st.sampled_from(["paper", "okapi"]),
     pool_size=st.sampled_from([1, 2, 8, 4096]),
+    kernel=st.sampled_from(KERNELS),
 )
-def test_rankings_equal_from_scratch(chunks: list[str], q: str, k: int, idf: str, pool_size: int) -> None:
+def test_rankings_equal_from_scratch(chunks: list[str], q: str, k: int, idf: str, pool_size: int, kernel: str) -> None:
     index = GlobalIndex.build(chunks, params=BM25Params(idf=idf))
-    got = PrefixScorer(index, pool_size=pool_size).rank(q, k=k)
+    got = PrefixScorer(index, pool_size=pool_size, kernel=kernel).rank(q, k=k)
     expected = _expected(chunks, q, k, idf)
     assert got.n_words == len(q.split())
     for t, (top, scores) in enumerate(expected):
@@ -78,10 +82,11 @@ def test_equal_to_per_question_scorer(chunks: list[str], q: str, idf: str) -> No
         assert glob.final_scores[c] == per_question.final_scores[c]
 
 
-def test_scorer_is_reusable_and_clears_between_queries() -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_scorer_is_reusable_and_clears_between_queries(kernel: str) -> None:
     chunks = ["alpha beta", "beta gamma gamma", "delta", "alpha alpha eps", ""]
     index = GlobalIndex.build(chunks)
-    scorer = PrefixScorer(index, pool_size=2)
+    scorer = PrefixScorer(index, pool_size=2, kernel=kernel)
     first = scorer.rank("gamma alpha beta", k=3)
     scorer.rank("alpha delta eps zeta", k=3)
     again = scorer.rank("gamma alpha beta", k=3)
@@ -157,8 +162,9 @@ def test_broken_index_folder_names_the_file(tmp_path: Path) -> None:
         load_index(tmp_path / "absent")
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("idf", ["paper", "okapi"])
-def test_large_corpus_with_common_terms_matches_per_question_scorer(idf: str) -> None:
+def test_large_corpus_with_common_terms_matches_per_question_scorer(idf: str, kernel: str) -> None:
     # 3,000 chunks over 60 terms: the common terms have df ≥ HEAD_RANK (the precomputed
     # first-word cut) and tie a lot, which exercises every pool path.
     rng = np.random.default_rng(3)
@@ -171,7 +177,7 @@ def test_large_corpus_with_common_terms_matches_per_question_scorer(idf: str) ->
     glob = GlobalIndex.from_tokens(docs, params=params)
     assert int(np.diff(glob.indptr).max()) >= 1024
     reference = BM25Index.from_tokens(docs, params=params)
-    scorer = PrefixScorer(glob, pool_size=64)
+    scorer = PrefixScorer(glob, pool_size=64, kernel=kernel)
     for _ in range(40):
         q = " ".join(f"t{int(w)}" for w in (rng.zipf(1.5, int(rng.integers(1, 12))) - 1) % 70)
         np.testing.assert_array_equal(scorer.rank(q, k=3).topk, prefix_rankings(reference, q, k=3).topk)

@@ -151,6 +151,19 @@ def test_cli_global_scope_on_a_crag_file(tmp_path: Path) -> None:
     assert (table["n_passages"] == reference["n_passages"].sum()).all()  # every question ranks the whole pool
 
 
+def test_global_scope_threads_give_the_same_rows(tmp_path: Path) -> None:
+    # --jobs 2: a second thread ranks questions ahead (with the compiled kernel; without
+    # numba the scorer holds the GIL and one thread ranks). The outputs are the same.
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["analyze", str(DEMO), "--scope", "global", "--split", "all", "--out", str(out), "--no-figures",
+                     "--jobs", jobs]) == 0  # fmt: skip
+        outs.append(out)
+    for name in ("stabilization.csv", "prefixes.parquet"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+
+
 def test_global_sim_questions_run_in_the_simulator() -> None:
     from streamrag.simulator.runner import simulate
     from streamrag.simulator.scenario import load_scenario

@@ -225,7 +225,7 @@ def analyze_input(
         )  # fmt: skip
         if selection.scope == "global":
             rule = default_gold(path, gold)
-            analyses = list(analyze_pool(source, settings, gold=rule, index_dir=index_dir, env=env))
+            analyses = list(analyze_pool(source, settings, gold=rule, index_dir=index_dir, jobs=jobs, env=env))
         else:
             rule = "answer"
             analyses = list(analyze_pool_per_question(source, settings, env=env))

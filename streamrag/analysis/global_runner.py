@@ -36,9 +36,10 @@ from streamrag.data.crag import SkippedRecord
 from streamrag.data.ingest import Question
 from streamrag.data.pool import PoolQuestion, PoolSource
 from streamrag.errors import ConfigError, NothingToRankError
-from streamrag.retrieval.base import Retriever
+from streamrag.retrieval.ahead import ranked_in_order
+from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import DEFAULT_POOL_SIZE
+from streamrag.retrieval.global_prefix import PrefixScorer
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.tokenize import RegexTokenizer
 
@@ -79,7 +80,7 @@ def _check(settings: AnalysisSettings) -> None:
 
 def analyze_pool_question(
     question: PoolQuestion,
-    scorer: Retriever,
+    rank: Callable[[], Rankings],
     settings: AnalysisSettings,
     *,
     source: PoolSource,
@@ -87,11 +88,14 @@ def analyze_pool_question(
     grounder: PoolGrounder | None,
     index: GlobalIndex,
 ) -> QuestionAnalysis:
-    """One question's row against the whole pool (never raises for a question-level problem)."""
+    """One question's row against the whole pool (never raises for a question-level problem).
+
+    ``rank()`` returns its rankings (from :func:`~streamrag.retrieval.ahead.ranked_in_order`).
+    """
     record = question.record
     meta = _meta(record)
     try:
-        rankings = scorer.rank(record.query, k=max(settings.k, *ROBUSTNESS_K))
+        rankings = rank()
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
     golds = {mode: question_gold(question, gold_rule, mode, pool=source.pool, grounder=grounder) for mode in GROUNDING_MODES}
@@ -109,24 +113,35 @@ def analyze_pool(
     gold: GoldRule = "answer",
     index: GlobalIndex | None = None,
     index_dir: str | Path | None = None,
-    pool_size: int = DEFAULT_POOL_SIZE,
+    pool_size: int | None = None,
+    jobs: int = 1,
     progress: Callable[[int], None] | None = None,
     env: RetrieverEnv | None = None,
 ) -> Iterator[QuestionAnalysis]:
     """Global scope: every item of ``source`` ranked against the whole pool, in order.
 
     ``progress`` receives the number of items done. Gold rules ``answer`` / ``own`` need
-    the paper tokenizer (grounding reads the index's tokens).
+    the paper tokenizer (grounding reads the index's tokens). With ``jobs`` > 1 and a
+    scorer that ranks without the GIL (BM25 with the compiled kernel), ``jobs`` threads
+    rank the next questions while this one is analysed; the rows are the same.
     """
     _check(settings)
     index = index if index is not None else pool_index(source, settings, index_dir=index_dir)
-    scorer = settings.retriever.pool_retriever(index, source.pool.chunks, env or RetrieverEnv(), pool_size=pool_size)
+    env = env or RetrieverEnv()
+    scorers = [settings.retriever.pool_retriever(index, source.pool.chunks, env, pool_size=pool_size)]
+    if jobs > 1 and isinstance(scorers[0], PrefixScorer) and scorers[0].compiled:
+        index.vocabulary  # noqa: B018  (built once here, not by two threads at once)
+        scorers += [
+            settings.retriever.pool_retriever(index, source.pool.chunks, env, pool_size=pool_size) for _ in range(jobs - 1)
+        ]
     grounder = None if gold == "labeled" else PoolGrounder(index, source.pool.chunks)
-    for done, item in enumerate(source.items, start=1):
+    queries = (None if isinstance(item, SkippedRecord) else item.record.query for item in source.items)
+    ranked = ranked_in_order(queries, scorers, k=max(settings.k, *ROBUSTNESS_K))
+    for done, (item, rank) in enumerate(zip(source.items, ranked, strict=True), start=1):
         if isinstance(item, SkippedRecord):
             yield QuestionAnalysis(skipped_row(item.interaction_id, item.reason))
-        else:
-            yield analyze_pool_question(item, scorer, settings, source=source, gold_rule=gold, grounder=grounder, index=index)
+        elif rank is not None:  # always, for a question (its query is not None)
+            yield analyze_pool_question(item, rank, settings, source=source, gold_rule=gold, grounder=grounder, index=index)
         if progress is not None:
             progress(done)
 

@@ -81,7 +81,8 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
         type=positive_int,
         default=min(2, os.cpu_count() or 1),
         metavar="N",
-        help="processes for HTML parsing (default: %(default)s)",
+        help="processes for HTML parsing and the per-question analysis; in --scope global, threads "
+        "ranking questions ahead (default: %(default)s)",
     )
 
 

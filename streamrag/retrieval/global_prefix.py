@@ -32,12 +32,19 @@ Selecting the top-k never sorts N scores. The scorer keeps a *pool* P of up to
 
 Each step returns exactly the ranking of a full sort, which the parity tests check
 against a from-scratch computation.
+
+The per-word loop has a compiled twin, :mod:`~streamrag.retrieval.global_kernel`
+(numba, the ``fast`` extra), which :class:`PrefixScorer` runs when numba is installed:
+the same steps without the per-word numpy calls, and with the GIL released so threads
+rank queries side by side (:mod:`~streamrag.retrieval.ahead`). The code here is the
+reference it is tested against.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -48,11 +55,19 @@ from streamrag.retrieval.ranking import _topk
 
 __all__ = ["ChunkValues", "GlobalPrefixRankings", "PrefixScorer", "global_prefix_rankings"]
 
+# Pool sizes that measured best on the benchmark's Zipf corpora at 10⁵ and 10⁶ chunks
+# (benchmarks/bench_global.py). The numpy twin pays a few dozen numpy calls per word
+# whatever the pool, so a large pool that spares refreshes pays off; the compiled kernel's
+# per-word cost is O(pool), and 32–256 were within noise of each other there.
 DEFAULT_POOL_SIZE = 4096
+COMPILED_POOL_SIZE = 64
 # Below this share of N touched postings, the accumulator is cleared posting by posting.
 _CLEAR_BY_POSTINGS = 0.125
 # The refresh threshold θ is the pool's score at rank |pool| / this (see _threshold).
-_THETA_RANK_DIVISOR = 16
+THETA_RANK_DIVISOR = 16
+# Impact floors are lowered by this share of |θ| + |bound| + 1, covering float rounding.
+FLOOR_SLACK = 1e-9
+_NO_TERMS = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -122,6 +137,24 @@ class GlobalPrefixRankings:
         return int(self.topk.shape[1])
 
 
+def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
+    """global_kernel.rank_words, or None when numba is not installed (an error if ``required``)."""
+    try:
+        from streamrag.retrieval.global_kernel import rank_words
+    except ImportError as exc:
+        if required:
+            raise ImportError(f"kernel='numba' needs numba: pip install 'streamrag[fast]' ({exc})") from exc
+        return None
+    return rank_words
+
+
+def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
+    """A read-only, C-contiguous view of ``a`` as ``dtype`` (a copy only if it must convert)."""
+    view: np.ndarray = np.ascontiguousarray(a, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
+
+
 def _best(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the k best (score desc, id asc) among distinct ``ids``; k ≤ len."""
     if ids.shape[0] <= 512:
@@ -141,12 +174,28 @@ class PrefixScorer:
     """Reusable prefix ranker over one :class:`GlobalIndex` (not thread-safe: it owns an accumulator).
 
     ``pool_size`` trades per-word work (O(pool)) against how often the pool must be
-    refreshed from the touched postings; results never depend on it.
+    refreshed from the touched postings; results never depend on it (None: the kernel's
+    best, :data:`DEFAULT_POOL_SIZE` or :data:`COMPILED_POOL_SIZE`). ``kernel`` picks who
+    runs :meth:`rank_words`: ``"numba"`` its compiled twin
+    (:mod:`~streamrag.retrieval.global_kernel`, the ``fast`` extra), ``"numpy"`` this
+    module's code, ``"auto"`` numba when it is installed. The rankings and scores are
+    the same either way (tested); only the speed differs.
     """
 
-    def __init__(self, index: GlobalIndex, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
-        if pool_size < 1:
+    def __init__(
+        self,
+        index: GlobalIndex,
+        *,
+        pool_size: int | None = None,
+        kernel: Literal["auto", "numba", "numpy"] = "auto",
+    ) -> None:
+        if pool_size is not None and pool_size < 1:
             raise ValueError(f"pool_size must be ≥ 1, got {pool_size}")
+        if kernel not in ("auto", "numba", "numpy"):
+            raise ValueError(f"kernel must be 'auto', 'numba' or 'numpy', got {kernel!r}")
+        self._kernel = _compiled_kernel(required=kernel == "numba") if kernel != "numpy" else None
+        if pool_size is None:
+            pool_size = DEFAULT_POOL_SIZE if self._kernel is None else COMPILED_POOL_SIZE
         self.index = index
         self.pool_size = pool_size
         self._acc = np.zeros(index.n_docs, dtype=np.float64)
@@ -154,6 +203,15 @@ class PrefixScorer:
         self._nonneg = index.nonnegative
         self._max_up = np.maximum(np.asarray(index.max_impact, dtype=np.float64), 0.0)
         self._touched: list[np.ndarray] = []  # every postings list added since the last clear
+        # The compiled kernel's candidate buffer (distinct chunk ids, so N at most).
+        self._scratch = np.empty(index.n_docs if self._kernel is not None else 0, dtype=np.int64)
+        # The index's arrays as the kernel reads them: always read-only, so that an index built
+        # in memory and one memory-mapped from disk share one compiled (and cached) kernel.
+        self._postings = tuple(
+            _read_only(a, dtype)
+            for a, dtype in ((index.indptr, np.int64), (index.chunk_idx, np.int32), (index.impact, np.float64),
+                             (self._max_up, np.float64), (index.head_impact, np.float64))
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ ranking
 
@@ -168,6 +226,17 @@ class PrefixScorer:
         k_eff = min(k, index.n_docs)
         topk = np.empty((len(words), k_eff), dtype=np.int32)
         top_scores = np.empty((len(words), k_eff), dtype=np.float64)
+        if self._kernel is not None and k_eff > 0:
+            terms = np.concatenate([np.asarray(w, dtype=np.int64) for w in words]) if words else _NO_TERMS
+            word_ptr = np.zeros(len(words) + 1, dtype=np.int64)
+            np.cumsum([len(w) for w in words], out=word_ptr[1:])
+            indptr = index.indptr
+            self._touched.extend(index.chunk_idx[indptr[t] : indptr[t + 1]] for t in terms.tolist())
+            self._kernel(
+                *self._postings, self._nonneg, acc, self._mark, self._scratch, terms, word_ptr, k_eff, self.pool_size,
+                topk, top_scores,
+            )  # fmt: skip
+            return topk, top_scores
         row = np.arange(k_eff, dtype=np.int64)  # S_0 = 0 everywhere: ids 0 … k−1
         pool = np.zeros(0, dtype=np.int64)
         tau = 0.0  # every chunk outside the pool scores ≤ tau
@@ -237,7 +306,7 @@ class PrefixScorer:
         """
         if pool.shape[0] > k:
             scores = self._acc[pool]
-            r = pool.shape[0] - max(k + 1, pool.shape[0] // _THETA_RANK_DIVISOR)
+            r = pool.shape[0] - max(k + 1, pool.shape[0] // THETA_RANK_DIVISOR)
             return max(tau, float(np.partition(scores, r)[r]))
         if pool.shape[0] == 0 and tau == 0.0 and len(pending) == 1 and self._nonneg:
             # The accumulator held zeros: the scores are this term's impacts, whose
@@ -261,7 +330,7 @@ class PrefixScorer:
         """
         index, acc, mark = self.index, self._acc, self._mark
         chunk_idx, impact, max_up = index.chunk_idx, index.impact, self._max_up
-        slack = 1e-9 * (abs(theta) + abs(bound) + 1.0)
+        slack = FLOOR_SLACK * (abs(theta) + abs(bound) + 1.0)
         gap = theta - tau
         essential = pending
         share = -np.inf
@@ -339,6 +408,11 @@ class PrefixScorer:
     @property
     def n_chunks(self) -> int:
         return self.index.n_docs
+
+    @property
+    def compiled(self) -> bool:
+        """True when the compiled kernel ranks (it releases the GIL: threads rank in parallel)."""
+        return self._kernel is not None
 
     def rank(self, query: str, *, k: int = 3) -> GlobalPrefixRankings:
         """:func:`global_prefix_rankings` with this scorer's accumulator."""

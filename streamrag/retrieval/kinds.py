@@ -70,7 +70,9 @@ class _Config(BaseModel):
         """The retriever of one question's chunks (``index``: their lexical BM25 index)."""
         raise NotImplementedError
 
-    def pool_retriever(self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int) -> Retriever:
+    def pool_retriever(
+        self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
+    ) -> Retriever:
         """The retriever of a pool shared by every question (``index``: the pool's postings)."""
         raise NotImplementedError
 
@@ -86,7 +88,9 @@ class BM25RetrieverConfig(_Config):
 
         return BM25Retriever.from_index(index)
 
-    def pool_retriever(self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int) -> Retriever:
+    def pool_retriever(
+        self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
+    ) -> Retriever:
         from streamrag.retrieval.global_prefix import PrefixScorer
 
         return PrefixScorer(index, pool_size=pool_size)
@@ -103,7 +107,9 @@ class DenseRetrieverConfig(_Config):
 
         return DenseRetriever(chunks, env.embedder(), index=index)
 
-    def pool_retriever(self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int) -> Retriever:
+    def pool_retriever(
+        self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
+    ) -> Retriever:
         from streamrag.retrieval.dense_pool import DensePoolScorer
 
         return DensePoolScorer(index, chunks, env.embedder())
