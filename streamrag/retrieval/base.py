@@ -39,8 +39,11 @@ def chunk_coverage(index: Postings, tokens: Sequence[str], chunks: np.ndarray) -
     for token in tokens:
         ids, _ = index.postings(token)
         if ids.shape[0]:
-            pos = np.minimum(np.searchsorted(ids, chunks), ids.shape[0] - 1)
-            hits += ids[pos] == chunks
+            # Search with the postings' dtype (int32): with int64 keys numpy would first
+            # copy the whole postings list to int64, O(df) per token instead of O(log df).
+            keys = chunks.astype(ids.dtype, copy=False)
+            pos = np.minimum(np.searchsorted(ids, keys), ids.shape[0] - 1)
+            hits += ids[pos] == keys
     return hits / len(tokens)
 
 
