@@ -61,7 +61,7 @@ def t_pivot(index: LexicalIndex, words: Sequence[Sequence[str]], final_top1: int
         score = 0.0
         for token in tokens:
             idx, vals = index.postings(token)
-            hit = idx.searchsorted(final_top1)
+            hit = idx.searchsorted(idx.dtype.type(final_top1))  # a key of another dtype would copy idx first
             if hit < idx.shape[0] and idx[hit] == final_top1:
                 score += float(vals[hit])
         if score > best_score:

@@ -117,7 +117,8 @@ def open_source(
     if path.is_dir() and (path / "corpus.jsonl").exists():
         from streamrag.data.beir import read_beir
 
-        source = read_beir(path, split=qrels_split, distractors=distractors, seed=seed, limit=limit, settings=settings.chunks)
+        source = read_beir(path, split=qrels_split, distractors=distractors, seed=seed, limit=limit, settings=settings.chunks,
+                           cache_root=None if cache is None else cache.root)  # fmt: skip
         return _select_ids(source, ids)
     if distractors is not None:
         raise ConfigError("--distractors applies to BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")

@@ -25,6 +25,7 @@ field (``corpus.jsonl:17: field '_id': missing``).
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ import numpy as np
 
 from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, SkippedRecord
-from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
+from streamrag.data.pool import ChunkPool, PoolBuilder, PoolQuestion, PoolSource
+from streamrag.data.pool_cache import load_pool, pool_key, store_pool
 from streamrag.errors import DataFileError, RecordError
 from streamrag.lines import iter_json_objects
 
@@ -81,16 +83,33 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def _corpus_ids(path: Path) -> list[str]:
-    ids: list[str] = []
+def _documents(path: Path) -> Iterator[tuple[int, str, Any]]:
+    """``(line number, _id, object)`` of each corpus line; a repeated ``_id`` is an error naming its line."""
     seen: set[str] = set()
     for line_no, obj in iter_json_objects(path):
         doc_id = _string(obj, "_id", path, line_no)
         if doc_id in seen:
             raise RecordError(str(path), line_no, "_id", f"duplicate document id {doc_id!r}")
         seen.add(doc_id)
-        ids.append(doc_id)
-    return ids
+        yield line_no, doc_id, obj
+
+
+def _corpus_ids(path: Path) -> list[str]:
+    return [doc_id for _, doc_id, _ in _documents(path)]
+
+
+def _read_corpus(corpus: Path, keep: set[str] | None, settings: ChunkSettings) -> tuple[ChunkPool, set[str]]:
+    """The pool of the documents of ``corpus`` in ``keep`` (None: all), and every document id read."""
+    builder = PoolBuilder()
+    seen: set[str] = set()
+    for line_no, doc_id, obj in _documents(corpus):
+        seen.add(doc_id)
+        if keep is not None and doc_id not in keep:
+            continue
+        title = _string(obj, "title", corpus, line_no, required=False)
+        text = _string(obj, "text", corpus, line_no)
+        builder.add_text(doc_id, f"{title} {text}", settings)
+    return builder.build(), seen
 
 
 def read_beir(
@@ -101,6 +120,7 @@ def read_beir(
     seed: int = 0,
     limit: int | None = None,
     settings: ChunkSettings = PAPER_CHUNKS,
+    cache_root: Path | None = None,
 ) -> PoolSource:
     """A BEIR folder as a :class:`PoolSource` (see the module docstring).
 
@@ -109,6 +129,9 @@ def read_beir(
         distractors: None = the whole corpus; N = relevant documents + N sampled others.
         seed: seeds the distractor sample.
         limit: keep the first ``limit`` judged queries.
+        cache_root: a cache folder: the whole corpus's pool is loaded from it when this
+            corpus file was chunked with these settings before, else stored there
+            (:mod:`~streamrag.data.pool_cache`; not used with ``distractors``).
     """
     root = Path(folder)
     corpus, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
@@ -147,19 +170,15 @@ def read_beir(
         picked = rng.choice(len(others), size=min(distractors, len(others)), replace=False)
         keep = gold_docs | {others[i] for i in picked.tolist()}
 
-    builder = PoolBuilder()
-    seen: set[str] = set()
-    for line_no, obj in iter_json_objects(corpus):
-        doc_id = _string(obj, "_id", corpus, line_no)
-        if doc_id in seen:
-            raise RecordError(str(corpus), line_no, "_id", f"duplicate document id {doc_id!r}")
-        seen.add(doc_id)
-        if keep is not None and doc_id not in keep:
-            continue
-        title = _string(obj, "title", corpus, line_no, required=False)
-        text = _string(obj, "text", corpus, line_no)
-        builder.add_text(doc_id, f"{title} {text}", settings)
-    pool = builder.build()
+    cache = cache_root if keep is None else None  # the cache holds whole corpora
+    key = pool_key(corpus, settings, "beir") if cache is not None else ""
+    pool = load_pool(cache, key) if cache is not None else None
+    if pool is not None:
+        seen = set(pool.doc_ids)  # the whole corpus is in the pool
+    else:
+        pool, seen = _read_corpus(corpus, keep, settings)
+        if cache is not None:
+            store_pool(cache, key, pool)
     parameters = {
         "beir": str(root), "split": split, "distractors": distractors, "seed": seed, "limit": limit,
         "n_corpus_docs": n_corpus if n_corpus is not None else len(seen), "n_pool_docs": pool.n_docs,

@@ -42,6 +42,7 @@ class ChunkPool:
     doc_ids: list[str]
     doc_start: np.ndarray
     _doc_pos: dict[str, int] = field(default_factory=dict, repr=False)
+    _content_key: list[str] = field(default_factory=list, repr=False)  # computed once (or loaded with the pool)
 
     def __post_init__(self) -> None:
         self._doc_pos.update((d, i) for i, d in enumerate(self.doc_ids))
@@ -72,13 +73,20 @@ class ChunkPool:
 
     def content_key(self) -> str:
         """sha256 of every chunk and document boundary: identifies the pool's content."""
+        if self._content_key:
+            return self._content_key[0]
         digest = hashlib.sha256(f"pool-v1|{self.n_docs}|{self.n_chunks}".encode())
         digest.update(np.ascontiguousarray(self.doc_start, dtype=np.int64).tobytes())
         for text in self.chunks:
             data = text.encode("utf-8", "surrogatepass")
             digest.update(len(data).to_bytes(8, "little"))
             digest.update(data)
-        return digest.hexdigest()
+        self._content_key.append(digest.hexdigest())
+        return self._content_key[0]
+
+    def remember_content_key(self, key: str) -> None:
+        """Set :meth:`content_key` without hashing (a pool loaded with its key from a cache)."""
+        self._content_key[:] = [key]
 
 
 class PoolBuilder:

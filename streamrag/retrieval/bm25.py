@@ -347,7 +347,7 @@ class BM25Index:
         hits = 0
         for token in tokens:
             idx, _ = self.postings(token)
-            pos = int(np.searchsorted(idx, chunk_idx))
+            pos = int(np.searchsorted(idx, idx.dtype.type(chunk_idx)))  # as in chunk_coverage
             hits += pos < idx.shape[0] and int(idx[pos]) == chunk_idx
         return hits / len(tokens)
 
