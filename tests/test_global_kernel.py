@@ -8,6 +8,7 @@ oracles; this one drives far more queries through the pool's rarer paths.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import numpy as np
@@ -16,6 +17,8 @@ import pytest
 from streamrag.retrieval import BM25Params
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_prefix import PrefixScorer
+
+KERNELS = ["numpy", "numba"] if importlib.util.find_spec("numba") else ["numpy"]
 
 
 def _corpus(rng: np.random.Generator, idf: str) -> GlobalIndex:
@@ -60,3 +63,14 @@ def test_kernel_numba_without_numba_says_what_to_install(monkeypatch: pytest.Mon
     assert scorer.rank("beta alpha", k=2).topk.tolist() == [[1, 0], [0, 1]]
     with pytest.raises(ValueError, match="kernel must be"):
         PrefixScorer(index, kernel="fast")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_term_ids_outside_the_index_are_refused(kernel: str) -> None:
+    # The compiled kernel reads without bounds checks, so ids are checked before it runs.
+    scorer = PrefixScorer(GlobalIndex.build(["alpha beta", "beta"]), kernel=kernel)  # type: ignore[arg-type]
+    for bad in (-1, 2):
+        with pytest.raises(ValueError, match=f"term id {bad} is not in the index"):
+            scorer.rank_words([np.array([0]), np.array([bad])], 1)
+    scorer.clear()
+    assert scorer.rank_words([np.array([1])], 2)[0].tolist() == [[1, 0]]

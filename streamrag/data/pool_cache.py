@@ -57,11 +57,14 @@ def load_pool(root: Path, key: str) -> ChunkPool | None:
             text = bytes(entry["text"]).decode("utf-8", "surrogatepass")
             bounds = entry["bounds"].tolist()
             doc_start = entry["doc_start"]
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+        doc_ids, content_key = meta["doc_ids"], meta["content_key"]
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError):
         return None
+    if len(bounds) < 1 or bounds[-1] != len(text) or doc_start.shape[0] != len(doc_ids) + 1:
+        return None  # not what store_pool writes
     chunks = [text[a:b] for a, b in itertools.pairwise(bounds)]
-    pool = ChunkPool(chunks, meta["doc_ids"], doc_start)
-    pool.remember_content_key(meta["content_key"])
+    pool = ChunkPool(chunks, doc_ids, doc_start)
+    pool.remember_content_key(content_key)
     return pool
 
 

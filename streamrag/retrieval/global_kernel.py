@@ -1,15 +1,18 @@
 """Compiled twin of :meth:`PrefixScorer.rank_words <streamrag.retrieval.global_prefix.PrefixScorer.rank_words>` (numba, the ``fast`` extra).
 
-The algorithm is global_prefix's, step for step: the same accumulator additions in the
-same order (so every score is the same float), the same bound, pool, MaxScore refresh
-and fallbacks. What compiling removes is the per-word Python and numpy call overhead and
-the temporaries of the refresh's filters, which together were most of a prefix's cost at
-10⁶ chunks. Rankings are the exact ranking rule (score descending, chunk id ascending),
-so they cannot depend on which twin ran; ``tests/test_global_kernel.py`` compares the two
-on random corpora with ties and negative impacts.
+The algorithm is global_prefix's: the same accumulator additions in the same order (so
+every score is the same float), the same bound, pool, MaxScore refresh and fallbacks,
+with one change in the order of work (candidates collected during the add, see
+:func:`rank_words`) and plain loops where numpy calls were (numba compiles them faster
+than its ``partition`` and ``argsort``). What compiling removes is the per-word Python
+and numpy call overhead and the temporaries of the refresh's filters. Rankings follow
+the exact ranking rule (score descending, chunk id ascending), so they cannot depend on
+which twin ran; ``tests/test_global_kernel.py`` compares the two on random corpora with
+ties and negative impacts.
 
-Importing this module imports numba (~0.5 s); the scorer imports it only when numba is
-installed and the compiled kernel is asked for (see ``PrefixScorer``).
+Importing this module imports numba (0.2–0.5 s); the first call compiles (about 10 s,
+once per machine: numba caches the result on disk). The scorer imports it only when
+numba is installed and the compiled kernel is asked for (see ``PrefixScorer``).
 """
 
 from __future__ import annotations

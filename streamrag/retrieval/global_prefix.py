@@ -207,7 +207,7 @@ class PrefixScorer:
         self._scratch = np.empty(index.n_docs if self._kernel is not None else 0, dtype=np.int64)
         # The index's arrays as the kernel reads them: always read-only, so that an index built
         # in memory and one memory-mapped from disk share one compiled (and cached) kernel.
-        self._postings = tuple(
+        self._postings = () if self._kernel is None else tuple(
             _read_only(a, dtype)
             for a, dtype in ((index.indptr, np.int64), (index.chunk_idx, np.int32), (index.impact, np.float64),
                              (self._max_up, np.float64), (index.head_impact, np.float64))
@@ -226,8 +226,12 @@ class PrefixScorer:
         k_eff = min(k, index.n_docs)
         topk = np.empty((len(words), k_eff), dtype=np.int32)
         top_scores = np.empty((len(words), k_eff), dtype=np.float64)
+        terms = np.concatenate([np.asarray(w, dtype=np.int64) for w in words]) if words else _NO_TERMS
+        n_terms = index.indptr.shape[0] - 1
+        if terms.shape[0] and not 0 <= int(terms.min()) <= int(terms.max()) < n_terms:
+            bad = terms[(terms < 0) | (terms >= n_terms)][0]
+            raise ValueError(f"term id {int(bad)} is not in the index (ids 0 … {n_terms - 1})")
         if self._kernel is not None and k_eff > 0:
-            terms = np.concatenate([np.asarray(w, dtype=np.int64) for w in words]) if words else _NO_TERMS
             word_ptr = np.zeros(len(words) + 1, dtype=np.int64)
             np.cumsum([len(w) for w in words], out=word_ptr[1:])
             indptr = index.indptr
