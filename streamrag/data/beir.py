@@ -170,7 +170,8 @@ def read_beir(
         picked = rng.choice(len(others), size=min(distractors, len(others)), replace=False)
         keep = gold_docs | {others[i] for i in picked.tolist()}
 
-    cache = cache_root if keep is None else None  # the cache holds whole corpora
+    # The cache holds whole corpora (a missing file is left to the reader's error).
+    cache = cache_root if keep is None and corpus.is_file() else None
     key = pool_key(corpus, settings, "beir") if cache is not None else ""
     pool = load_pool(cache, key) if cache is not None else None
     if pool is not None:
