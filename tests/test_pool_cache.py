@@ -64,10 +64,21 @@ def test_edits_and_other_settings_miss_and_a_broken_entry_is_rebuilt(tmp_path: P
     assert load_pool(cache, key) is not None
 
 
-def test_distractor_samples_are_not_cached(tmp_path: Path) -> None:
+def test_distractor_samples_are_cut_from_a_cached_corpus_and_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder, cache = _folder(tmp_path, TEXTS), tmp_path / "cache"
     read_beir(folder, cache_root=cache, distractors=1)
     assert not (cache / "pools").exists()
+    read_beir(folder, cache_root=cache)  # the whole corpus, stored
+    expected = {n: read_beir(folder, distractors=n, seed=3) for n in (0, 2, 10)}
+    from streamrag.data import beir
+
+    monkeypatch.setattr(beir, "_read_corpus", lambda *a: pytest.fail("the corpus was read again"))
+    monkeypatch.setattr(beir, "_corpus_ids", lambda *a: pytest.fail("the corpus was read again"))
+    for n, reference in expected.items():
+        got = read_beir(folder, cache_root=cache, distractors=n, seed=3)
+        _same_pool(got.pool, reference.pool)
+        assert got.parameters == reference.parameters
+    assert len(list((cache / "pools").glob("*.npz"))) == 1
 
 
 def test_cli_rerun_uses_the_cache_and_writes_the_same_table(tmp_path: Path) -> None:

@@ -112,6 +112,17 @@ def _read_corpus(corpus: Path, keep: set[str] | None, settings: ChunkSettings) -
     return builder.build(), seen
 
 
+def _documents_of(pool: ChunkPool, keep: set[str]) -> ChunkPool:
+    """The documents of ``pool`` in ``keep``, in pool order, with their chunks: the pool that
+    reading only those documents builds (each document is chunked on its own)."""
+    builder = PoolBuilder()
+    start = pool.doc_start.tolist()
+    for i, doc_id in enumerate(pool.doc_ids):
+        if doc_id in keep:
+            builder.add_chunks(doc_id, pool.chunks[start[i] : start[i + 1]])
+    return builder.build()
+
+
 def read_beir(
     folder: str | Path,
     *,
@@ -131,7 +142,8 @@ def read_beir(
         limit: keep the first ``limit`` judged queries.
         cache_root: a cache folder: the whole corpus's pool is loaded from it when this
             corpus file was chunked with these settings before, else stored there
-            (:mod:`~streamrag.data.pool_cache`; not used with ``distractors``).
+            (:mod:`~streamrag.data.pool_cache`); with ``distractors``, the sample is cut
+            from a cached whole pool when there is one (and not stored).
     """
     root = Path(folder)
     corpus, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
@@ -158,27 +170,29 @@ def read_beir(
         raise DataFileError(f"{qrels_path}: query-id {missing[0]!r} (and {len(missing) - 1} more) not in {queries_path.name}")
     gold_docs = {d for q in items if isinstance(q, PoolQuestion) for d in q.labeled_docs}
 
+    # The cache holds whole corpora; a distractor sample is cut from a cached one, never
+    # stored itself (a missing file is left to the reader's error).
+    cache = cache_root if corpus.is_file() else None
+    key = pool_key(corpus, settings, "beir") if cache is not None else ""
+    whole = load_pool(cache, key) if cache is not None else None
     keep: set[str] | None = None
     n_corpus = None
     if distractors is not None:
         if distractors < 0:
             raise ValueError(f"distractors must be ≥ 0, got {distractors}")
-        ids = _corpus_ids(corpus)
+        ids = whole.doc_ids if whole is not None else _corpus_ids(corpus)
         n_corpus = len(ids)
         others = [d for d in ids if d not in gold_docs]
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         picked = rng.choice(len(others), size=min(distractors, len(others)), replace=False)
         keep = gold_docs | {others[i] for i in picked.tolist()}
 
-    # The cache holds whole corpora (a missing file is left to the reader's error).
-    cache = cache_root if keep is None and corpus.is_file() else None
-    key = pool_key(corpus, settings, "beir") if cache is not None else ""
-    pool = load_pool(cache, key) if cache is not None else None
-    if pool is not None:
-        seen = set(pool.doc_ids)  # the whole corpus is in the pool
+    if whole is not None:
+        pool = whole if keep is None else _documents_of(whole, keep)
+        seen = set(whole.doc_ids)
     else:
         pool, seen = _read_corpus(corpus, keep, settings)
-        if cache is not None:
+        if cache is not None and keep is None:
             store_pool(cache, key, pool)
     parameters = {
         "beir": str(root), "split": split, "distractors": distractors, "seed": seed, "limit": limit,
