@@ -345,10 +345,12 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
         t0 = time.perf_counter()
         generate(n_chunks, args.queries, args.seed, folder)
         print(f"[{n_chunks:,} chunks] generated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    # A B A: streamrag before and after bm25s (which interleaves its own thread settings)
-    plan = [("streamrag", args.queries), ("bm25s", args.queries), ("streamrag-again", args.queries)]
+    # A B C A: streamrag before and after bm25s (which interleaves its own thread settings)
+    # and the numpy kernel, so that neither peer runs apart from streamrag
+    plan = [("streamrag", args.queries), ("bm25s", args.queries)]
     if not args.no_numpy_arm:
         plan.append(("streamrag-numpy", args.queries))
+    plan.append(("streamrag-again", args.queries))
     n_okapi = args.rank_bm25_queries.get(n_chunks, 0)
     if n_okapi:
         plan += [("streamrag-okapi", n_okapi), ("rank_bm25", n_okapi)]
@@ -407,7 +409,7 @@ def print_table(rows: list[dict]) -> None:
             print(f"{'':>9} check vs {peer}: {c['prefixes']} prefixes, top-k scores identical; ids identical "
                   f"{c['ids_identical']}, differing only inside a tie at the k-th score {c['ids_differ_in_ties']}")  # fmt: skip
     print("× = µs per prefix relative to streamrag with the same idf on as many threads (higher = slower than streamrag);")
-    print("best of 2 runs per arm and thread count; streamrag run before and after bm25s (A B A); each arm's thread")
+    print("best of 2 runs per arm and thread count; streamrag run before and after bm25s and the numpy kernel; each arm's thread")
     print("settings interleaved 1, all, all, 1 in one process")
 
 
