@@ -152,6 +152,19 @@ def task_progress(
     lines.finish()
 
 
+def notice(text: str, *, stream: TextIO | None = None) -> None:
+    """One line about slow work that starts now and reports no progress of its own (a
+    one-time compile), shown where progress is: on a terminal, in ``lines`` and ``json``
+    modes (``{"event": "notice", …}``); not when progress is off, nor in ``auto`` mode
+    without a terminal (a library caller's logs stay quiet)."""
+    mode = _chosen["mode"]
+    out = stream or sys.stderr
+    if mode == "off" or (mode == "auto" and not out.isatty()):
+        return
+    line = json.dumps({"event": "notice", "message": text}) if mode == "json" else f"streamrag: {text}"
+    print(line, file=out, flush=True)
+
+
 @contextlib.contextmanager
 def file_progress(path: Path, description: str, *, enabled: bool | None = None) -> Iterator[Callable[[int], None] | None]:
     """Yield a callback taking bytes read of ``path`` (on disk): :func:`task_progress`

@@ -117,3 +117,59 @@ def test_error_level_drops_warnings() -> None:
     done = _log_in_fresh_interpreter("error")
     assert done.stdout.split() == ["False", "False"]
     assert done.stderr == ""
+
+
+class _Stream:
+    """A text stream that says whether it is a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_notice_is_shown_where_progress_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = {}
+    for mode in ("auto", "lines", "json", "off"):
+        for tty in (False, True):
+            monkeypatch.setitem(progress._chosen, "mode", mode)
+            out = _Stream(tty)
+            progress.notice("compiling a kernel", stream=out)
+            shown[mode, tty] = out.text
+    assert shown["auto", False] == shown["off", False] == shown["off", True] == ""
+    assert shown["auto", True] == shown["lines", True] == shown["lines", False] == "streamrag: compiling a kernel\n"
+    assert [json.loads(shown["json", tty]) for tty in (False, True)] == [{"event": "notice", "message": "compiling a kernel"}] * 2
+
+
+def test_a_cold_kernel_cache_is_announced_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numba")
+    from streamrag.retrieval import global_kernel, global_prefix
+
+    notices: list[str] = []
+    monkeypatch.setattr(progress, "notice", notices.append)
+    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda: False)
+    global_prefix._announce_compile.cache_clear()
+    try:
+        for _ in range(3):  # one scorer per thread: still one line
+            assert global_prefix._compiled_kernel(required=True) is global_kernel.rank_words
+    finally:
+        global_prefix._announce_compile.cache_clear()
+    assert len(notices) == 1 and "compiling the global-scope ranking kernel" in notices[0]
+    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda: True)
+    global_prefix._compiled_kernel(required=True)
+    assert len(notices) == 1
+
+
+def test_compiled_on_disk_answers_a_bool() -> None:
+    pytest.importorskip("numba")
+    from streamrag.retrieval import global_kernel
+
+    assert isinstance(global_kernel.compiled_on_disk(), bool)

@@ -23,7 +23,7 @@ from numba import njit as _njit
 # The scorer's constants (numba reads module globals as compile-time constants).
 from streamrag.retrieval.global_prefix import FLOOR_SLACK, THETA_RANK_DIVISOR
 
-__all__ = ["rank_words"]
+__all__ = ["compiled_on_disk", "rank_words"]
 
 # Compiled on first call and cached on disk (numba writes next to this file, or to a
 # per-user cache when that is read-only); nogil lets threads rank concurrently.
@@ -418,3 +418,13 @@ def rank_words(
         for j in range(k):
             topk[t, j] = row[j]
             top_scores[t, j] = acc[row[j]]
+
+
+def compiled_on_disk() -> bool:
+    """Whether numba's on-disk cache holds a compiled :func:`rank_words` for this source
+    (False: the first call compiles it, about 10 s). Reads numba's cache index through
+    its private attributes; if they change, the answer is True (nothing is announced)."""
+    try:
+        return bool(rank_words._cache._cache_file._load_index())  # type: ignore[attr-defined]
+    except Exception:  # a numba internals change must not break ranking
+        return True
