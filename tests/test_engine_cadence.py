@@ -18,6 +18,17 @@ def test_uniform_word_times_are_exact_microseconds_without_drift():
     assert UniformCadence(delta_wps=2.0).word_times_us(4).tolist() == [500_000, 1_000_000, 1_500_000, 2_000_000]
 
 
+def test_word_times_as_lists_are_the_arrays_values():
+    # The uniform cadence without pauses computes its list without an array: same values.
+    for delta in (1.0, 2.0, 2.5, 3.0, 3.3, 7.0, 2.7777, 0.37):
+        c = UniformCadence(delta_wps=delta)
+        for n in (1, 2, 7, 40, 3000):
+            listed = c.word_times_list_us(n)
+            assert listed == c.word_times_us(n).tolist() and all(type(t) is int for t in listed)
+    for c in (UniformCadence(delta_wps=2.0, pause_prob=0.5, pause_ms=300), JitteredCadence(delta_wps=2.5, cv=0.4)):
+        assert c.word_times_list_us(30, np.random.default_rng(4)) == c.word_times_us(30, np.random.default_rng(4)).tolist()
+
+
 def test_pauses_shift_every_later_word():
     c = UniformCadence(delta_wps=2.0, pause_prob=1.0, pause_ms=300)
     assert c.word_times_us(3, np.random.default_rng(0)).tolist() == [500_000, 1_300_000, 2_100_000]

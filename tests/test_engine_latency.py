@@ -46,9 +46,12 @@ def test_lognormal_rejects_p90_not_above_p50():
 
 def test_constant_and_quantile_models():
     assert ConstantLatency(ms=590).sample_us(None, 3).tolist() == [590_000] * 3
+    assert ConstantLatency(ms=590.0004).sample_list_us(None, 3) == [590_000] * 3  # no array for a constant
+    assert ConstantLatency(ms=0.0015).sample_list_us(None, 2) == ConstantLatency(ms=0.0015).sample_us(None, 2).tolist()
     q = QuantileLatency(points=((0.0, 100.0), (0.5, 200.0), (1.0, 1000.0)))
     assert q.nominal_ms == 200.0
     assert q.quantile_ms(0.75) == 600.0
+    assert q.sample_list_us(np.random.default_rng(2), 9) == q.sample_us(np.random.default_rng(2), 9).tolist()
     s = q.sample_us(np.random.default_rng(1), 50_000) / 1000
     assert s.min() >= 100 and s.max() <= 1000
     assert abs(np.median(s) - 200) < 5

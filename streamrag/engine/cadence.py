@@ -31,7 +31,21 @@ from streamrag.engine.timings import WordTimings, read_word_timings
 from streamrag.errors import ConfigError
 
 
-class _Cadence(BaseModel):
+class _AsList:
+    """``word_times_list_us``: the arrivals as a list of ints (what a question's plan keeps)."""
+
+    def word_times_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> np.ndarray:  # pragma: no cover - every cadence defines it
+        raise NotImplementedError
+
+    def word_times_list_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> list[int]:
+        return self.word_times_us(n_words, rng, question_id=question_id).tolist()
+
+
+class _Cadence(_AsList, BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
@@ -70,6 +84,16 @@ class UniformCadence(_Cadence):
         pauses = self._pauses_us(n_words, rng)
         return times if pauses is None else times + pauses
 
+    def word_times_list_us(
+        self, n_words: int, rng: np.random.Generator | None = None, *, question_id: str | None = None
+    ) -> list[int]:
+        """``word_times_us`` as a list of ints; without pauses, computed without an array
+        (the same values: one float64 product per word, rounded half to even like ``np.rint``)."""
+        if self.needs_rng:
+            return self.word_times_us(n_words, rng, question_id=question_id).tolist()
+        step = 1e6 / self.delta_wps
+        return [round(i * step) for i in range(1, n_words + 1)]
+
 
 class JitteredCadence(_Cadence):
     """Gamma-distributed gaps: mean ``1/δ``, coefficient of variation ``cv``."""
@@ -97,7 +121,7 @@ class JitteredCadence(_Cadence):
         return times if pauses is None else times + pauses
 
 
-class TimingsCadence(BaseModel):
+class TimingsCadence(_AsList, BaseModel):
     """Each question's real word times, read from ``path`` when the model is built."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -34,6 +34,13 @@ Z90 = 1.2815515655446004
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def sample_us(self, rng: np.random.Generator | None, size: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sample_list_us(self, rng: np.random.Generator | None, size: int) -> list[int]:
+        """``sample_us`` as a list of ints (the same values; what a question's plan keeps)."""
+        return self.sample_us(rng, size).tolist()
+
 
 class ConstantLatency(_Model):
     """Always the same duration."""
@@ -59,6 +66,9 @@ class ConstantLatency(_Model):
 
     def sample_us(self, rng: np.random.Generator | None, size: int) -> np.ndarray:
         return np.full(size, round(self.ms * 1000), dtype=np.int64)
+
+    def sample_list_us(self, rng: np.random.Generator | None, size: int) -> list[int]:
+        return [round(self.ms * 1000)] * size  # no array for a constant (once per question and stage)
 
 
 class LogNormalLatency(_Model):

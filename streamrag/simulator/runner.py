@@ -52,12 +52,12 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
         word_us = q.input_us
     else:
         cadence_rng = stream(sc.seed, key, "cadence") if cadence.needs_rng else None
-        word_us = tuple(cadence.word_times_us(n, cadence_rng, question_id=q.interaction_id).tolist())
+        word_us = tuple(cadence.word_times_list_us(n, cadence_rng, question_id=q.interaction_id))
 
     def draw(stage: str, size: int) -> list[int]:
         model = getattr(rs.stages, stage)
         rng = stream(sc.seed, key, f"latency.{stage}") if model.needs_rng else None
-        return model.sample_us(rng, size).tolist()
+        return model.sample_list_us(rng, size)
 
     return QuestionPlan(
         question=q,
