@@ -3,11 +3,13 @@
 Arms, all over the same generated ``.jsonl.bz2`` (per-question scope, paper preset, k = 3):
 
 - first, what a user runs: ``streamrag analyze FILE --cache C --jobs 2`` from a shell with
-  the chunks cached (imports, analysis, statistics, every output);
+  the chunks cached (imports, analysis, statistics, every output), with each question's
+  index cached too (``CACHE/index``) and without it (the run then fills it), interleaved;
 
 - cold, html.parser (the paper preset) and lexbor, 2 processes: read → HTML → chunks →
-  prefix rankings → metrics, filling an empty chunk cache;
-- warm: the same with chunks from the cache (retrieval and metrics only);
+  prefix rankings → metrics, filling an empty chunk cache (and the index cache);
+- warm: the same with chunks from the cache, the indexes not (tokenizing and indexing
+  again), then with both (retrieval and metrics only); the rows must equal the cold run's;
 - reading only: decompressing and validating the file with chunks from the cache;
 - analysis only, from chunks in memory: streamrag's analyzer versus a peer that
   re-scores each prefix from scratch with ``rank_bm25.BM25Okapi`` (okapi idf on both
@@ -20,6 +22,7 @@ Arms, all over the same generated ``.jsonl.bz2`` (per-question scope, paper pres
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,21 +68,43 @@ def main() -> int:
             rows = [a.row for a in analyze_file(path, settings, split=None, cache=cache, jobs=2)]
             arms[f"cold, {parser_name}, 2 processes"] = time.perf_counter() - started
             assert len(rows) == n
+            # The workers filled the index cache too; first a run with the chunks alone.
+            shutil.rmtree(cache.root / "index")
             started = time.perf_counter()
-            list(analyze_file(path, settings, split=None, cache=cache, jobs=2))
-            arms[f"warm (chunks cached), {parser_name}"] = time.perf_counter() - started
+            rows_chunks = [a.row for a in analyze_file(path, settings, split=None, cache=cache, jobs=2)]
+            arms[f"warm (chunks cached, indexes not), {parser_name}"] = time.perf_counter() - started
+            started = time.perf_counter()
+            rows_warm = [a.row for a in analyze_file(path, settings, split=None, cache=cache, jobs=2)]
+            arms[f"warm (chunks and indexes cached), {parser_name}"] = time.perf_counter() - started
+            if not rows == rows_chunks == rows_warm:
+                raise SystemExit(f"{parser_name}: the rows differ between cold and cached runs")
 
         # What a user runs, from a shell, chunks cached (the paper preset's html.parser
         # cache filled above): interpreter start, imports, analysis on 2 processes,
-        # statistics and every output; best of 3.
-        command = [str(Path(sys.executable).with_name("streamrag")), "analyze", str(path), "--split", "all", "--cache",
-                   str(Path(tmp) / "html.parser"), "--no-figures", "--jobs", "2", "--out", str(Path(tmp) / "run"), "--quiet"]  # fmt: skip
-        shell = []
+        # statistics and every output; without the index cache (the run fills it) and
+        # with it, interleaved, best of 3 each; the tables must be byte-identical.
+        shell: dict[str, list[float]] = {"indexes not cached": [], "indexes cached": []}
+        tables = set()
         for _ in range(3):
-            started = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-            shell.append(time.perf_counter() - started)
-        arms = {"from a shell: streamrag analyze, chunks cached, 2 processes (best of 3)": min(shell), **arms}
+            for arm in shell:
+                if arm == "indexes not cached":
+                    shutil.rmtree(Path(tmp) / "html.parser" / "index")
+                out = Path(tmp) / "run"
+                shutil.rmtree(out, ignore_errors=True)
+                command = [str(Path(sys.executable).with_name("streamrag")), "analyze", str(path), "--split", "all",
+                           "--cache", str(Path(tmp) / "html.parser"), "--no-figures", "--jobs", "2", "--out", str(out),
+                           "--quiet"]  # fmt: skip
+                started = time.perf_counter()
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+                shell[arm].append(time.perf_counter() - started)
+                tables.add((out / "stabilization.csv").read_bytes())
+        if len(tables) != 1:
+            raise SystemExit("streamrag analyze wrote different tables with and without the index cache")
+        arms = {
+            "from a shell: streamrag analyze, chunks and indexes cached, 2 processes (best of 3)": min(shell["indexes cached"]),
+            "from a shell: the same, chunks cached, indexes not (best of 3)": min(shell["indexes not cached"]),
+            **arms,
+        }
 
         cache = ChunkCache(Path(tmp) / "lexbor")
         okapi = AnalysisSettings(chunks=ChunkSettings(parser="lexbor"), bm25=BM25Params(idf="okapi"))

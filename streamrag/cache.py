@@ -6,8 +6,10 @@ was written for, the format version, the chunks and what the chunk cap dropped
 ``ROOT/files/`` holds one manifest per input file read to the end
 (:mod:`streamrag.data.ingest`): what the reading yielded, records without pages and their
 chunk keys, so a rerun need not decompress the file. ``ROOT/pools/`` holds whole chunked
-corpora (BEIR, :mod:`streamrag.data.pool_cache`). An entry whose file is unreadable,
-fails gzip's CRC, or names another key or version is treated as a miss and rebuilt.
+corpora (BEIR, :mod:`streamrag.data.pool_cache`); ``ROOT/index/`` each question's BM25
+index and normalized texts (:mod:`streamrag.retrieval.index_cache`). An entry whose file
+is unreadable, fails gzip's CRC, or names another key or version is treated as a miss
+and rebuilt.
 Writes go to a temporary file in the same folder and are renamed into place, so a
 crash never leaves a half-written entry behind.
 """

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
 from streamrag.data.demo import demo_path
-from streamrag.data.ingest import Question
+from streamrag.data.ingest import Question, ingest
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.tokenize import word_tokens
 
@@ -194,9 +196,48 @@ def test_a_parallel_rerun_leaves_the_chunks_to_the_workers_and_rebuilds_a_bad_en
     monkeypatch.setattr(ChunkCache, "get", lambda self, key: reads.append(key) or real_get(self, key))
     assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
     assert reads == []
-    # An entry that went bad is rebuilt from the file, and the results do not change.
+    # An entry that went bad is rebuilt from the file, and the results do not change
+    # (without the index cache, which the workers filled and would answer first).
     entries = sorted(p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files")
+    assert len(list((tmp_path / "cache" / "index").rglob("*.bin"))) == len(entries)
+    shutil.rmtree(tmp_path / "cache" / "index")
     entries[3].write_bytes(b"not gzip")
     assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
     assert len(reads) == 1  # the parent's one read: the rebuild looking the entry up before chunking again
     assert real_get(cache, entries[3].name.removesuffix(".json.gz")) is not None
+
+
+def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatch) -> None:
+    """A worker's first analysis of cached chunks stores their index; the next reads it
+    (the chunk entry untouched), and gives the same analysis; a bad entry is rebuilt."""
+    from streamrag.analysis.runner import AnalysisSettings, _analyze_cached
+    from streamrag.cache import ChunkCache
+    from streamrag.retrieval.index_cache import index_path
+
+    cache = ChunkCache(tmp_path / "cache")
+    questions = [q for q in ingest(demo_path(), split=None, cache=cache) if hasattr(q, "chunks")][:6]
+    settings = AnalysisSettings()
+    expected = [analyze_question(q, settings) for q in questions]
+    assert all(not index_path(cache.root, q.chunk_key).exists() for q in questions)
+    first = [_analyze_cached(q.record, q.chunk_key, str(cache.root), settings) for q in questions]
+    assert all(index_path(cache.root, q.chunk_key).is_file() for q in questions)
+    real_get = ChunkCache.get
+    monkeypatch.setattr(ChunkCache, "get", lambda self, key: pytest.fail("the chunk entry was read"))
+    second = [_analyze_cached(q.record, q.chunk_key, str(cache.root), settings) for q in questions]
+    for a, b, c in zip(expected, first, second, strict=True):
+        assert a.row == b.row == c.row  # type: ignore[union-attr]
+        for f in dataclasses.fields(a.evidence):  # type: ignore[arg-type]
+            values = [getattr(x.evidence, f.name) for x in (a, b, c)]  # type: ignore[union-attr]
+            for v in values[1:]:
+                np.testing.assert_array_equal(np.asarray(v), np.asarray(values[0]))
+        assert a.gold == c.gold and a.rankings.topk.tolist() == c.rankings.topk.tolist()  # type: ignore[union-attr]
+    # Damaged, truncated or foreign entries are misses: the chunks are indexed again.
+    monkeypatch.setattr(ChunkCache, "get", real_get)
+    path = index_path(cache.root, questions[0].chunk_key)
+    good = path.read_bytes()
+    for bad in (b"", good[:-7], good.replace(questions[0].chunk_key.encode(), b"0" * len(questions[0].chunk_key), 1),
+                good[:40] + b"x" + good[41:], good[:-20] + bytes([good[-20] ^ 0xFF]) + good[-19:]):  # fmt: skip
+        path.write_bytes(bad)
+        again = _analyze_cached(questions[0].record, questions[0].chunk_key, str(cache.root), settings)
+        assert again is not None and again.row == expected[0].row
+        assert path.read_bytes() == good  # rewritten

@@ -36,8 +36,9 @@ from streamrag.grounding import GroundingMode, gold_by_mode
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.hypotheses import hypothesis_rankings
+from streamrag.retrieval.index_cache import IndexedChunks, index_chunks, read_indexed, write_indexed
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
-from streamrag.retrieval.tokenize import RegexTokenizer, word_tokens
+from streamrag.retrieval.tokenize import word_tokens
 
 ROBUSTNESS_K = (1, 3, 5)
 GROUNDING_MODES: tuple[GroundingMode, ...] = ("exact", "relaxed")
@@ -186,17 +187,28 @@ def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any) -> dict[s
 
 
 def analyze_question(
-    question: Question, settings: AnalysisSettings = AnalysisSettings(), *, env: RetrieverEnv | None = None
+    question: Question,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    env: RetrieverEnv | None = None,
+    indexed: IndexedChunks | None = None,
 ) -> QuestionAnalysis:
     """Stabilization of one chunked question (never raises for a question-level problem).
 
     ``env`` holds what retrievers share (embedding cache, model); default: no disk cache.
+    ``indexed``: the question's chunks already indexed (:mod:`streamrag.retrieval.index_cache`);
+    BM25 then reads nothing else of them, and ``question.chunks`` may be empty.
     """
     record = question.record
     meta = _meta(record)
-    tokenizer = RegexTokenizer()
-    tokens = [tokenizer(chunk) for chunk in question.chunks]
-    index = BM25Index.from_tokens(tokens, tokenizer=tokenizer, params=settings.bm25)
+    if indexed is None:
+        index, normalized = index_chunks(question.chunks, settings.bm25)
+        n_pages_unread, n_chunks_cut = question.n_pages_unread, question.n_chunks_cut
+    elif settings.retriever.kind != "bm25" or settings.compare_retrievers:
+        raise ValueError("analyze_question: indexed chunks serve BM25 alone (a dense retriever embeds the chunks)")
+    else:
+        index, normalized = indexed.index, indexed.normalized
+        n_pages_unread, n_chunks_cut = indexed.n_pages_unread, indexed.n_chunks_cut
     k_max = max(settings.k, *ROBUSTNESS_K)
     asr = settings.asr
     hypotheses = None if asr is None else question_hypotheses(asr, record.interaction_id, record.query)
@@ -208,12 +220,11 @@ def analyze_question(
     except NothingToRankError as exc:
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
-    normalized = [" ".join(t) for t in tokens]  # == grounding.normalize(chunk) for this tokenizer
     golds = gold_by_mode(normalized, record.answers, GROUNDING_MODES)
-    row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(question.chunks), settings)
+    row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(normalized), settings)
     if hypotheses is not None:
         row.update(asr_columns(row, hypotheses, asr))
-    row.update(n_pages_unread=question.n_pages_unread, n_chunks_cut=question.n_chunks_cut)
+    row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
@@ -274,11 +285,20 @@ def _analyze_item(
 
 def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis | None:
     """A worker's analysis of a question whose chunks it reads from the cache itself;
-    None when the entry is unusable (the parent then rebuilds it)."""
+    None when the entry is unusable (the parent then rebuilds it).
+
+    The chunks' index comes from the index cache when it holds them; else the worker
+    indexes the chunks and stores the result there for the next run."""
+    cached = read_indexed(Path(root), key, settings.bm25)
+    if cached is not None:
+        return analyze_question(Question(record, [], chunk_key=key), settings, indexed=cached)
     chunked = ChunkCache(root).get(key)
     if chunked is None:
         return None
-    return analyze_question(Question.of(record, chunked, key), settings)
+    index, normalized = index_chunks(chunked.chunks, settings.bm25)
+    indexed = IndexedChunks(index, normalized, chunked.n_pages_unread, chunked.n_chunks_cut)
+    write_indexed(Path(root), key, indexed)
+    return analyze_question(Question.of(record, chunked, key), settings, indexed=indexed)
 
 
 def _analyze_parallel(
