@@ -241,3 +241,16 @@ def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatc
         again = _analyze_cached(questions[0].record, questions[0].chunk_key, str(cache.root), settings)
         assert again is not None and again.row == expected[0].row
         assert path.read_bytes() == good  # rewritten
+
+
+def test_one_process_reruns_read_the_index_cache_too(tmp_path: Path, monkeypatch) -> None:
+    from streamrag.cache import ChunkCache
+
+    cache = ChunkCache(tmp_path / "cache")
+    plain = [a.row for a in analyze_file(demo_path(), split=None, cache=None, jobs=1)]  # no cache at all
+    first = [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)]  # fills both caches
+    assert first == plain
+    n_chunk_entries = len([p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files"])
+    assert len(list((tmp_path / "cache" / "index").rglob("*.bin"))) == n_chunk_entries > 0
+    monkeypatch.setattr(ChunkCache, "get", lambda self, key: pytest.fail("a chunk entry was read"))
+    assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)] == first

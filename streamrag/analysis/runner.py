@@ -264,15 +264,51 @@ def analyze_file(
         "settings": settings.chunks, "cache": cache, "jobs": jobs, "split": split, "limit": limit, "ids": ids,
         "on_error": on_error, "parallel_decompression": parallel_decompression, "progress": progress,
     }  # fmt: skip
-    if jobs > 1 and settings.retriever.kind == "bm25" and not settings.compare_retrievers:
-        # The workers read cached chunks themselves: the parent need not read them too.
-        def recover(ref: CachedQuestion) -> Question:
-            return reread(path, ref, settings.chunks, cache)
+    lexical = settings.retriever.kind == "bm25" and not settings.compare_retrievers
 
+    def recover(ref: CachedQuestion) -> Question:
+        return reread(path, ref, settings.chunks, cache)
+
+    if jobs > 1 and lexical:
+        # The workers read cached chunks themselves: the parent need not read them too.
         yield from _analyze_parallel(ingest_deferred(path, **options), settings, jobs, cache, preload, recover)
+        return
+    if lexical and cache is not None:
+        # One process, BM25: questions whose index is cached need not have their chunks read either.
+        for item in ingest_deferred(path, **options):
+            yield _analyze_in_cache(item, settings, cache, recover)
         return
     for item in ingest(path, **options):
         yield _analyze_item(item, settings, env)
+
+
+def _analyze_in_cache(
+    item: Question | CachedQuestion | SkippedRecord,
+    settings: AnalysisSettings,
+    cache: ChunkCache,
+    recover: Callable[[CachedQuestion], Question],
+) -> QuestionAnalysis:
+    """One question in this process with the index cache, as a worker would analyze it
+    (:func:`_analyze_cached`); chunks already in memory are indexed here and stored."""
+    if isinstance(item, CachedQuestion):
+        analysis = _analyze_cached(item.record, item.chunk_key, str(cache.root), settings)
+        return analysis if analysis is not None else _analyze_item(recover(item), settings)
+    if isinstance(item, SkippedRecord) or not item.chunk_key:
+        return _analyze_item(item, settings)
+    indexed = read_indexed(cache.root, item.chunk_key, settings.bm25) or _index_and_store(
+        cache.root, item.chunk_key, item.chunks, item.n_pages_unread, item.n_chunks_cut, settings
+    )
+    return analyze_question(item, settings, indexed=indexed)
+
+
+def _index_and_store(
+    root: Path, key: str, chunks: list[str], n_pages_unread: int | None, n_chunks_cut: int | None, settings: AnalysisSettings
+) -> IndexedChunks:
+    """Index the chunks of ``key`` and store the result in the index cache for the next run."""
+    index, normalized = index_chunks(chunks, settings.bm25)
+    indexed = IndexedChunks(index, normalized, n_pages_unread, n_chunks_cut)
+    write_indexed(root, key, indexed)
+    return indexed
 
 
 def _analyze_item(
@@ -295,9 +331,7 @@ def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings
     chunked = ChunkCache(root).get(key)
     if chunked is None:
         return None
-    index, normalized = index_chunks(chunked.chunks, settings.bm25)
-    indexed = IndexedChunks(index, normalized, chunked.n_pages_unread, chunked.n_chunks_cut)
-    write_indexed(Path(root), key, indexed)
+    indexed = _index_and_store(Path(root), key, chunked.chunks, chunked.n_pages_unread, chunked.n_chunks_cut, settings)
     return analyze_question(Question.of(record, chunked, key), settings, indexed=indexed)
 
 
