@@ -34,6 +34,7 @@ from typing import Protocol
 import numpy as np
 
 from streamrag.errors import EmptyCorpusError, EmptyQueryError
+from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.embed import Embedder
 from streamrag.retrieval.prefix import PrefixRankings
@@ -250,15 +251,7 @@ class DenseRetriever:
         """Lexical, as for BM25: ``|{i : token_i of query ∈ chunk}| / #tokens`` (0.0 without tokens)."""
         if not 0 <= chunk_idx < self.n_chunks:
             raise IndexError(f"chunk_idx {chunk_idx} out of range for {self.n_chunks} chunks")
-        tokens = self.index.tokenizer(query)
-        if not tokens:
-            return 0.0
-        hits = 0
-        for token in tokens:
-            idx, _ = self.index.postings(token)
-            pos = int(np.searchsorted(idx, idx.dtype.type(chunk_idx)))  # as in chunk_coverage
-            hits += pos < idx.shape[0] and int(idx[pos]) == chunk_idx
-        return hits / len(tokens)
+        return float(chunk_coverage(self.index, self.index.tokenizer(query), np.array([chunk_idx], dtype=np.int64))[0])
 
     def __repr__(self) -> str:
         return f"DenseRetriever(n_chunks={self.n_chunks}, embedder={self.embedder!r})"

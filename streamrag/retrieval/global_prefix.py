@@ -141,22 +141,25 @@ class GlobalPrefixRankings:
 def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
     """global_kernel.rank_words, or None when numba is not installed (an error if ``required``)."""
     try:
-        from streamrag.retrieval.global_kernel import compiled_on_disk, rank_words
+        from streamrag.retrieval.global_kernel import rank_words
     except ImportError as exc:
         if required:
             raise ImportError(f"kernel='numba' needs numba: pip install 'streamrag[fast]' ({exc})") from exc
         return None
-    if not compiled_on_disk():
-        _announce_compile()
+    _announce_compile()
     return rank_words
 
 
 @functools.cache
 def _announce_compile() -> None:
-    """Say once per process why the first ranking pauses (numba compiling, no progress of its own)."""
-    from streamrag.progress import notice
+    """Once per process: if the kernel is not compiled on disk yet, say why the first
+    ranking pauses (numba compiling, no progress of its own)."""
+    from streamrag.retrieval.global_kernel import compiled_on_disk
 
-    notice("compiling the global-scope ranking kernel (numba; once for this install, about 10 s)")
+    if not compiled_on_disk():
+        from streamrag.progress import notice
+
+        notice("compiling the global-scope ranking kernel (numba; once for this install, about 10 s)")
 
 
 def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
