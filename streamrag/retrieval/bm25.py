@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -70,7 +70,8 @@ class BM25Index:
     Attributes:
         params: the :class:`BM25Params`.
         tokenizer: the tokenizer the chunks were tokenized with (queries must use it too).
-        vocabulary: token → term id (row of ``tf``), in first-occurrence order.
+        vocabulary: token → term id (row of ``tf``), in first-occurrence order (a dict, or
+            a :class:`~streamrag.retrieval.index_cache.SortedTerms` read from the index cache).
         tf: ``scipy.sparse.csr_array`` of shape (V, N), int32 term frequencies; a row is
             the postings list of one term, chunk ids ascending. Made on first use: the
             index itself keeps the three CSR arrays (``tf_indptr``, ``tf_indices``,
@@ -107,7 +108,7 @@ class BM25Index:
         tf_indptr: np.ndarray,
         tf_indices: np.ndarray,
         tf_data: np.ndarray,
-        vocabulary: dict[str, int],
+        vocabulary: Mapping[str, int],
         doc_len: np.ndarray,
         params: BM25Params,
         tokenizer: Tokenizer,

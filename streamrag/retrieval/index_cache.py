@@ -10,11 +10,16 @@ One file per entry, ``ROOT/index/ab/abcdef….bin``: a format line, a JSON heade
 (the chunk key, the tokenizer, the parts' sizes and types, a CRC-32 of the payload,
 what the chunk cap dropped), then the payload: chunk lengths, the term-frequency matrix
 in CSR form (the arrays :class:`~streamrag.retrieval.bm25.BM25Index` is built from, each
-in the narrowest integer type that holds it), the vocabulary and the normalized chunk
-texts, each newline-separated (neither tokens nor texts hold a newline). It is not
-compressed: zlib at level 1 made entries about 3× smaller, but inflating one took
-1.4 ms, half of what a question costs with its entry. BM25 parameters are not part of
-it: the index applies the run's own when it is built from the entry.
+in the narrowest integer type that holds it), the term id of each vocabulary term in
+sorted order, the sorted terms and the normalized chunk texts, each newline-separated
+(neither tokens nor texts hold a newline). It is not compressed: zlib at level 1 made
+entries about 3× smaller, but inflating one took 1.4 ms, half of what a question cost
+with its entry. BM25 parameters are not part of it: the index applies the run's own
+when it is built from the entry.
+
+The vocabulary is read as :class:`SortedTerms`, a binary search over the sorted terms:
+a question looks up a few dozen tokens, and turning its ~3,500 terms into a dict cost
+0.7 ms, more than reading the rest of the entry.
 
 An entry that is unreadable, truncated, fails its checksum, names another key or
 tokenizer, or whose sizes disagree is a miss (rebuilt and rewritten). Writes are atomic.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +39,7 @@ from streamrag.atomic import write_bytes_atomic
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer
 
-INDEX_FORMAT = b"streamrag-index 1\n"
+INDEX_FORMAT = b"streamrag-index 2\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +51,72 @@ class IndexedChunks:
     """Each chunk's tokens joined by single spaces (what grounding searches)."""
     n_pages_unread: int | None
     n_chunks_cut: int | None
+
+
+class SortedTerms(Mapping[str, int]):
+    """A vocabulary (token → term id) kept as its terms in sorted order, looked up by
+    binary search: no dict is built, no term is hashed.
+
+    ``text``: the terms in ascending UTF-8 byte order (code point order), joined by
+    newlines; ``ids``: the term id of each, in that order. Iterating yields the terms in
+    term-id order, as the dict of :meth:`~streamrag.retrieval.bm25.BM25Index.from_tokens`.
+    """
+
+    __slots__ = ("_ends", "_ids", "_starts", "_text")
+
+    def __init__(self, text: bytes, ids: np.ndarray) -> None:
+        newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10) if ids.shape[0] else np.zeros(0, np.int64)
+        if newlines.shape[0] != max(ids.shape[0] - 1, 0):
+            raise ValueError(f"{ids.shape[0]} term ids for {newlines.shape[0] + 1} terms")
+        self._text = text
+        self._starts: list[int] = [0, *(newlines + 1).tolist()] if ids.shape[0] else []
+        self._ends: list[int] = [*newlines.tolist(), len(text)] if ids.shape[0] else []
+        self._ids: list[int] = ids.tolist()
+
+    def _find(self, token: object) -> int:
+        """Position of ``token`` in sorted order, or −1."""
+        if type(token) is not str:
+            return -1
+        key = token.encode("utf-8")
+        text, starts, ends = self._text, self._starts, self._ends
+        lo, hi = 0, len(starts)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if text[starts[mid] : ends[mid]] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(starts) and text[starts[lo] : ends[lo]] == key else -1
+
+    def get(self, token: object, default: object = None) -> object:  # type: ignore[override]
+        at = self._find(token)
+        return self._ids[at] if at >= 0 else default
+
+    def __getitem__(self, token: str) -> int:
+        at = self._find(token)
+        if at < 0:
+            raise KeyError(token)
+        return self._ids[at]
+
+    def __contains__(self, token: object) -> bool:
+        return self._find(token) >= 0
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[str]:
+        text, starts, ends = self._text, self._starts, self._ends
+        for at in np.argsort(np.array(self._ids, dtype=np.int64), kind="stable").tolist():
+            yield text[starts[at] : ends[at]].decode("utf-8")
+
+    def __repr__(self) -> str:
+        return f"SortedTerms({len(self)} terms)"
+
+    @staticmethod
+    def encode(vocabulary: Mapping[str, int]) -> tuple[bytes, np.ndarray]:
+        """``(text, ids)`` of ``vocabulary`` for :class:`SortedTerms`."""
+        encoded = sorted((term.encode("utf-8"), term_id) for term, term_id in vocabulary.items())
+        return b"\n".join(term for term, _ in encoded), np.array([i for _, i in encoded], dtype=np.int64)
 
 
 def index_chunks(chunks: list[str], params: BM25Params) -> tuple[BM25Index, list[str]]:
@@ -81,10 +153,10 @@ def _compact(a: np.ndarray) -> np.ndarray:
 def write_indexed(root: Path, chunk_key: str, indexed: IndexedChunks) -> None:
     """Store ``indexed`` for the chunks of ``chunk_key`` (atomically)."""
     index = indexed.index
-    arrays = [_compact(a) for a in (index.doc_len, index.tf_indptr, index.tf_indices, index.tf_data)]
-    vocabulary = "\n".join(index.vocabulary).encode("utf-8")  # term ids are 0 … V−1 in insertion order
+    terms, term_ids = SortedTerms.encode(index.vocabulary)
+    arrays = [_compact(a) for a in (index.doc_len, index.tf_indptr, index.tf_indices, index.tf_data, term_ids)]
     texts = "\n".join(indexed.normalized).encode("utf-8")
-    parts = [a.tobytes() for a in arrays] + [vocabulary, texts]
+    parts = [a.tobytes() for a in arrays] + [terms, texts]
     header = {
         "key": chunk_key,
         "tokenizer": _tokenizer_id(index.tokenizer),
@@ -118,7 +190,7 @@ def read_indexed(root: Path, chunk_key: str, params: BM25Params) -> IndexedChunk
             return None
         payload = memoryview(blob)[end + 1 :]
         sizes, dtypes = header["sizes"], header["dtypes"]
-        if len(sizes) != 6 or len(dtypes) != 4 or not set(dtypes) <= _DTYPES or sum(sizes) != len(payload):
+        if len(sizes) != 7 or len(dtypes) != 5 or not set(dtypes) <= _DTYPES or sum(sizes) != len(payload):
             return None
         if zlib.crc32(payload) != header["crc32"]:
             return None
@@ -126,16 +198,17 @@ def read_indexed(root: Path, chunk_key: str, params: BM25Params) -> IndexedChunk
         for size in sizes:
             parts.append(payload[at : at + size])
             at += size
-        doc_len, indptr, indices, data = (
+        doc_len, indptr, indices, data, term_ids = (
             np.frombuffer(part, dtype=np.dtype(dtype)).astype(target)
-            for part, dtype, target in zip(parts, dtypes, (np.int64, np.int64, np.int32, np.int32), strict=False)
+            for part, dtype, target in zip(parts, dtypes, (np.int64, np.int64, np.int32, np.int32, np.int64), strict=False)
         )
         n_chunks, n_terms, n_postings = header["n_chunks"], header["n_terms"], header["n_postings"]
-        vocabulary = str(parts[4], "utf-8").split("\n") if n_terms else []
-        normalized = str(parts[5], "utf-8").split("\n") if n_chunks else []
+        vocabulary = SortedTerms(bytes(parts[5]), term_ids)
+        normalized = str(parts[6], "utf-8").split("\n") if n_chunks else []
         counts = header["n_pages_unread"], header["n_chunks_cut"]
         consistent = (
             len(vocabulary) == n_terms
+            and np.array_equal(np.bincount(term_ids, minlength=n_terms), np.ones(n_terms, dtype=np.int64))
             and len(normalized) == doc_len.shape[0] == n_chunks
             and indptr.shape[0] == n_terms + 1
             and indices.shape[0] == data.shape[0] == n_postings
@@ -148,7 +221,7 @@ def read_indexed(root: Path, chunk_key: str, params: BM25Params) -> IndexedChunk
         if not consistent:
             return None
         index = BM25Index(
-            tf_indptr=indptr, tf_indices=indices, tf_data=data, vocabulary=dict(zip(vocabulary, range(n_terms), strict=True)),
+            tf_indptr=indptr, tf_indices=indices, tf_data=data, vocabulary=vocabulary,
             doc_len=doc_len, params=params, tokenizer=tokenizer,
         )  # fmt: skip
         return IndexedChunks(index, normalized, *counts)
