@@ -207,6 +207,36 @@ def test_a_parallel_rerun_leaves_the_chunks_to_the_workers_and_rebuilds_a_bad_en
     assert real_get(cache, entries[3].name.removesuffix(".json.gz")) is not None
 
 
+def test_parallel_analysis_batches_cached_questions_and_keeps_input_order(tmp_path: Path, monkeypatch) -> None:
+    """Cached questions go to the workers 1, 2, 4, then MAX_BATCH per task; anything else
+    (here a skipped record) ends the batch and goes alone; results come in input order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import streamrag.processes as processes
+    from streamrag.analysis.runner import MAX_BATCH, AnalysisSettings, _analyze_item, _analyze_parallel
+    from streamrag.cache import ChunkCache
+    from streamrag.data.crag import SkippedRecord
+
+    cache = ChunkCache(tmp_path / "cache")
+    questions = [q for q in ingest(demo_path(), split=None, cache=cache) if hasattr(q, "chunks")]
+    assert len(questions) >= 3 + 4 + MAX_BATCH + 1
+    sizes: list[int] = []
+
+    class Recording(ThreadPoolExecutor):  # the workers' functions, in threads, to see the tasks
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            sizes.append(len(args[0]))
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(processes, "worker_pool", Recording)
+    skipped = SkippedRecord(4, "x", "bad line")
+    items = [*questions[:3], skipped, *questions[3:]]
+    settings = AnalysisSettings()
+    got = list(_analyze_parallel(iter(items), settings, 2, cache))
+    assert [a.row for a in got] == [_analyze_item(item, settings).row for item in items]
+    rest = len(questions) - 3 - 4
+    assert sizes == [1, 2, 1, 4, *[MAX_BATCH] * (rest // MAX_BATCH), *([rest % MAX_BATCH] if rest % MAX_BATCH else [])]
+
+
 def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatch) -> None:
     """A worker's first analysis of cached chunks stores their index; the next reads it
     (the chunk entry untouched), and gives the same analysis; a bad entry is rebuilt."""

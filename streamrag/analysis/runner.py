@@ -319,6 +319,19 @@ def _analyze_item(
     return analyze_question(item, settings, env=env)
 
 
+MAX_BATCH = 8
+"""Cached questions per worker task (see :func:`_analyze_parallel`)."""
+
+
+def _analyze_cached_batch(refs: list[tuple[Any, str]], root: str, settings: AnalysisSettings) -> list[QuestionAnalysis | None]:
+    """:func:`_analyze_cached` over ``(record, chunk_key)`` pairs, in a worker."""
+    return [_analyze_cached(record, key, root, settings) for record, key in refs]
+
+
+def _analyze_items(items: list[Question | SkippedRecord], settings: AnalysisSettings) -> list[QuestionAnalysis]:
+    return [_analyze_item(item, settings) for item in items]
+
+
 def _analyze_cached(record: Any, key: str, root: str, settings: AnalysisSettings) -> QuestionAnalysis | None:
     """A worker's analysis of a question whose chunks it reads from the cache itself;
     None when the entry is unusable (the parent then rebuilds it).
@@ -343,45 +356,66 @@ def _analyze_parallel(
     preload: Sequence[str] = (),
     recover: Callable[[CachedQuestion], Question] | None = None,
 ) -> Iterator[QuestionAnalysis]:
-    """BM25 analyses on ``jobs`` processes, in input order, at most ``4·jobs`` questions in
+    """BM25 analyses on ``jobs`` processes, in input order, at most ``4·jobs`` tasks in
     flight (memory stays bounded on any file). A question whose chunks are in the cache
     travels as its record and key (workers read the chunks; shipping them would cost
-    more than the analysis); if a worker finds the entry unusable, this process analyzes
-    the question from its chunks, or from ``recover(ref)`` for a :class:`CachedQuestion`.
-    Dense retrievers stay in this process: each worker would load its own model."""
+    more than the analysis), in batches of 1, 2, 4, then :data:`MAX_BATCH` consecutive
+    such questions per task (a cached question takes a worker ~2 ms, so one task each
+    would spend a good share of this process on passing tasks); if a worker finds the
+    entry unusable, this process analyzes the question from its chunks, or from
+    ``recover(ref)`` for a :class:`CachedQuestion`. Dense retrievers stay in this
+    process: each worker would load its own model."""
     from collections import deque
 
     from streamrag.processes import all_workers_started, import_in_background, worker_pool
 
-    def result(item: Question | CachedQuestion | SkippedRecord, future: Any) -> QuestionAnalysis:
-        analysis = future.result()
-        if analysis is not None:
-            return cast(QuestionAnalysis, analysis)
-        if isinstance(item, CachedQuestion):
-            if recover is None:
+    def results(batch: list[Question | CachedQuestion | SkippedRecord], future: Any) -> Iterator[QuestionAnalysis]:
+        for item, analysis in zip(batch, future.result(), strict=True):
+            if analysis is not None:
+                yield cast(QuestionAnalysis, analysis)
+                continue
+            if not isinstance(item, CachedQuestion):
+                yield _analyze_item(cast(Question, item), settings)
+            elif recover is None:
                 raise CacheError(f"chunk cache entry {item.chunk_key} is unusable and nothing can rebuild it")
-            item = recover(item)
-        return _analyze_item(cast(Question, item), settings)
+            else:
+                yield _analyze_item(recover(item), settings)
 
     window = 4 * jobs
     root = None if cache is None else str(cache.root)
     pool = worker_pool(jobs)  # workers exit with this process, even on kill -9
     try:
-        pending: deque[tuple[Any, Any]] = deque()
+        pending: deque[tuple[list[Any], Any]] = deque()
+        batch: list[Question | CachedQuestion] = []
+        size = 1  # of the next batch of cached questions: 1, 2, 4, … MAX_BATCH
+
+        def submit_batch() -> None:
+            nonlocal size
+            refs = [(q.record, q.chunk_key) for q in batch]
+            pending.append((batch.copy(), pool.submit(_analyze_cached_batch, refs, str(root), settings)))
+            batch.clear()
+            size = min(2 * size, MAX_BATCH)
+
         for item in items:
             if isinstance(item, CachedQuestion) or (root is not None and isinstance(item, Question) and item.chunk_key):
                 # (a CachedQuestion only comes from a cache's manifest)
-                pending.append((item, pool.submit(_analyze_cached, item.record, item.chunk_key, str(root), settings)))
+                batch.append(item)
+                if len(batch) >= size:
+                    submit_batch()
             else:
-                pending.append((item, pool.submit(_analyze_item, item, settings)))
+                if batch:
+                    submit_batch()
+                pending.append(([item], pool.submit(_analyze_items, [item], settings)))
             if preload and all_workers_started(pool, jobs):  # no fork after this: a thread is safe
                 import_in_background(preload)
                 preload = ()
             while len(pending) > window:
-                yield result(*pending.popleft())
-        if preload:  # fewer questions than workers: nothing is submitted, so nothing forked, any more
+                yield from results(*pending.popleft())
+        if batch:
+            submit_batch()
+        if preload:  # fewer tasks than workers: nothing is submitted, so nothing forked, any more
             import_in_background(preload)
         while pending:
-            yield result(*pending.popleft())
+            yield from results(*pending.popleft())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
