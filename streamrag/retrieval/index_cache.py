@@ -115,8 +115,8 @@ class SortedTerms(Mapping[str, int]):
     @staticmethod
     def encode(vocabulary: Mapping[str, int]) -> tuple[bytes, np.ndarray]:
         """``(text, ids)`` of ``vocabulary`` for :class:`SortedTerms`."""
-        encoded = sorted((term.encode("utf-8"), term_id) for term, term_id in vocabulary.items())
-        return b"\n".join(term for term, _ in encoded), np.array([i for _, i in encoded], dtype=np.int64)
+        terms = sorted(vocabulary)  # code point order, which is UTF-8 byte order
+        return "\n".join(terms).encode("utf-8"), np.array([vocabulary[t] for t in terms], dtype=np.int64)
 
 
 def index_chunks(chunks: list[str], params: BM25Params) -> tuple[BM25Index, list[str]]:
