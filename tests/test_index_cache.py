@@ -62,8 +62,9 @@ def test_sorted_terms_byte_order_prefixes_and_misses() -> None:
 def test_sorted_terms_empty_and_counts_checked() -> None:
     empty = _sorted({})
     assert len(empty) == 0 and list(empty) == [] and empty.get("a") is None
-    with pytest.raises(ValueError, match="term ids"):
-        SortedTerms(b"a\nb", np.array([0], dtype=np.int64))
+    for text, ids in ((b"a\nb", [0]), (b"a", []), (b"", [0])):
+        with pytest.raises(ValueError, match="term ids"):
+            SortedTerms(text, np.array(ids, dtype=np.int64))
 
 
 def test_an_index_read_back_scores_as_built(tmp_path: Path) -> None:

@@ -65,9 +65,9 @@ class SortedTerms(Mapping[str, int]):
     __slots__ = ("_ends", "_ids", "_starts", "_text")
 
     def __init__(self, text: bytes, ids: np.ndarray) -> None:
-        newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10) if ids.shape[0] else np.zeros(0, np.int64)
-        if newlines.shape[0] != max(ids.shape[0] - 1, 0):
-            raise ValueError(f"{ids.shape[0]} term ids for {newlines.shape[0] + 1} terms")
+        newlines = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10)
+        if (newlines.shape[0] + 1 if text else 0) != ids.shape[0]:
+            raise ValueError(f"{ids.shape[0]} term ids for {newlines.shape[0] + 1 if text else 0} terms")
         self._text = text
         self._starts: list[int] = [0, *(newlines + 1).tolist()] if ids.shape[0] else []
         self._ends: list[int] = [*newlines.tolist(), len(text)] if ids.shape[0] else []
