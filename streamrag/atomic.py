@@ -13,9 +13,7 @@ for :data:`STALE_AFTER_S`, is stale; a live writer's file is never touched.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
-import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,13 +25,24 @@ not say which process wrote it, or written from another machine on a shared fold
 _GRACE_S = 60.0  # a dead pid on this machine may be a live process elsewhere: wait a little
 
 
+_RANDOM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+"""The characters of ``tempfile``'s 8 random ones."""
+
+
 def _temporary_of(name: str, target_name: str) -> tuple[bool, int | None]:
     """Whether ``name`` is a temporary file of ``target_name`` (``.{target}.[{pid}-]{8 random}.tmp``,
-    as :func:`atomic_path` makes them, older versions without the pid), and its writer's pid."""
-    m = re.fullmatch(rf"\.{re.escape(target_name)}\.(?:(\d+)-)?[a-z0-9_]{{8}}\.tmp", name)
-    if m is None:
+    as :func:`atomic_path` makes them, older versions without the pid), and its writer's pid.
+
+    Parsed by hand: a regex made from the target's name was compiled on every write
+    (each name is new to ``re``'s cache), 0.25–0.4 ms of an atomic write's ~1 ms."""
+    prefix = f".{target_name}."
+    if not (name.startswith(prefix) and name.endswith(".tmp")):
         return False, None
-    return True, int(m.group(1)) if m.group(1) else None
+    middle = name[len(prefix) : -len(".tmp")]
+    pid, dash, random = middle.rpartition("-")
+    if len(random) != 8 or not _RANDOM.issuperset(random) or (pid and not pid.isdecimal()) or (dash and not pid):
+        return False, None
+    return True, int(pid) if pid else None
 
 
 def _alive(pid: int) -> bool:
@@ -52,17 +61,19 @@ def remove_stale_temporaries(target: Path, now: float) -> list[Path]:
     ``now`` is in the file system's time (the mtime of a file just made): ages compare
     mtimes of one file system, whatever the clocks of the machines writing to it."""
     removed: list[Path] = []
+    folder = target.parent
     try:
-        candidates = list(target.parent.glob(f".{glob.escape(target.name)}.*.tmp"))
+        with os.scandir(folder) as entries:
+            candidates = [(entry.name, *_temporary_of(entry.name, target.name)) for entry in entries]
     except OSError:
         return removed
-    for tmp in candidates:
+    for name, ours, pid in candidates:
+        if not ours:
+            continue
+        tmp = folder / name
         try:
             age_s = now - tmp.stat().st_mtime
         except OSError:
-            continue
-        ours, pid = _temporary_of(tmp.name, target.name)
-        if not ours:
             continue
         dead = pid is not None and pid != os.getpid() and not _alive(pid)
         if age_s > STALE_AFTER_S or (dead and age_s > _GRACE_S):

@@ -270,6 +270,36 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fig.png", live.name, other.name])
 
 
+def test_temporary_names_are_recognized_as_their_pattern_says() -> None:
+    """``.{target}.[{pid}-]{8 of [a-z0-9_]}.tmp`` (parsed without a regex) agrees with that regex."""
+    import itertools
+    import re
+
+    from streamrag.atomic import _temporary_of
+
+    def reference(name: str, target: str) -> tuple[bool, int | None]:
+        m = re.fullmatch(rf"\.{re.escape(target)}\.(?:(\d+)-)?[a-z0-9_]{{8}}\.tmp", name)
+        return (False, None) if m is None else (True, int(m.group(1)) if m.group(1) else None)
+
+    # Every combination of a target, a start, a pid, a separator, 8 "random" characters
+    # and an end, near misses included (a superscript ² is a digit but not decimal).
+    targets = ["fig.png", "a", "a.b", "summary.json", "x-y.tmp"]
+    starts = ["", ".", "{}.", ".{}.", ".{}.b."]
+    pids = ["", "12", "٣", "²", "x", "1-2", "-"]
+    seps = ["", "-", "."]
+    randoms = ["abcd1234", "abcd123", "abcd12345", "ABCD1234", "zz_9zz_9", "abc-1234", ""]
+    ends = [".tmp", "", ".tm", ".tmp.tmp"]
+    n_ours = 0
+    for target, start, pid, sep, random, end in itertools.product(targets, starts, pids, seps, randoms, ends):
+        name = start.format(target) + pid + sep + random + end
+        assert _temporary_of(name, target) == reference(name, target), (name, target)
+        n_ours += reference(name, target)[0]
+    assert n_ours > 20  # the comparison covered names that are temporaries, too
+    assert _temporary_of(".fig.png.123-abcd1234.tmp", "fig.png") == (True, 123)
+    assert _temporary_of(".fig.png.k2j4h5g6.tmp", "fig.png") == (True, None)
+    assert _temporary_of(".fig.png.-abcd1234.tmp", "fig.png") == (False, None)
+
+
 # 9. sweep --resume refuses a folder made by another grid ----------------------------
 
 GRID = """name = "g"
