@@ -19,7 +19,7 @@ when it is built from the entry.
 
 The vocabulary is read as :class:`SortedTerms`, a binary search over the sorted terms:
 a question looks up a few dozen tokens, and turning its ~3,500 terms into a dict cost
-0.7 ms, more than reading the rest of the entry.
+0.5–0.8 ms, more than reading the rest of the entry.
 
 An entry that is unreadable, truncated, fails its checksum, names another key or
 tokenizer, or whose sizes disagree is a miss (rebuilt and rewritten). Writes are atomic.
