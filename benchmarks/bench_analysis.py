@@ -33,12 +33,13 @@ from _common import OUT_DIR, save
 from rank_bm25 import BM25Okapi
 
 from streamrag.analysis import metrics
-from streamrag.analysis.runner import AnalysisSettings, analyze_file, analyze_question
-from streamrag.cache import ChunkCache
-from streamrag.chunking import ChunkSettings
+from streamrag.analysis.execution import analyze_file
+from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
+from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunking import ChunkSettings
 from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.grounding import gold_chunks
 from streamrag.data.ingest import ingest
-from streamrag.grounding import gold_chunks
 from streamrag.retrieval import BM25Params, RegexTokenizer, rank_topk
 
 

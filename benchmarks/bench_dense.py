@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from _common import CRAG_DIR, save
 
-from streamrag.analysis.runner import AnalysisSettings, analyze_question
+from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
 from streamrag.data.ingest import ingest
 from streamrag.retrieval.dense import exact_topk, to_grid
 from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from _common import OUT_DIR, save
 
-from streamrag.cache import ChunkCache
-from streamrag.chunking import ChunkSettings
+from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunking import ChunkSettings
 from streamrag.data.crag import read_records
 from streamrag.data.generate import GeneratorSettings, write_crag_file
 from streamrag.data.ingest import ingest

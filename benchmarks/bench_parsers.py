@@ -15,8 +15,8 @@ import time
 
 from _common import CRAG_DIR, save
 
-from streamrag.analysis.runner import AnalysisSettings, analyze_question
-from streamrag.chunking import ChunkSettings, chunk_pages, page_text
+from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
+from streamrag.data.chunking import ChunkSettings, chunk_pages, page_text
 from streamrag.data.crag import read_records
 from streamrag.data.ingest import Question
 

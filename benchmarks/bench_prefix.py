@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from streamrag.chunking import ChunkSettings, chunk_pages
+from streamrag.data.chunking import ChunkSettings, chunk_pages
 from streamrag.data.crag import SearchResult
 from streamrag.retrieval import BM25Index, BM25Params, RegexTokenizer, prefix_rankings, rank_topk
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from streamrag.data.generate import generate_stabilization_table
 from streamrag.simulator.questions import questions_from_frame, select_for
 from streamrag.simulator.results import summarize
-from streamrag.simulator.runner import simulate
 from streamrag.simulator.scenario import load_scenario
+from streamrag.simulator.simulate import simulate
 
 OUT = Path(__file__).resolve().parent / "out"
 

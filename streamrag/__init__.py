@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from streamrag.base.version import __version__
 
 _PUBLIC = {
     "analyze": "streamrag.api",
@@ -27,7 +27,7 @@ _PUBLIC = {
     "read_table": "streamrag.analysis.table",
     "load_scenario": "streamrag.simulator.scenario",
     "list_scenarios": "streamrag.simulator.scenario",
-    "StreamragError": "streamrag.errors",
+    "StreamragError": "streamrag.base.errors",
 }
 
 __all__ = ["StreamragError", "__version__", "analyze", "list_scenarios", "load_scenario", "read_run", "read_table", "simulate"]

@@ -56,12 +56,12 @@ def analyze(
     folder (default: none, so a notebook leaves no files behind).
     """
     from streamrag.analysis.entry import analyze_input
-    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.analysis.stats import resolve_params, summarize
     from streamrag.analysis.study import table_frame, write_study
-    from streamrag.cache import ChunkCache
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.data.chunk_cache import ChunkCache
     from streamrag.data.selection import Selection
-    from streamrag.outputs import check_out_dir
 
     settings = AnalysisSettings.model_validate({"k": k, "grounding": grounding, "retriever": retriever})
     selection = Selection.model_validate(
@@ -101,12 +101,12 @@ def simulate(
     ``out`` the run folder is written as ``streamrag simulate`` writes it (refused when it
     holds an earlier run).
     """
-    from streamrag.errors import ConfigError
-    from streamrag.outputs import check_out_dir
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.questions import load_selected
-    from streamrag.simulator.runner import manifest_json, summary_json, write_run
-    from streamrag.simulator.runner import simulate as run_simulation
     from streamrag.simulator.scenario import load_scenario
+    from streamrag.simulator.simulate import manifest_json, summary_json, write_run
+    from streamrag.simulator.simulate import simulate as run_simulation
 
     if isinstance(scenario, str):
         rs = load_scenario(scenario, list(set), seed=seed)
@@ -121,7 +121,7 @@ def simulate(
     is_table = str(source).endswith(".csv")
     cache = None
     if not is_table:
-        from streamrag.cache import ChunkCache, default_cache_dir
+        from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
 
         cache = ChunkCache(default_cache_dir())
     qs = load_selected(
@@ -158,7 +158,7 @@ def read_run(folder: PathLike) -> pd.DataFrame:
     ``attrs``: ``kind`` (``sweep``, ``simulation``, ``analysis``), ``summary`` and
     ``manifest`` (the folder's JSON files, ``None`` when absent).
     """
-    from streamrag.errors import InputError
+    from streamrag.base.errors import InputError
 
     run = Path(folder)
     if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
@@ -181,7 +181,7 @@ def read_run(folder: PathLike) -> pd.DataFrame:
 
 
 def _json_or_none(path: Path) -> Any:
-    from streamrag.errors import InputError
+    from streamrag.base.errors import InputError
 
     if not path.is_file():
         return None

@@ -19,7 +19,7 @@ import argparse
 import importlib
 import sys
 
-from streamrag import __version__
+from streamrag.base.version import __version__
 
 COMMANDS = (
     "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
@@ -78,7 +78,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
     Progress: a bar on a terminal, plain periodic lines otherwise (nohup, SLURM,
     ``2> log``), JSON lines with ``--log-json``, none with ``--quiet``.
     """
-    from streamrag import logs, progress
+    from streamrag.base import logs, progress
 
     level_name = "error" if args.quiet else "info" if args.verbose and args.log_level == "warning" else args.log_level
     logs.configure(level_name, json=args.log_json)
@@ -89,8 +89,8 @@ def _configure_logging(args: argparse.Namespace) -> None:
 
 
 def _configure_figures(dpi: float) -> None:
-    from streamrag import figures
-    from streamrag.errors import ConfigError
+    from streamrag.base import figures
+    from streamrag.base.errors import ConfigError
 
     if not 10 <= dpi <= 2400:
         raise ConfigError(f"--dpi: {dpi:g} is outside 10..2400")
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     _configure_logging(args)
-    from streamrag.errors import StreamragError
-    from streamrag.terminal import printable
+    from streamrag.base.errors import StreamragError
+    from streamrag.base.terminal import printable
 
     try:
         _configure_figures(args.dpi)

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from streamrag.base.overrides import parse_override
 from streamrag.engine.loop import run_virtual
-from streamrag.overrides import parse_override
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.runner import replay_question
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
+from streamrag.simulator.simulate import replay_question
 
 
 def table_q(qid: str = "q", n: int = 6, t_sc: int | None = None, t_suf: int | None = None, qtype: str = "") -> SimQuestion:

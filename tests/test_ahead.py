@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from streamrag.errors import EmptyQueryError
+from streamrag.base.errors import EmptyQueryError
 from streamrag.retrieval.ahead import ranked_in_order
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from streamrag.analysis.anchor import t_anchor, t_pivot
-from streamrag.analysis.runner import analyze_file, analyze_question
+from streamrag.analysis.execution import analyze_file
+from streamrag.analysis.stabilize import analyze_question
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
@@ -172,8 +173,8 @@ def test_prefix_evidence_is_what_a_from_scratch_computation_gives(crag_sample: P
 
 @pytest.mark.parametrize("cached", [False, True])
 def test_analysis_on_two_processes_equals_one(tmp_path: Path, cached: bool) -> None:
-    from streamrag.analysis.runner import analyze_file
-    from streamrag.cache import ChunkCache
+    from streamrag.analysis.execution import analyze_file
+    from streamrag.data.chunk_cache import ChunkCache
 
     cache = ChunkCache(tmp_path / "cache") if cached else None
     one = list(analyze_file(demo_path(), split=None, cache=cache, jobs=1))
@@ -186,7 +187,7 @@ def test_analysis_on_two_processes_equals_one(tmp_path: Path, cached: bool) -> N
 
 
 def test_a_parallel_rerun_leaves_the_chunks_to_the_workers_and_rebuilds_a_bad_entry(tmp_path: Path, monkeypatch) -> None:
-    from streamrag.cache import ChunkCache
+    from streamrag.data.chunk_cache import ChunkCache
 
     cache = ChunkCache(tmp_path / "cache")
     first = [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)]  # fills cache and manifest
@@ -212,9 +213,10 @@ def test_parallel_analysis_batches_cached_questions_and_keeps_input_order(tmp_pa
     (here a skipped record) ends the batch and goes alone; results come in input order."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import streamrag.processes as processes
-    from streamrag.analysis.runner import MAX_BATCH, AnalysisSettings, _analyze_item, _analyze_parallel
-    from streamrag.cache import ChunkCache
+    import streamrag.base.processes as processes
+    from streamrag.analysis.execution import MAX_BATCH, _analyze_item, _analyze_parallel
+    from streamrag.analysis.stabilize import AnalysisSettings
+    from streamrag.data.chunk_cache import ChunkCache
     from streamrag.data.crag import SkippedRecord
 
     cache = ChunkCache(tmp_path / "cache")
@@ -240,8 +242,9 @@ def test_parallel_analysis_batches_cached_questions_and_keeps_input_order(tmp_pa
 def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatch) -> None:
     """A worker's first analysis of cached chunks stores their index; the next reads it
     (the chunk entry untouched), and gives the same analysis; a bad entry is rebuilt."""
-    from streamrag.analysis.runner import AnalysisSettings, _analyze_cached
-    from streamrag.cache import ChunkCache
+    from streamrag.analysis.execution import _analyze_cached
+    from streamrag.analysis.stabilize import AnalysisSettings
+    from streamrag.data.chunk_cache import ChunkCache
     from streamrag.retrieval.index_cache import index_path
 
     cache = ChunkCache(tmp_path / "cache")
@@ -274,7 +277,7 @@ def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatc
 
 
 def test_one_process_reruns_read_the_index_cache_too(tmp_path: Path, monkeypatch) -> None:
-    from streamrag.cache import ChunkCache
+    from streamrag.data.chunk_cache import ChunkCache
 
     cache = ChunkCache(tmp_path / "cache")
     plain = [a.row for a in analyze_file(demo_path(), split=None, cache=None, jobs=1)]  # no cache at all

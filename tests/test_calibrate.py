@@ -19,12 +19,12 @@ import pytest
 from _simhelpers import small_table
 
 from streamrag.analysis.table import write_table
+from streamrag.base.errors import ConfigError, InputError
 from streamrag.calibration.fit import fit_stage, ks_distance
 from streamrag.calibration.measurements import read_measurements
 from streamrag.cli import main
 from streamrag.engine.latency import GammaLatency, LogNormalLatency
 from streamrag.engine.profiles import load_profile
-from streamrag.errors import ConfigError, InputError
 from streamrag.simulator.scenario import load_scenario
 
 N = 5000

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from streamrag.cache import ChunkCache
-from streamrag.chunking import ChunkSettings, chunk_key, chunk_pages, window_words
+from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunking import ChunkSettings, chunk_key, chunk_pages, window_words
 from streamrag.data.crag import SearchResult, read_records
 from streamrag.data.ingest import ingest
-from streamrag.text import html_to_text
+from streamrag.data.text import html_to_text
 
 PARSERS = ("html.parser", "lexbor")
 

@@ -8,7 +8,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamrag.correlation import average_ranks, pearson, spearman, t_two_sided_p
+from streamrag.base.correlation import average_ranks, pearson, spearman, t_two_sided_p
 
 pairs = st.integers(3, 60).flatmap(
     lambda n: st.tuples(

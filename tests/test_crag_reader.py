@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from streamrag.base.errors import DataFileError, RecordError
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord, SkippedRecord, read_records
-from streamrag.errors import DataFileError, RecordError
 
 
 def _record(i: int = 0, **over) -> dict:

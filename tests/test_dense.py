@@ -17,14 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrag.analysis.compare import retriever_comparison
-from streamrag.analysis.runner import AnalysisSettings, analyze_file, analyze_question
+from streamrag.analysis.execution import analyze_file
+from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
 from streamrag.analysis.study import run_study
+from streamrag.base.errors import CacheError, EmptyCorpusError, EmptyQueryError
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
 from streamrag.data.demo import demo_path
 from streamrag.data.ingest import Question
 from streamrag.data.selection import Selection
-from streamrag.errors import CacheError, EmptyCorpusError, EmptyQueryError
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig
 from streamrag.retrieval import dense as dense_mod
 from streamrag.retrieval.base import BM25Retriever, Retriever
@@ -296,7 +297,7 @@ def test_missing_extra_is_a_one_line_error(
 
 def test_importing_the_dense_modules_does_not_import_torch() -> None:
     code = (
-        "import sys, streamrag.retrieval.dense, streamrag.retrieval.minilm, streamrag.analysis.runner, streamrag.cli; "
+        "import sys, streamrag.retrieval.dense, streamrag.retrieval.minilm, streamrag.analysis.stabilize, streamrag.cli; "
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streamrag.analysis.runner import AnalysisSettings, analyze_file
+from streamrag.analysis.execution import analyze_file
+from streamrag.analysis.stabilize import AnalysisSettings
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
 from streamrag.retrieval.dense import DenseRetriever, minilm_embedder

@@ -9,8 +9,8 @@ from pydantic_core import to_json
 
 from streamrag.engine.trace import dump_events, parse_event
 from streamrag.simulator.results import results_csv
-from streamrag.simulator.runner import simulate, summary_json
 from streamrag.simulator.scenario import scenario_from_dict
+from streamrag.simulator.simulate import simulate, summary_json
 
 
 def _questions(n: int = 40):

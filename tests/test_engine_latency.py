@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from streamrag.base.errors import ConfigError
 from streamrag.engine import profiles
 from streamrag.engine.latency import Z90, ConstantLatency, LogNormalLatency, QuantileLatency
-from streamrag.errors import ConfigError
 
 # Stream RAG (Arora et al., arXiv 2510.02044), Table 3, ms
 ARORA = {"G": (590, 850), "L": (2780, 4900), "F": (2520, 3250)}
@@ -79,7 +79,7 @@ def test_named_profiles_load_with_provenance():
 def test_profiles_are_read_as_package_resources():
     # importlib.resources Traversables (the installed data package, or the checkout's
     # top-level folders in development)
-    from streamrag.resources import calibration_dir, scenarios_dir
+    from streamrag.base.bundled import calibration_dir, scenarios_dir
 
     root = calibration_dir()
     assert (root / "profiles" / "paper-rq3.toml").is_file()

@@ -10,10 +10,10 @@ import pytest
 from _simhelpers import compact, replay, small_table, table_q
 
 from streamrag.analysis.table import write_table
+from streamrag.base.errors import ConfigError, DataFileError, RecordError
 from streamrag.cli import main
 from streamrag.engine.cadence import TimingsCadence
 from streamrag.engine.timings import read_word_timings
-from streamrag.errors import ConfigError, DataFileError, RecordError
 from streamrag.simulator.scenario import load_scenario, scenario_from_dict
 from streamrag.sweep import load_grid, plan
 from streamrag.sweep.inputs import PreparedInputs

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from conventions_oracle import chunk_texts, gold_chunks, normalize, visible_text
 
+from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.data import crag_profile as profile
 from streamrag.data import generate as gen
@@ -24,7 +25,6 @@ from streamrag.data.generate import (
     generate_stabilization_table,
     write_crag_file,
 )
-from streamrag.errors import ConfigError
 
 SMALL = {"page_words": 120}  # metadata and queries do not depend on page size
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from streamrag.errors import DataFileError, EmptyCorpusError, EmptyQueryError
+from streamrag.base.errors import DataFileError, EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval import BM25Index, BM25Params, prefix_rankings
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_prefix import ChunkValues, PrefixScorer, global_prefix_rankings

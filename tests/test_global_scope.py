@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamrag.analysis.global_gold import PoolGrounder, question_gold
-from streamrag.analysis.global_runner import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.global_scope import analyze_pool, analyze_pool_per_question
+from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.beir import read_beir
 from streamrag.data.crag import CragRecord
+from streamrag.data.grounding import gold_in_normalized, normalize
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
-from streamrag.errors import RecordError
-from streamrag.grounding import gold_in_normalized, normalize
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.simulator.questions import questions_from_analyses
@@ -165,8 +165,8 @@ def test_global_scope_threads_give_the_same_rows(tmp_path: Path) -> None:
 
 
 def test_global_sim_questions_run_in_the_simulator() -> None:
-    from streamrag.simulator.runner import simulate
     from streamrag.simulator.scenario import load_scenario
+    from streamrag.simulator.simulate import simulate
 
     qs = questions_from_analyses(analyze_pool(_tiny_pool()), 3)
     questions = qs.questions
@@ -227,8 +227,8 @@ def test_global_equals_per_question_on_real_sample_pages(crag_pool: PoolSource) 
 
 
 def test_crag_pool_missing_file_is_named(tmp_path: Path) -> None:
+    from streamrag.base.errors import DataFileError
     from streamrag.data.crag_pool import load_crag_pool
-    from streamrag.errors import DataFileError
 
     with pytest.raises(DataFileError, match=r"dev_data\.jsonl\.bz2: no such file"):
         load_crag_pool(tmp_path)
@@ -242,7 +242,7 @@ def _demo_pool() -> PoolSource:
 
 
 def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
-    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.retrieval import HashingEmbedder
     from streamrag.retrieval.dense import cosine_scores, embed_corpus, to_grid
     from streamrag.retrieval.ranking import full_ranking
@@ -265,10 +265,10 @@ def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
 
 
 def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) -> None:
-    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.retrieval import HashingEmbedder
-    from streamrag.simulator.runner import simulate
     from streamrag.simulator.scenario import load_scenario
+    from streamrag.simulator.simulate import simulate
 
     env = RetrieverEnv(embedder=HashingEmbedder(dim=64))
     qs = questions_from_analyses(analyze_pool(_demo_pool(), AnalysisSettings(retriever="dense"), env=env), 3)
@@ -279,8 +279,8 @@ def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) ->
 
 
 def test_a_repeated_question_in_the_crag_pool_folder_is_one_line(crag_dir: Path, tmp_path: Path) -> None:
+    from streamrag.base.errors import RecordError
     from streamrag.data.crag_pool import load_crag_pool
-    from streamrag.errors import RecordError
 
     folder = tmp_path / "crag"
     folder.mkdir()

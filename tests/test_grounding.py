@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamrag.grounding import answer_candidates, chunk_is_gold, gold_by_mode, gold_chunks, gold_in_normalized, normalize
+from streamrag.data.grounding import answer_candidates, chunk_is_gold, gold_by_mode, gold_chunks, gold_in_normalized, normalize
 from streamrag.retrieval.tokenize import RegexTokenizer
 
 

@@ -252,7 +252,7 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path) 
     import sys
     import time
 
-    from streamrag.atomic import STALE_AFTER_S, write_bytes_atomic
+    from streamrag.base.atomic import STALE_AFTER_S, write_bytes_atomic
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead_pid = int(dead.stdout)
@@ -275,7 +275,7 @@ def test_temporary_names_are_recognized_as_their_pattern_says() -> None:
     import itertools
     import re
 
-    from streamrag.atomic import _temporary_of
+    from streamrag.base.atomic import _temporary_of
 
     def reference(name: str, target: str) -> tuple[bool, int | None]:
         m = re.fullmatch(rf"\.{re.escape(target)}\.(?:(\d+)-)?[a-z0-9_]{{8}}\.tmp", name)
@@ -538,7 +538,7 @@ def test_trace_figure_format_follows_the_extension_and_dpi(tmp_path, capsys, run
 
 
 def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> None:
-    import streamrag.figures as figures
+    import streamrag.base.figures as figures
     from streamrag.simulator import traceview
 
     seen = []

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from _livehelpers import FAST, free_port, replay_setup
 
+from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.engine.clock import Clock, RealClock
 from streamrag.engine.latency import ConstantLatency
 from streamrag.engine.loop import run_real, run_virtual
 from streamrag.engine.trace import read_trace
-from streamrag.errors import RecordError
-from streamrag.live.run import result_row
+from streamrag.live.live_run import result_row
 from streamrag.live.session import run_turn
 from streamrag.live.tools import BM25Tool, HttpTool, load_corpus
 from streamrag.live.words import HeardWord, TypedWords, read_transcript
@@ -43,7 +43,7 @@ def test_the_live_path_on_the_virtual_clock_reproduces_the_simulator_exactly(dem
     # Same questions, same G/L/F: words pushed by a word source, every L a real BM25 call
     # (delayed by the constant L on the clock), the reflector judging the real results
     # (re-scored by the judge, coverage counted as the scenario says).
-    from streamrag.simulator.runner import simulate
+    from streamrag.simulator.simulate import simulate
 
     rs, questions, turns = replay_setup(6, ["latency.L_ms=600", f"reflector.coverage={coverage}"])
     simulated = {o.row.interaction_id: o for o in simulate(questions, rs).outputs}
@@ -100,7 +100,7 @@ def test_a_transcript_is_read_and_a_bad_line_names_its_field(tmp_path):
 
 def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_chunks):
     # In-process BM25 with an injected constant L of 20 ms; δ = 20 w/s.
-    from streamrag.simulator.runner import simulate
+    from streamrag.simulator.simulate import simulate
 
     rs, questions, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20", "latency.L_ms=20"])
     simulated = {r.interaction_id: r for r in simulate(questions, rs).rows}
@@ -225,7 +225,7 @@ def test_the_view_renders_off_the_callbacks_and_prints_what_the_trace_holds_in_o
     from rich.console import Console
 
     from streamrag.live.display import LiveDisplay
-    from streamrag.live.run import RunWriter, run_live
+    from streamrag.live.live_run import RunWriter, run_live
 
     rs, _, turns = replay_setup(3, ["input.delta_wps=20", "latency.G_ms=5", "latency.F_ms=20"])
     rendered_in_callback: list[str] = []

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from _livehelpers import FAST, replay_setup
 
+from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_real
 from streamrag.engine.trace import read_trace
-from streamrag.errors import ConfigError
 from streamrag.live.llm import SYSTEM_PROMPT, ChatQueryGenerator
 from streamrag.live.session import run_turn
 from streamrag.live.tools import BM25Tool, load_corpus

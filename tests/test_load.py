@@ -12,12 +12,12 @@ import pytest
 from _simhelpers import small_table
 
 from streamrag.analysis.table import write_table
+from streamrag.base.overrides import parse_override
 from streamrag.cli import main
-from streamrag.overrides import parse_override
 from streamrag.simulator.load import run_load
 from streamrag.simulator.questions import questions_from_frame
-from streamrag.simulator.runner import simulate
 from streamrag.simulator.scenario import scenario_from_dict
+from streamrag.simulator.simulate import simulate
 from streamrag.simulator.workload import draw_questions, session_id
 
 BASE: dict[str, Any] = {

@@ -11,7 +11,7 @@ import sys
 import pytest
 from _inputs import record, run_cli, write_jsonl
 
-from streamrag import progress
+from streamrag.base import progress
 from streamrag.cli import build_parser
 
 
@@ -87,7 +87,7 @@ def test_progress_lines_say_done_total_rate_and_eta() -> None:
 def _log_in_fresh_interpreter(level: str) -> subprocess.CompletedProcess[str]:
     code = (
         "import sys\n"
-        "from streamrag import logs\n"
+        "from streamrag.base import logs\n"
         f"logs.configure({level!r}, json=False)\n"
         "log = logs.get_logger('t')\n"
         "log.debug('debug event', x=1)\n"

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamrag.analysis import metrics
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 from streamrag.simulator.results import derive_result
-from streamrag.simulator.runner import run_chunk
 from streamrag.simulator.scenario import scenario_from_dict
+from streamrag.simulator.simulate import run_chunk
 
 # δ values whose word interval is a whole number of µs, so that every instant is exact
 # and the engine's µs arithmetic equals the real-valued formula.
@@ -146,7 +146,7 @@ def test_gold_reflector_full_mode_uses_gold_membership():
 def test_policies_needing_rankings_refuse_trace_driven_input(section, spec):
     kwargs = {section: spec}
     rs = const_scenario(**kwargs)
-    from streamrag.simulator.runner import simulate
+    from streamrag.simulator.simulate import simulate
 
     with pytest.raises(ConfigError, match=rf"{section}\.kind: '{spec['kind']}' needs per-prefix evidence"):
         simulate([table_q("x", n=5, t_sc=3)], rs)

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streamrag.chunking import ChunkSettings
 from streamrag.cli import main
 from streamrag.data.beir import read_beir
+from streamrag.data.chunking import ChunkSettings
 from streamrag.data.pool_cache import load_pool, pool_key
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from streamrag.processes import all_workers_started, worker_pool
+from streamrag.base.processes import all_workers_started, worker_pool
 
 
 def _square(x: int) -> int:
@@ -28,7 +28,7 @@ def test_an_analysis_imports_its_output_modules_while_the_workers_run(crag_sampl
     # needed to start an analysis on 2 processes and are started while it runs, after
     # the workers were forked; the run's outputs are complete.
     code = (
-        "import sys, streamrag.processes as P\n"
+        "import sys, streamrag.base.processes as P\n"
         "seen = []\n"
         "orig = P.import_in_background\n"
         "def spy(mods):\n"

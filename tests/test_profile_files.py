@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from streamrag.base.errors import ConfigError
 from streamrag.engine.latency import GammaLatency
 from streamrag.engine.profiles import is_profile_path, load_profile
-from streamrag.errors import ConfigError
 from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep import load_grid, plan
 from streamrag.sweep.inputs import PreparedInputs

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from streamrag.base.progress import file_progress
 from streamrag.data.crag import read_records
-from streamrag.progress import file_progress
 
 
 def test_progress_reaches_the_file_size(crag_sample: Path) -> None:

@@ -20,7 +20,7 @@ from rank_bm25 import BM25Okapi
 
 import streamrag.retrieval as retrieval
 import streamrag.retrieval.prefix as prefix_module
-from streamrag.errors import InputError
+from streamrag.base.errors import InputError
 from streamrag.retrieval import (
     BM25Index,
     BM25Params,

@@ -20,7 +20,7 @@ from bm25_reference import naive_paper_scores, naive_prefix_tokens, naive_tokens
 from rank_bm25 import BM25Okapi
 
 import streamrag.retrieval.prefix as prefix_module
-from streamrag.chunking import chunk_pages
+from streamrag.data.chunking import chunk_pages
 from streamrag.data.crag import SearchResult
 from streamrag.retrieval import BM25Index, BM25Params, prefix_rankings, prefix_scores
 

@@ -16,7 +16,7 @@ from stats_tables import HEADER, rows_table, write
 from streamrag.analysis import stats
 from streamrag.analysis.groups import anchor_spearman, dunn_holm, kruskal_wallis
 from streamrag.analysis.table import read_table
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
 
 @pytest.fixture(scope="module")

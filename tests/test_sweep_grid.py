@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from streamrag.base.errors import ConfigError
 from streamrag.cli import main
-from streamrag.errors import ConfigError
 from streamrag.sweep import list_grids, load_grid, plan, point_key
 from streamrag.sweep.inputs import PreparedInputs
 

@@ -16,7 +16,7 @@ from streamrag.analysis.table import (
     read_table,
     write_table,
 )
-from streamrag.errors import DataFileError, TableError
+from streamrag.base.errors import DataFileError, TableError
 
 CORE_HEADER = ",".join(STABILIZATION_COLUMNS)
 # A valid row of the core columns: n = 3, t_sc = 2 (phi 2/3), t_suf = 1 (phi 1/3).

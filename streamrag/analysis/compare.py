@@ -31,10 +31,10 @@ import pandas as pd
 
 from streamrag.analysis._values import bool_column, label_column, num_column, share, to_float
 from streamrag.analysis.stats import MIN_GROUP_N, headline, rq1, streamable_cell
-from streamrag.correlation import spearman
+from streamrag.base.correlation import spearman
 
 if TYPE_CHECKING:
-    from streamrag.analysis.runner import QuestionAnalysis
+    from streamrag.analysis.stabilize import QuestionAnalysis
 
 __all__ = ["retriever_comparison"]
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple, TextIO
 
-from streamrag.errors import DataFileError, TableError
+from streamrag.base.errors import DataFileError, TableError
 
 __all__ = ["CsvRow", "RowError", "parse_float", "parse_int", "read_rows"]
 
@@ -98,8 +98,8 @@ def read_rows(
     with as many fields as the header, ``id_column`` (when required) non-empty and unique
     — except on a row whose ``skip_column`` is non-empty: ``analyze --skip-bad`` keeps a
     line it could not read, and such a line may have no readable id.
-    Raises :class:`~streamrag.errors.DataFileError` when the file cannot be read,
-    :class:`~streamrag.errors.TableError` (``file:line: problem``) otherwise.
+    Raises :class:`~streamrag.base.errors.DataFileError` when the file cannot be read,
+    :class:`~streamrag.base.errors.TableError` (``file:line: problem``) otherwise.
     """
     name = str(path)
     rows: list[CsvRow] = []

@@ -37,7 +37,7 @@ def ner_unavailable_reason() -> str | None:
 def _pipeline() -> Any:
     import importlib
 
-    from streamrag.errors import ConfigError
+    from streamrag.base.errors import ConfigError
 
     reason = ner_unavailable_reason()
     if reason is not None:

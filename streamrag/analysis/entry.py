@@ -1,6 +1,6 @@
 """From an input to analyzed questions: the one entry every command and sweep goes through.
 
-:func:`analyze_input` takes a path, :class:`~streamrag.analysis.runner.AnalysisSettings`
+:func:`analyze_input` takes a path, :class:`~streamrag.analysis.stabilize.AnalysisSettings`
 and a :class:`~streamrag.data.selection.Selection` and routes by input and scope:
 
 ==========================================  ===========================================
@@ -30,14 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from streamrag.analysis.execution import analyze_file
 from streamrag.analysis.global_gold import GoldRule
-from streamrag.analysis.global_runner import analyze_pool, analyze_pool_per_question
-from streamrag.analysis.runner import AnalysisSettings, QuestionAnalysis, analyze_file
-from streamrag.cache import ChunkCache
+from streamrag.analysis.global_scope import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
+from streamrag.base.errors import ConfigError, DataFileError, EmptySelectionError
+from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.crag import OnError
 from streamrag.data.pool import PoolSource, pool_from_crag
 from streamrag.data.selection import Selection, check_ids_found
-from streamrag.errors import ConfigError, DataFileError, EmptySelectionError
 from streamrag.retrieval.kinds import RetrieverEnv
 
 __all__ = ["AnalyzedInput", "analyze_input", "input_kind", "open_source"]
@@ -71,7 +72,7 @@ def default_gold(path: str | Path, gold: GoldRule | None) -> GoldRule:
 
 
 def _split_counts(path: Path) -> Counter[Any]:
-    from streamrag.data.lines import iter_lines
+    from streamrag.base.lines import iter_lines
 
     counts: Counter[Any] = Counter()
     for _, raw in iter_lines(path):

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from streamrag.errors import TableError
+from streamrag.base.errors import TableError
 from streamrag.retrieval.base import Postings, chunk_coverage
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ def _gold_rank_column(ranks: np.ndarray) -> Any:
 
 def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write the evidence table as Parquet, atomically."""
-    from streamrag.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path
 
     out = Path(path)
     with atomic_path(out) as tmp:

@@ -16,7 +16,7 @@ Three rules (``GoldRule``), the first the default:
 Grounding a question against the whole pool must not scan every chunk (2,706 questions
 × millions of chunks), so :class:`PoolGrounder` narrows candidates with the inverted
 index and verifies only those. It returns exactly what
-:func:`~streamrag.grounding.gold_in_normalized` returns over all chunks, because the
+:func:`~streamrag.data.grounding.gold_in_normalized` returns over all chunks, because the
 normalized chunk is its tokens joined by single spaces (``[a-z0-9]+`` after lowercasing):
 
 - a one-token candidate matches at a word boundary iff it is a token of the chunk;
@@ -34,8 +34,8 @@ from typing import Literal
 
 import numpy as np
 
+from streamrag.data.grounding import GroundingMode, _content_tokens, answer_candidates, normalize
 from streamrag.data.pool import ChunkPool, PoolQuestion
-from streamrag.grounding import GroundingMode, _content_tokens, answer_candidates, normalize
 from streamrag.retrieval.global_index import GlobalIndex
 
 __all__ = ["GOLD_RULES", "GoldRule", "PoolGrounder", "question_gold"]

@@ -2,7 +2,7 @@
 
 φ_suf of retrieved-gold questions compared across groups (question type, domain,
 static/dynamic): Kruskal–Wallis and the bootstrap as scipy.stats computes them
-(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.correlation` for Spearman,
+(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.base.correlation` for Spearman,
 Dunn's test with Holm's adjustment here (equal to scikit-posthocs', tested). Undefined
 results are ``None``.
 """
@@ -20,7 +20,7 @@ import pandas as pd
 
 from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, label_column, num_column, to_float
-from streamrag.correlation import spearman
+from streamrag.base.correlation import spearman
 
 __all__ = ["anchor_spearman", "dunn_holm", "group_rng", "group_stats", "kruskal_wallis", "median_ci95"]
 
@@ -55,7 +55,7 @@ def dunn_holm(groups: Mapping[str, np.ndarray]) -> dict[str, Any]:
     ``{"pairs": [{"a", "b", "p_adj"}, …] sorted by p_adj (then a, b), "min_pair": the
     first pair or None}``; within a pair ``a < b``.
     """
-    from streamrag.correlation import average_ranks
+    from streamrag.base.correlation import average_ranks
 
     names = sorted(groups)
     values = np.concatenate([np.asarray(groups[g], dtype=np.float64) for g in names])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamrag.correlation import average_ranks
+from streamrag.base.correlation import average_ranks
 
 __all__ = ["bootstrap_median_ci", "kruskal", "line_r2", "skewness", "tie_sum"]
 

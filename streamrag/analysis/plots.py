@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from streamrag.analysis._values import active, bool_column, label_column, num_column
-from streamrag.errors import ConfigError
-from streamrag.figures import agg_figure, save_figure
+from streamrag.base.errors import ConfigError
+from streamrag.base.figures import agg_figure, save_figure
 
 __all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from streamrag.atomic import write_text_atomic
+from streamrag.base.atomic import write_text_atomic
 
 __all__ = ["FIGURES", "write_figures", "write_summary"]
 

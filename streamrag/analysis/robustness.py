@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from streamrag.analysis._values import to_float
-from streamrag.analysis.runner import GROUNDING_MODES, ROBUSTNESS_K, QuestionAnalysis
+from streamrag.analysis.stabilize import GROUNDING_MODES, ROBUSTNESS_K, QuestionAnalysis
 from streamrag.analysis.stats import streamable_cell
-from streamrag.grounding import GroundingMode
+from streamrag.data.grounding import GroundingMode
 
 
 def _arm_table(analyses: Sequence[QuestionAnalysis], k: int, mode: GroundingMode) -> pd.DataFrame:

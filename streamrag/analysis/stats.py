@@ -37,7 +37,7 @@ import pandas as pd
 from streamrag.analysis import inference, metrics
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
 from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
 __all__ = [
     "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
@@ -77,7 +77,7 @@ METHODS: dict[str, str] = {
         "epsilon2_adjusted = (H - k + 1) / (n - k), k groups"
     ),
     "dunn_holm": "Dunn (1964) z on mean ranks with Glantz's tie correction, Holm-adjusted, over the groups of the same test (scikit_posthocs.posthoc_dunn(p_adjust='holm'), tested equal)",
-    "spearman": "streamrag.correlation.spearman: Pearson r of average ranks, two-sided t-test p (scipy.stats.spearmanr's defaults, agreeing to 1e-12)",
+    "spearman": "streamrag.base.correlation.spearman: Pearson r of average ranks, two-sided t-test p (scipy.stats.spearmanr's defaults, agreeing to 1e-12)",
 }
 
 
@@ -460,7 +460,7 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
 
     ``params`` overrides :data:`DEFAULT_PARAMS` (keys ``L_ms, delta_wps, theta, G_ms,
     density_cap, n_resamples, seed`` and optionally ``table``); invalid values raise
-    :class:`~streamrag.errors.ConfigError`. ``n_questions`` counts the questions in the
+    :class:`~streamrag.base.errors.ConfigError`. ``n_questions`` counts the questions in the
     statistics, ``n_skipped`` the rows with a ``skip_reason`` (``skip_reasons`` by reason).
     """
     p = resolve_params(params)

@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from streamrag import __version__
 from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
-from streamrag.analysis.runner import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
+from streamrag.analysis.stabilize import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
+from streamrag.base.logs import get_logger
+from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
-from streamrag.logs import get_logger
 
 if TYPE_CHECKING:
     import pandas as pd
 
 # What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
-# workers analyze, not before (see streamrag.processes.import_in_background).
+# workers analyze, not before (see streamrag.base.processes.import_in_background).
 OUTPUT_MODULES = (
     "streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet",
     "scipy.special",

@@ -9,7 +9,7 @@ Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (n
 the question was skipped: it is kept in the table, counted, and excluded from statistics),
 ``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`),
 ``n_gold`` (gold chunks), ``n_pages_unread`` and ``n_chunks_cut`` (what the chunk cap
-dropped, :mod:`streamrag.chunking`) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
+dropped, :mod:`streamrag.data.chunking`) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
 is a tie-break, and the statistics count the question as never streamable). Any other column is kept as text. Booleans are written
 ``True``/``False``; an undefined value is an empty field, never 0.
 
@@ -18,7 +18,7 @@ column (:data:`ABSENT_COLUMNS`; the frame then has none either, and the statisti
 need it say so) and give φ rounded to 4 decimals (accepted within
 :data:`PHI_TOLERANCE` of t/n_words and replaced by the exact t/n_words).
 
-:func:`read_table` validates every row and raises :class:`~streamrag.errors.TableError`
+:func:`read_table` validates every row and raises :class:`~streamrag.base.errors.TableError`
 with a one-line message naming file, line and column, e.g.
 ``table.csv:12: column 't_suf': 'abc' is not an integer``.
 """
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
-from streamrag.atomic import atomic_path
+from streamrag.base.atomic import atomic_path
+from streamrag.base.errors import TableError
 from streamrag.data.crag import MAX_QUERY_WORDS
-from streamrag.errors import TableError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -226,8 +226,8 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     :data:`PHI_TOLERANCE` (the frame holds the exact ``t/n_words``), ``t_suf`` defined
     exactly when ``retrieved_gold``, and so on.
 
-    Raises :class:`~streamrag.errors.TableError` (``file:line: column 'c': problem``) on a
-    bad header or value, :class:`~streamrag.errors.DataFileError` when the file cannot be
+    Raises :class:`~streamrag.base.errors.TableError` (``file:line: column 'c': problem``) on a
+    bad header or value, :class:`~streamrag.base.errors.DataFileError` when the file cannot be
     read at all.
     """
     records, columns = read_table_records(path)

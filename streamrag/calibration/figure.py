@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from streamrag.base.figures import agg_figure, save_figure
 from streamrag.calibration.fit import StageFit, cdf, quantiles_ms
 from streamrag.calibration.measurements import Measurements
-from streamrag.figures import agg_figure, save_figure
 
 _COLORS = {"lognormal": "tab:blue", "gamma": "tab:orange", "quantiles": "tab:green", "constant": "tab:purple"}
 

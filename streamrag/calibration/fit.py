@@ -37,8 +37,8 @@ from typing import Literal
 
 import numpy as np
 
+from streamrag.base.errors import InputError
 from streamrag.engine.latency import Z90, ConstantLatency, GammaLatency, LatencyModel, LogNormalLatency, QuantileLatency
-from streamrag.errors import InputError
 
 MIN_N = 20
 """Fewest durations of a stage that are fitted without ``min_n`` lowered."""
@@ -157,7 +157,7 @@ def ks_critical(n: int, alpha: float = ALPHA) -> float:
 
 def fit_stage(stage: str, durations_ms: np.ndarray, *, origin: str, min_n: int = MIN_N, choice: ModelChoice = "auto") -> StageFit:
     """Fit one stage's durations (see the module docstring); ``origin`` names the file
-    in messages. Raises :class:`~streamrag.errors.InputError` for too few durations."""
+    in messages. Raises :class:`~streamrag.base.errors.InputError` for too few durations."""
     x = np.asarray(durations_ms, dtype=np.float64)
     n = int(x.size)
     if n < min_n:

@@ -15,7 +15,7 @@ Formats, told apart by the file name and content:
 
 Every duration must be a finite number of milliseconds > 0 (log-normal and gamma models
 live on positive durations; a 0 ms measurement is a clock too coarse for the stage). A
-bad value is a :class:`~streamrag.errors.RecordError` naming the file, the line and the
+bad value is a :class:`~streamrag.base.errors.RecordError` naming the file, the line and the
 field.
 """
 
@@ -33,9 +33,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from streamrag.digest import file_sha256
-from streamrag.errors import ConfigError, DataFileError, RecordError
-from streamrag.lines import iter_json_objects
+from streamrag.base.digest import file_sha256
+from streamrag.base.errors import ConfigError, DataFileError, RecordError
+from streamrag.base.lines import iter_json_objects
 
 Format = Literal["csv", "jsonl", "otlp"]
 

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.atomic import write_text_atomic
+from streamrag.base.atomic import write_text_atomic
 from streamrag.calibration.fit import ALPHA, MIN_N, N_QUANTILE_POINTS, StageFit
 from streamrag.calibration.measurements import Measurements
 from streamrag.engine.profiles import validate_profile
@@ -64,7 +64,7 @@ def profile_tables(
     meas: Measurements, fits: Sequence[StageFit], *, name: str, description: str | None, min_n: int
 ) -> dict[str, Any]:
     """The profile's tables (stages in the measurements' order)."""
-    from streamrag import __version__
+    from streamrag.base.version import __version__
 
     label = meas.path.name
     summary = ", ".join(f"{f.stage} {f.chosen} (n = {f.n})" for f in fits)

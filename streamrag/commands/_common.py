@@ -90,7 +90,7 @@ def open_cache(args: Any) -> Any:
     """The chunk cache chosen by ``--cache`` / ``--no-cache``, or None."""
     if args.no_cache:
         return None
-    from streamrag.cache import ChunkCache, default_cache_dir
+    from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
 
     return ChunkCache(args.cache or default_cache_dir())
 
@@ -98,7 +98,7 @@ def open_cache(args: Any) -> Any:
 def require_inputs(*paths: str | os.PathLike[str] | None) -> None:
     """Stop at once, before the heavy imports, when an input file or folder is missing:
     the same one-line error the readers give (``PATH: no such file``)."""
-    from streamrag.errors import DataFileError
+    from streamrag.base.errors import DataFileError
 
     for path in paths:
         if path is not None and not os.path.exists(path):

@@ -70,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     """``AnalysisSettings.asr`` from the command line (None: word prefixes)."""
-    from streamrag.errors import ConfigError
+    from streamrag.base.errors import ConfigError
 
     if args.asr_revisions is not None and args.asr_hypotheses is not None:
         raise ConfigError("give --asr-revisions (the revision model) or --asr-hypotheses (a file), not both")
@@ -82,18 +82,18 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.errors import ConfigError
+    from streamrag.base.errors import ConfigError
 
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.analysis.study import run_study
-    from streamrag.chunking import ChunkSettings
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import file_progress
+    from streamrag.data.chunking import ChunkSettings
     from streamrag.data.selection import Selection, read_ids
-    from streamrag.outputs import check_out_dir
-    from streamrag.progress import file_progress
     from streamrag.retrieval.bm25 import BM25Params
 
     check_out_dir(args.out)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from streamrag.calibration.run import Calibration
+    from streamrag.calibration.calibrate import Calibration
 
 HELP = "fit a latency profile (G, L, F or any stage) to measured durations"
 
@@ -77,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _mapping(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    from streamrag.errors import ConfigError
+    from streamrag.base.errors import ConfigError
 
     out: dict[str, str] = {}
     for name, stage in pairs:
@@ -88,11 +88,11 @@ def _mapping(pairs: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streamrag.base.errors import ConfigError, InputError
+    from streamrag.base.figures import figure_format
+    from streamrag.base.outputs import check_out_file
+    from streamrag.calibration.calibrate import calibrate
     from streamrag.calibration.fit import MIN_N
-    from streamrag.calibration.run import calibrate
-    from streamrag.errors import ConfigError, InputError
-    from streamrag.figures import figure_format
-    from streamrag.outputs import check_out_file
 
     out = Path(args.out)
     if out.suffix != ".toml":

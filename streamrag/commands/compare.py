@@ -41,8 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from streamrag.errors import InputError
-    from streamrag.outputs import check_out_dir
+    from streamrag.base.errors import InputError
+    from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
     out = check_out_dir(args.out)

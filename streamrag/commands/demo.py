@@ -21,13 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study
     from streamrag.analysis.study import run_study
+    from streamrag.base.outputs import check_out_dir
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
-    from streamrag.outputs import check_out_dir
     from streamrag.simulator import traceview
     from streamrag.simulator.questions import questions_from_analyses, select_for
-    from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
+    from streamrag.simulator.simulate import manifest_json, simulate, write_run
 
     check_out_dir(args.out)
     data = demo_path()

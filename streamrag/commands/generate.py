@@ -40,8 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.errors import ConfigError
-    from streamrag.outputs import check_out_file
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.outputs import check_out_file
 
     out: Path = args.out
     if args.questions < 1:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 def _write_table(out: Path, n_questions: int, seed: int) -> int:
     from streamrag.analysis.evidence import evidence_frame, evidence_path_for, write_evidence
     from streamrag.analysis.evidence_model import synthetic_evidence
-    from streamrag.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path
     from streamrag.data.synthetic_table import generate_stabilization_table
 
     table = generate_stabilization_table(n_questions, seed=seed)
@@ -79,9 +79,9 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
 def _write_records(out: Path, args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.progress import advancing, task_progress
     from streamrag.data.generate import GeneratorSettings, write_crag_file
-    from streamrag.errors import ConfigError
-    from streamrag.progress import advancing, task_progress
 
     try:
         settings = GeneratorSettings(n_questions=args.questions, page_words=args.page_words, seed=args.seed)

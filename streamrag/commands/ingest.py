@@ -21,13 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.chunking import ChunkSettings
+    from streamrag.base.progress import file_progress
+    from streamrag.base.terminal import printable
+    from streamrag.data.chunking import ChunkSettings
     from streamrag.data.crag import SkippedRecord
     from streamrag.data.ingest import ingest
     from streamrag.data.selection import check_ids_found, read_ids
     from streamrag.engine.clock import RealClock
-    from streamrag.progress import file_progress
-    from streamrag.terminal import printable
 
     cache = open_cache(args)
     ids = read_ids(args.ids) if args.ids else None

@@ -69,8 +69,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streamrag.base.errors import ConfigError
     from streamrag.engine.loop import run_real
-    from streamrag.errors import ConfigError
 
     if args.replay is not None and args.replay < 1:
         raise ConfigError(f"--replay: must be ≥ 1, got {args.replay}")
@@ -112,7 +112,7 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
     from rich.console import Console
 
     from streamrag.live.display import LiveDisplay
-    from streamrag.live.run import RunWriter, run_live
+    from streamrag.live.live_run import RunWriter, run_live
     from streamrag.live.session import Turn
     from streamrag.live.tools import BM25Tool, HttpTool
     from streamrag.live.words import TypedWords, read_transcript
@@ -179,9 +179,9 @@ def _generator(args: argparse.Namespace, clock: Any) -> Any:
 
 
 def _delay_model(args: argparse.Namespace) -> Any:
+    from streamrag.base.errors import ConfigError
     from streamrag.engine.latency import ConstantLatency
     from streamrag.engine.profiles import load_profile
-    from streamrag.errors import ConfigError
 
     if args.latency_ms is not None:
         if args.latency_ms < 0:
@@ -227,7 +227,7 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
 
     from streamrag.engine.trace import read_trace
     from streamrag.live.replay import compare, fitted, measured_L_ms, write_comparison
-    from streamrag.simulator.runner import manifest_json, simulate, write_run
+    from streamrag.simulator.simulate import manifest_json, simulate, write_run
 
     out = Path(args.out)
     events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]

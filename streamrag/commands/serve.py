@@ -31,9 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
+    from streamrag.base.errors import ConfigError
     from streamrag.engine.clock import Clock
     from streamrag.engine.loop import run_real
-    from streamrag.errors import ConfigError
     from streamrag.live.server import serving
     from streamrag.live.tools import BM25Tool
 

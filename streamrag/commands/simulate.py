@@ -86,7 +86,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.errors import ConfigError
+    from streamrag.base.errors import ConfigError
 
     if (args.data is None) == (args.table is None):
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
@@ -100,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import advancing, task_progress
     from streamrag.data.selection import read_ids
-    from streamrag.outputs import check_out_dir
-    from streamrag.progress import advancing, task_progress
     from streamrag.simulator.questions import load_selected
-    from streamrag.simulator.runner import manifest_json, simulate, write_run
     from streamrag.simulator.scenario import load_scenario
+    from streamrag.simulator.simulate import manifest_json, simulate, write_run
 
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     ids = read_ids(args.ids) if args.ids else None
     cache = None
     if not args.table:  # (the chunk cache is only for DATA: a table replay need not import the chunker)
-        from streamrag.cache import ChunkCache, default_cache_dir
+        from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
 
         cache = ChunkCache(default_cache_dir())
     evidence = False if args.no_evidence else args.evidence
@@ -147,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
 def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str) -> int:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
 
-    from streamrag.progress import advancing, task_progress
+    from streamrag.base.progress import advancing, task_progress
     from streamrag.simulator.load import n_sessions, run_load, write_load_run
-    from streamrag.simulator.runner import manifest_json, parameters, reflector_model_of
+    from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

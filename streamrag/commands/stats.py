@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.report import write_figures, write_summary
     from streamrag.analysis.stats import summarize
     from streamrag.analysis.table import read_table
-    from streamrag.errors import InputError
-    from streamrag.outputs import check_out_dir
+    from streamrag.base.errors import InputError
+    from streamrag.base.outputs import check_out_dir
 
     out = check_out_dir(args.out)
     df = read_table(args.table)

@@ -6,8 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from streamrag.cache import ChunkCache
-    from streamrag.sweep.run import PointDone
+    from streamrag.data.chunk_cache import ChunkCache
+    from streamrag.sweep.resumable import PointDone
 
 HELP = "run a grid of settings (sweep table, figures), in parallel or on Dask, resumable"
 
@@ -52,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from collections import Counter
 
-    from streamrag.errors import ConfigError
-    from streamrag.progress import task_progress
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.progress import task_progress
     from streamrag.sweep.grid import load_grid
-    from streamrag.sweep.run import run_sweep
+    from streamrag.sweep.resumable import run_sweep
 
     if args.jobs < 1:
         raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
@@ -90,6 +90,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _cache() -> ChunkCache:
     """The default chunk cache (data inputs are chunked once, then read from it)."""
-    from streamrag.cache import ChunkCache, default_cache_dir
+    from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
 
     return ChunkCache(default_cache_dir())

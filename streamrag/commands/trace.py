@@ -26,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
     """The files first, then the terminal view: ``trace … | head`` still writes them."""
     from pathlib import Path
 
-    from streamrag.figures import figure_format
-    from streamrag.outputs import check_out_file
+    from streamrag.base.figures import figure_format
+    from streamrag.base.outputs import check_out_file
     from streamrag.simulator import traceview
 
     if args.png:

@@ -18,7 +18,7 @@ document relevant to a selected query plus N others drawn uniformly without repl
 ``corpus.jsonl`` then (ids first, texts of the kept documents second), so a corpus of
 millions of documents is never held in full.
 
-Every malformed line raises :class:`~streamrag.errors.RecordError` naming file, line and
+Every malformed line raises :class:`~streamrag.base.errors.RecordError` naming file, line and
 field (``corpus.jsonl:17: field '_id': missing``).
 """
 
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
+from streamrag.base.errors import DataFileError, RecordError
+from streamrag.base.lines import iter_json_objects
+from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, SkippedRecord
 from streamrag.data.pool import ChunkPool, PoolBuilder, PoolQuestion, PoolSource
 from streamrag.data.pool_cache import load_pool, pool_key, store_pool
-from streamrag.errors import DataFileError, RecordError
-from streamrag.lines import iter_json_objects
 
 __all__ = ["read_beir", "read_qrels"]
 

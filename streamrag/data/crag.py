@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from streamrag.errors import RecordError
-from streamrag.lines import iter_lines
+from streamrag.base.errors import RecordError
+from streamrag.base.lines import iter_lines
 
 OnError = Literal["raise", "skip"]
 

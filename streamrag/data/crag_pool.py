@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamrag.cache import ChunkCache
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings
+from streamrag.base.errors import DataFileError, RecordError
+from streamrag.base.lines import iter_json_objects, iter_question_objects
+from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, read_records
 from streamrag.data.ingest import cached_chunks
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
-from streamrag.errors import DataFileError, RecordError
-from streamrag.lines import iter_json_objects, iter_question_objects
 
 __all__ = ["CragPoolPaths", "load_crag_pool"]
 
@@ -212,7 +212,7 @@ def load_crag_pool(
     """The real CRAG pool and its questions (``split`` 0/1 keeps that split; None keeps all).
 
     Give ``folder`` (the layout of ``shared/data/crag``) or explicit ``paths``. Raises
-    :class:`~streamrag.errors.DataFileError` / ``RecordError`` naming file, line and field.
+    :class:`~streamrag.base.errors.DataFileError` / ``RecordError`` naming file, line and field.
     """
     if paths is None:
         if folder is None:

@@ -42,7 +42,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from streamrag.atomic import atomic_path
+from streamrag.base.atomic import atomic_path
+from streamrag.base.errors import ConfigError
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import (
     CONTENT_RANK,
@@ -56,7 +57,6 @@ from streamrag.data._lexicon import (
 from streamrag.data._markup import MarkupPool, build_markup_pool, render_page
 from streamrag.data._questions import MONTHS, draw_answer, draw_query
 from streamrag.data.synthetic_table import generate_stabilization_table
-from streamrag.errors import ConfigError
 
 __all__ = [
     "GeneratorSettings",

@@ -62,9 +62,9 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from streamrag.digest import file_sha256
-from streamrag.errors import DataFileError, InputError, RecordError
-from streamrag.lines import iter_question_objects
+from streamrag.base.digest import file_sha256
+from streamrag.base.errors import DataFileError, InputError, RecordError
+from streamrag.base.lines import iter_question_objects
 
 VOWELS = "aeiou"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
-from streamrag.cache import ChunkCache
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
+from streamrag.base.errors import CacheError
+from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
 from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
-from streamrag.errors import CacheError
 
 MANIFEST_VERSION = 1
 
@@ -38,11 +38,11 @@ class Question:
     chunks: list[str]
     line_no: int = 0
     n_pages_unread: int | None = None
-    """Pages the chunk cap left unread (:class:`~streamrag.chunking.PageChunks`); None
+    """Pages the chunk cap left unread (:class:`~streamrag.data.chunking.PageChunks`); None
     when the chunks did not come from the record's own pages."""
     n_chunks_cut: int | None = None
     chunk_key: str = ""
-    """The chunks' content key in the cache (:func:`~streamrag.chunking.chunk_key`)."""
+    """The chunks' content key in the cache (:func:`~streamrag.data.chunking.chunk_key`)."""
 
     @classmethod
     def of(cls, record: CragRecord, chunked: PageChunks, key: str = "", line_no: int = 0) -> Question:
@@ -91,7 +91,7 @@ def cached_chunks(
     pages: tuple[Any, ...], settings: ChunkSettings, cache: ChunkCache | None, key: str | None = None
 ) -> PageChunks:
     """A record's chunks from the cache, or chunked now (and stored); ``key`` if the
-    caller already has :func:`~streamrag.chunking.chunk_key` of the pages."""
+    caller already has :func:`~streamrag.data.chunking.chunk_key` of the pages."""
     key = key if key is not None else chunk_key(pages, settings)
     chunked = cache.get(key) if cache is not None else None
     if chunked is None:
@@ -179,7 +179,7 @@ def _manifest_key(
 ) -> str:
     import hashlib
 
-    from streamrag.digest import file_sha256
+    from streamrag.base.digest import file_sha256
 
     selection = json.dumps([split, limit, sorted(ids) if ids is not None else None, on_error])
     text = f"manifest-v{MANIFEST_VERSION}|{file_sha256(path)}|{chunk_key((), settings)}|{selection}"
@@ -239,7 +239,7 @@ def _ingest_parallel(
     cache: ChunkCache | None,
     jobs: int,
 ) -> Iterator[Question | SkippedRecord]:
-    from streamrag.processes import worker_pool
+    from streamrag.base.processes import worker_pool
 
     window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
     pending: deque[SkippedRecord | _InFlight] = deque()

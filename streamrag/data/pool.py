@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.chunking import PAPER_CHUNKS, ChunkSettings, window_words
+from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings, window_words
 from streamrag.data.crag import CragRecord, SkippedRecord
 from streamrag.data.ingest import Question
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from streamrag.atomic import atomic_path
-from streamrag.chunking import ChunkSettings
+from streamrag.base.atomic import atomic_path
+from streamrag.data.chunking import ChunkSettings
 from streamrag.data.pool import ChunkPool
 
 __all__ = ["POOL_CACHE_FORMAT", "load_pool", "pool_key", "store_pool"]

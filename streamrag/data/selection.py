@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streamrag.errors import InputError
+from streamrag.base.errors import InputError
 
 Scope = Literal["per-question", "global"]
 Population = Literal["all", "retrieved_gold", "fallback"]

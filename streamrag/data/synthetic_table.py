@@ -48,8 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from streamrag.base.errors import ConfigError
 from streamrag.data import crag_profile as profile
-from streamrag.errors import ConfigError
 
 __all__ = ["TABLE_COLUMNS", "TableModel", "generate_stabilization_table"]
 

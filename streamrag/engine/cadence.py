@@ -27,8 +27,8 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from streamrag.base.errors import ConfigError
 from streamrag.engine.timings import WordTimings, read_word_timings
-from streamrag.errors import ConfigError
 
 
 class _AsList:

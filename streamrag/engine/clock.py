@@ -18,13 +18,10 @@ one output allowed to differ between two runs).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from enum import IntEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from streamrag.engine.loop import VirtualEventLoop
+from typing import Protocol, runtime_checkable
 
 US_PER_S = 1_000_000
 
@@ -88,6 +85,18 @@ class Clock(Protocol):
         ...
 
 
+class VirtualKernel(Protocol):
+    """What :class:`VirtualClock` needs of its loop (:class:`~streamrag.engine.loop.VirtualEventLoop`
+    has it): the current instant, a timer, and a wake-up to await. Declared here so that the
+    clock does not import the loop that imports it."""
+
+    now_us: int
+
+    def call_at_us(self, at_us: int, priority: int, callback: Callable[[], object]) -> Timer: ...
+
+    def wake_at(self, at_us: int, priority: int = ...) -> Awaitable[None]: ...
+
+
 def seconds_to_us(seconds: float) -> int:
     """Round seconds to the nearest whole microsecond."""
     return round(seconds * US_PER_S)
@@ -109,7 +118,7 @@ class VirtualClock:
 
     __slots__ = ("_loop", "call_at_us")
 
-    def __init__(self, loop: VirtualEventLoop) -> None:
+    def __init__(self, loop: VirtualKernel) -> None:
         self._loop = loop
         # The kernel's own method, bound: no wrapper call on the hottest path.
         self.call_at_us = loop.call_at_us

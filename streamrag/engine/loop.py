@@ -24,7 +24,7 @@ among themselves follow asyncio's heap (no defined order for exact ties) — pip
 components use the Clock.
 
 Deadlock: if nothing is runnable, no kernel wake-up and no native timer is pending, no
-task can ever run again; the loop raises :class:`~streamrag.errors.DeadlockError` with
+task can ever run again; the loop raises :class:`~streamrag.base.errors.DeadlockError` with
 the virtual time and the names of the blocked tasks.
 
 The virtual loop does no real I/O: threads (``to_thread``, executors) would break the
@@ -45,12 +45,10 @@ import selectors
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from streamrag.engine.clock import Priority, RealClock, VirtualClock
-from streamrag.errors import DeadlockError
+from streamrag.base.errors import DeadlockError
+from streamrag.engine.clock import US_PER_S, Priority, RealClock, VirtualClock
 
 T = TypeVar("T")
-
-US_PER_S = 1_000_000
 
 
 class _VirtualSelector(selectors.BaseSelector):
@@ -214,7 +212,7 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 def run_virtual(fn: Callable[[VirtualClock], Awaitable[T]]) -> T:
     """Run ``await fn(clock)`` on a fresh :class:`VirtualEventLoop` through anyio.
 
-    Virtual time starts at 0 µs. Raises :class:`~streamrag.errors.DeadlockError` if
+    Virtual time starts at 0 µs. Raises :class:`~streamrag.base.errors.DeadlockError` if
     every task blocks with no wake-up pending. Works from inside a running event loop
     too (e.g. a notebook): the virtual loop then runs on a helper thread.
     """

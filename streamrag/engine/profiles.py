@@ -2,7 +2,7 @@
 
 A profile gives each stage a :class:`~streamrag.engine.latency.LatencyModel` and names
 its source. A *built-in* profile (``calibration/profiles/NAME.toml``, found through
-:mod:`streamrag.resources`, installed wheel or checkout) is chosen by name and cites a
+:mod:`streamrag.base.bundled`, installed wheel or checkout) is chosen by name and cites a
 key of ``calibration/sources.toml``. A profile *file* — any TOML of the same schema,
 such as one written by ``streamrag calibrate`` — is chosen by its path; it usually
 carries a ``[provenance]`` table (input hash, sample sizes, fit statistics).
@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from streamrag.base.bundled import calibration_dir, invalid_toml, read_toml, toml_names
+from streamrag.base.errors import ConfigError
 from streamrag.engine.latency import LatencyModel
-from streamrag.errors import ConfigError
-from streamrag.resources import calibration_dir, invalid_toml, read_toml, toml_names
 
 
 class LatencyProfile(BaseModel):

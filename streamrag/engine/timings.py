@@ -13,7 +13,7 @@ after its end). Each instant is rounded to the µs on its own. This matches the
 ``uniform`` cadence, whose word 1 arrives ``1/δ`` after the arrival and whose end of
 input is the last word's arrival.
 
-Rules, each a :class:`~streamrag.errors.RecordError` naming the file, line and field:
+Rules, each a :class:`~streamrag.base.errors.RecordError` naming the file, line and field:
 an ``interaction_id`` string, unique in the file; a non-empty ``words`` list of objects
 with a ``word`` string and finite ``start_ms`` ≤ ``end_ms``; end times non-decreasing in
 spoken order. Whether the words are the question's words is checked by their count
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamrag.digest import file_sha256
-from streamrag.errors import DataFileError, RecordError
-from streamrag.lines import iter_question_objects
+from streamrag.base.digest import file_sha256
+from streamrag.base.errors import DataFileError, RecordError
+from streamrag.base.lines import iter_question_objects
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """JSON over HTTP for live runs: one client per endpoint, with a timeout and a cap on
-calls in flight, whose every failure is one :class:`~streamrag.errors.ToolError` line.
+calls in flight, whose every failure is one :class:`~streamrag.base.errors.ToolError` line.
 
 Both live HTTP clients go through it: the retrieval tool (``--url``) and the query LLM
 (``--llm-url``). A failure names what failed and the endpoint, and says what to check:
@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 
+from streamrag.base.errors import ConfigError, ToolError
 from streamrag.engine.clock import Clock
-from streamrag.errors import ConfigError, ToolError
 
 
 class JsonEndpoint:

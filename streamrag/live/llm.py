@@ -12,7 +12,7 @@ with ``Authorization: Bearer $KEY`` when the key's environment variable (``--llm
 default ``OPENAI_API_KEY``) is set — local servers (vLLM, llama.cpp, Ollama) need none.
 The reply's ``choices[0].message.content``, stripped, first line, is the query sent to
 the tool. A failure (no connection, timeout, a status other than 200, a body of another
-shape, an empty query) is a :class:`~streamrag.errors.ToolError`, which the pipeline
+shape, an empty query) is a :class:`~streamrag.base.errors.ToolError`, which the pipeline
 records as a ``gen_error`` event before searching the prefix words instead.
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from streamrag.base.errors import ConfigError, ToolError
 from streamrag.engine.clock import Clock
-from streamrag.errors import ConfigError, ToolError
 from streamrag.live.http import JsonEndpoint
 
 SYSTEM_PROMPT = (

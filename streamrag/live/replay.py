@@ -36,14 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.atomic import write_bytes_atomic
-from streamrag.errors import InputError
+from streamrag.base.atomic import write_bytes_atomic
+from streamrag.base.errors import InputError
 from streamrag.live.session import Turn
 from streamrag.live.words import replayed_question
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.results import ResultRow, stats
-from streamrag.simulator.runner import plan_question
 from streamrag.simulator.scenario import ResolvedScenario
+from streamrag.simulator.simulate import plan_question
 
 COMPARE_COLUMNS = (
     "interaction_id", "live_saved_ms", "sim_saved_ms", "delta_saved_ms", "abs_delta_saved_ms",

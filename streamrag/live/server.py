@@ -68,7 +68,7 @@ async def serving(
     except OSError as exc:
         sock.close()
         await runner.cleanup()
-        from streamrag.errors import ConfigError
+        from streamrag.base.errors import ConfigError
 
         raise ConfigError(f"--port: cannot listen on {host}:{port} ({exc.strerror})") from None
     site = web.SockSite(runner, sock)
@@ -83,7 +83,7 @@ def _aiohttp_web() -> Any:
     try:
         from aiohttp import web
     except ImportError:
-        from streamrag.errors import ConfigError
+        from streamrag.base.errors import ConfigError
 
         raise ConfigError("streamrag serve needs aiohttp: pip install 'streamrag[live]'") from None
     return web

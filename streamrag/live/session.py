@@ -29,11 +29,11 @@ from typing import Any, Protocol
 import anyio
 import numpy as np
 
+from streamrag.base.errors import ConfigError
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import LatencyModel
 from streamrag.engine.resources import Job, Unlimited
 from streamrag.engine.trace import Recorder
-from streamrag.errors import ConfigError
 from streamrag.live.words import WordSource
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.question import SimQuestion

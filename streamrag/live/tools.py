@@ -4,7 +4,7 @@ The HTTP contract (what ``streamrag serve`` implements and what a user's endpoin
 ``POST URL`` with JSON ``{"query": str, "k": int}``, answered with JSON
 ``{"hits": [{"id": int, "score": float, "text": str}, ...]}``, best first (``text``
 optional). Anything else — no connection, no reply within the timeout, a status other
-than 200, a body of another shape — is a :class:`~streamrag.errors.ToolError` whose
+than 200, a body of another shape — is a :class:`~streamrag.base.errors.ToolError` whose
 message names the URL and what to check.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from streamrag.base.errors import ConfigError, ToolError
 from streamrag.engine.clock import Clock
-from streamrag.errors import ConfigError, ToolError
 from streamrag.live.http import JsonEndpoint
 from streamrag.pipeline.reflectors import Coverage
 from streamrag.pipeline.tools import Hit, ToolResult

@@ -21,8 +21,8 @@ from typing import Protocol
 
 import anyio
 
+from streamrag.base.errors import DataFileError, RecordError
 from streamrag.engine.clock import Clock
-from streamrag.errors import DataFileError, RecordError
 
 
 @dataclass(frozen=True, slots=True)

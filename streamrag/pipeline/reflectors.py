@@ -50,7 +50,7 @@ from typing import Annotated, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
 
 Rejudge = Literal["best_of_completed", "newest"]

@@ -11,7 +11,7 @@ on the clock unless a :class:`QueryResource` serves it with a real LLM call.
 
 - :class:`Tool` — ``await tool.search(query, k)`` → :class:`ToolResult` (ranked
   :class:`Hit` s and the call's duration on the clock); a failed call raises
-  :class:`~streamrag.errors.ToolError`;
+  :class:`~streamrag.base.errors.ToolError`;
 - :class:`DelayedTool` — a tool plus a delay drawn from a latency model (inject L);
 - :class:`QueryGenerator` — ``await generator.generate(words)`` → a search query;
 - :class:`AwaitingResource` — a :class:`~streamrag.engine.resources.Resource` that runs
@@ -37,10 +37,10 @@ import anyio
 import numpy as np
 from anyio.abc import TaskGroup
 
+from streamrag.base.errors import ToolError
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import LatencyModel
 from streamrag.engine.resources import Job, LoadView, Unlimited
-from streamrag.errors import ToolError
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from typing import Annotated, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
 
 
@@ -186,7 +186,7 @@ class IntervalTriggerConfig(_Config):
 
     kind: Literal["interval"] = "interval"
     EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"words", "seconds"}),)
-    """Overriding one of these drops the other (:mod:`streamrag.overrides`)."""
+    """Overriding one of these drops the other (:mod:`streamrag.base.overrides`)."""
     words: int | None = Field(default=None, ge=1)
     seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 

@@ -33,7 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
-from streamrag.errors import EmptyCorpusError, EmptyQueryError
+from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.embed import Embedder
@@ -260,7 +260,7 @@ class DenseRetriever:
 def minilm_embedder(cache_dir: str | Path | None = None, *, threads: int | None = None) -> Embedder:
     """all-MiniLM-L6-v2 behind an embedding cache in ``cache_dir`` (None: no disk cache).
 
-    Raises :class:`~streamrag.errors.ConfigError` naming the install command when the
+    Raises :class:`~streamrag.base.errors.ConfigError` naming the install command when the
     ``dense`` extra is missing. Loads no model yet (that happens on the first embed).
     """
     from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamrag.errors import CacheError
+from streamrag.base.errors import CacheError
 from streamrag.retrieval.embed import Embedder
 
 __all__ = ["CachedEmbedder", "EmbeddingCache", "text_key"]

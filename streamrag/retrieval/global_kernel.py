@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit as _njit
 
 # The scorer's constants (numba reads module globals as compile-time constants).
-from streamrag.retrieval.global_prefix import FLOOR_SLACK, THETA_RANK_DIVISOR
+from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 
 __all__ = ["compiled_on_disk", "rank_words"]
 

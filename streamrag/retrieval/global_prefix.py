@@ -49,8 +49,9 @@ from typing import Literal
 
 import numpy as np
 
-from streamrag.errors import EmptyCorpusError, EmptyQueryError
+from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
+from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.ranking import _topk
 
@@ -64,10 +65,6 @@ DEFAULT_POOL_SIZE = 4096
 COMPILED_POOL_SIZE = 64
 # Below this share of N touched postings, the accumulator is cleared posting by posting.
 _CLEAR_BY_POSTINGS = 0.125
-# The refresh threshold θ is the pool's score at rank |pool| / this (see _threshold).
-THETA_RANK_DIVISOR = 16
-# Impact floors are lowered by this share of |θ| + |bound| + 1, covering float rounding.
-FLOOR_SLACK = 1e-9
 _NO_TERMS = np.zeros(0, dtype=np.int64)
 
 
@@ -157,7 +154,7 @@ def _announce_compile() -> None:
     from streamrag.retrieval.global_kernel import compiled_on_disk
 
     if not compiled_on_disk():
-        from streamrag.progress import notice
+        from streamrag.base.progress import notice
 
         notice("compiling the global-scope ranking kernel (numba; once for this install, about 10 s)")
 

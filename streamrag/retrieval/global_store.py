@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.errors import DataFileError
+from streamrag.base.errors import DataFileError
 from streamrag.retrieval.bm25 import BM25Params
 from streamrag.retrieval.global_index import HEAD_RANK, GlobalIndex
 from streamrag.retrieval.tokenize import RegexTokenizer
@@ -131,7 +131,7 @@ def read_key(path: str | os.PathLike[str]) -> str | None:
 def load_index(path: str | os.PathLike[str], *, mmap: bool = True) -> GlobalIndex:
     """Open an index folder written by :func:`save_index` (arrays memory-mapped read-only by default).
 
-    Raises :class:`~streamrag.errors.DataFileError` naming the file and field when the
+    Raises :class:`~streamrag.base.errors.DataFileError` naming the file and field when the
     folder is incomplete, of another format version, or inconsistent.
     """
     folder = Path(path)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamrag.errors import EmptyCorpusError, EmptyQueryError
+from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.ranking import _topk
 from streamrag.retrieval.tokenize import Tokenizer

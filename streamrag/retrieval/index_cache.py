@@ -3,7 +3,7 @@
 Per question, the analysis tokenizes its chunks, indexes the tokens and joins them back
 into normalized texts for grounding: about two thirds of its work once the chunks are
 cached. This cache keeps the result, keyed by the chunks' content key
-(:func:`~streamrag.chunking.chunk_key`: the pages' text and the chunk settings) and the
+(:func:`~streamrag.data.chunking.chunk_key`: the pages' text and the chunk settings) and the
 tokenizer, so a rerun reads arrays instead of redoing that work.
 
 One file per entry, ``ROOT/index/ab/abcdef….bin``: a format line, a JSON header line
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamrag.atomic import write_bytes_atomic
+from streamrag.base.atomic import write_bytes_atomic
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
 __all__ = ["DENSE_PACKAGES", "MODEL_NAME", "MiniLMEmbedder", "dense_unavailable_reason", "require_dense"]
 

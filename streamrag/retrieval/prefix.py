@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamrag.errors import EmptyCorpusError, EmptyQueryError, NothingToRankError
+from streamrag.base.errors import EmptyCorpusError, EmptyQueryError, NothingToRankError
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.ranking import _topk, rank_topk_rows
 from streamrag.retrieval.tokenize import Tokenizer, word_tokens

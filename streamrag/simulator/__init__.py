@@ -3,10 +3,10 @@
 Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and the CLI.
 
 - :mod:`~streamrag.simulator.scenario` — scenarios (TOML, built-in names) and overrides
-  (the one rule of :mod:`streamrag.overrides`), resolved latency stages;
+  (the one rule of :mod:`streamrag.base.overrides`), resolved latency stages;
 - :mod:`~streamrag.simulator.questions` — the simulator's questions, from data (through
   the analyzer, any scope) or from a stabilization table, and the population selection;
-- :mod:`~streamrag.simulator.runner` — plan each question, replay it in virtual time
+- :mod:`~streamrag.simulator.simulate` — plan each question, replay it in virtual time
   (1..N processes), write the run's outputs;
 - :mod:`~streamrag.simulator.results` — per-question results derived from traces, the
   run summary;

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
-from streamrag.errors import DataFileError, InputError, TableError
+from streamrag.base.errors import DataFileError, InputError, TableError
 from streamrag.simulator.results import spearman, stats
 
 __all__ = [
@@ -156,7 +156,7 @@ def _run_mode(run_dir: Path) -> tuple[str | None, str | None, str | None]:
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """Pearson r and two-sided p (None when undefined: < 3 pairs or a constant side)."""
-    from streamrag.correlation import pearson
+    from streamrag.base.correlation import pearson
 
     return pearson(x, y)
 
@@ -181,7 +181,7 @@ class Comparison(NamedTuple):
 def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLike[str]) -> Comparison:
     """Join a run's replayed questions with a published file and compare them.
 
-    Raises :class:`~streamrag.errors.InputError` subclasses, one line naming file, line
+    Raises :class:`~streamrag.base.errors.InputError` subclasses, one line naming file, line
     and column, on a missing file or column, a non-numeric value or a repeated id, and
     when the two share no replayed question.
     """
@@ -229,7 +229,7 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
 def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Path:
     """Per question, simulated against measured saving (ms), the line y = x, negative
     savings marked (red: simulated < 0; triangle: measured < 0)."""
-    from streamrag.figures import agg_figure, save_figure
+    from streamrag.base.figures import agg_figure, save_figure
 
     x, y = comparison.measured_saved_ms, comparison.saved_ms
     data = comparison.data

@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from streamrag.base.errors import ConfigError
 from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.resources import Resource, resource_report
 from streamrag.engine.trace import Recorder, dump_events
-from streamrag.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import BaselineArm, QuestionPlan, StreamingArm
 from streamrag.simulator.scenario import ResolvedScenario
@@ -206,7 +206,7 @@ def _run_systems(
     the baseline arm runs on callbacks alone, the streaming arm in a task. Closed loop:
     each system has its own users (their next arrival depends on that system's answers).
     """
-    from streamrag.simulator.runner import plan_question
+    from streamrag.simulator.simulate import plan_question
 
     sc = rs.scenario
     asked = draw_questions(sc.seed, n, len(questions))
@@ -337,7 +337,7 @@ class LoadRun:
 def _reference(questions: Sequence[SimQuestion], rs: ResolvedScenario, n: int) -> np.ndarray:
     """Saved (µs) of sessions 0..n−1 replayed alone on unlimited capacity (same draws)."""
     from streamrag.pipeline.streaming import simulate_question
-    from streamrag.simulator.runner import plan_question
+    from streamrag.simulator.simulate import plan_question
 
     sc = rs.scenario
     out = np.zeros(n, dtype=np.int64)
@@ -459,7 +459,7 @@ def session_columns(run: LoadRun) -> list[str]:
 
 def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
     """``sessions.csv``, one row per session, streamed to disk (atomically)."""
-    from streamrag.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path
 
     s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
     counted = _counted(run)
@@ -498,7 +498,7 @@ def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
 
 def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
     """Merge the systems' spooled traces into ``trace.jsonl``, session by session."""
-    from streamrag.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path
 
     if not run.traces:
         return None
@@ -528,7 +528,7 @@ def summary_bytes(data: dict[str, Any]) -> bytes:
 def write_load_run(out_dir: str | os.PathLike[str], run: LoadRun, *, parameters: dict[str, Any], manifest: bytes) -> Path:
     """Write ``sessions.csv``, ``summary.json``, ``trace.jsonl`` (when traced) and
     ``manifest.json`` (last) into ``out_dir``, each atomically."""
-    from streamrag.atomic import write_bytes_atomic
+    from streamrag.base.atomic import write_bytes_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

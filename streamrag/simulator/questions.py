@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamrag.base.errors import EmptySelectionError, InputError
 from streamrag.data.selection import Population, Selection, check_ids_found
-from streamrag.errors import EmptySelectionError, InputError
 from streamrag.pipeline.question import SimQuestion
 
 if TYPE_CHECKING:
     from streamrag.analysis.evidence import PrefixEvidence
-    from streamrag.analysis.runner import QuestionAnalysis
-    from streamrag.cache import ChunkCache
+    from streamrag.analysis.stabilize import QuestionAnalysis
+    from streamrag.data.chunk_cache import ChunkCache
     from streamrag.retrieval.kinds import RetrieverEnv
     from streamrag.simulator.scenario import DataConfig, Scenario
 
@@ -77,7 +77,7 @@ class QuestionSet:
 def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
     """A question with its per-prefix evidence, judged at top-k (the one constructor of
     evidence-mode questions: full mode and table replays both go through it)."""
-    from streamrag.errors import InputError
+    from streamrag.base.errors import InputError
 
     if evidence.n_words != n_words:
         raise InputError(f"question {interaction_id!r}: {evidence.n_words} prefixes of evidence for {n_words} words")

@@ -286,7 +286,7 @@ def stats(values: np.ndarray) -> dict[str, float | None]:
 
 def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | int | None]:
     """Spearman ρ and two-sided p (``None`` when undefined: < 3 rows or a constant column)."""
-    from streamrag.correlation import spearman as rank_correlation
+    from streamrag.base.correlation import spearman as rank_correlation
 
     return rank_correlation(x, y)
 

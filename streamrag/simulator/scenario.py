@@ -4,7 +4,7 @@ A scenario is a TOML file or the name of a built-in one (``sim/NAME.toml``, e.g.
 ``paper_rq3``). ``--set key=value`` overrides address any field by its dotted path; the
 value is parsed as a TOML scalar (``3``, ``0.5``, ``true``, ``"text"``), a bare word
 being taken as a string. What a ``kind`` change keeps is the one rule of
-:mod:`streamrag.overrides`, shared with sweep points: a new kind resets its section
+:mod:`streamrag.base.overrides`, shared with sweep points: a new kind resets its section
 (``--set trigger.kind=oracle`` does not inherit ``words = 3``), the same kind keeps it,
 and the interval trigger's ``words`` and ``seconds`` replace each other.
 
@@ -37,7 +37,7 @@ folder, a sweep grid's folder, the current folder for ``--set``
 (:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
 was read.
 
-Every error is a :class:`~streamrag.errors.ConfigError` naming the key.
+Every error is a :class:`~streamrag.base.errors.ConfigError` naming the key.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from streamrag.base.bundled import invalid_toml, read_toml, scenarios_dir, toml_names
+from streamrag.base.errors import ConfigError
+from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.data.hypotheses import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
@@ -56,19 +59,16 @@ from streamrag.engine.clock import Clock
 from streamrag.engine.latency import STAGES, ConstantLatency, LatencyModel, LatencyStages
 from streamrag.engine.profiles import is_profile_path, load_profile
 from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
-from streamrag.errors import ConfigError
-from streamrag.overrides import Override, apply_overrides, parse_override
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
-from streamrag.resources import invalid_toml, read_toml, scenarios_dir, toml_names
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
 from streamrag.simulator.workload import LoadConfig, PoissonArrivals
 
 if TYPE_CHECKING:
-    from streamrag.analysis.runner import AnalysisSettings
+    from streamrag.analysis.stabilize import AnalysisSettings
 
 
 class _Section(BaseModel):
@@ -183,7 +183,7 @@ class DataConfig(_Section):
 
     def analysis_settings(self) -> AnalysisSettings:
         """What the analyzer runs for ``simulate DATA`` (the paper preset otherwise)."""
-        from streamrag.analysis.runner import AnalysisSettings
+        from streamrag.analysis.stabilize import AnalysisSettings
 
         return AnalysisSettings(k=self.k, grounding=self.grounding, retriever=self.retriever, asr=self.asr)
 
@@ -344,7 +344,7 @@ PAPER_RULES: dict[str, str] = {
 """The anchor's code's pipeline rules (issue 10): the ``paper`` preset, and the defaults."""
 
 EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE, "load.arrivals": PoissonArrivals.EXCLUSIVE}
-"""Fields of which one replaces the other when overridden (see :mod:`streamrag.overrides`)."""
+"""Fields of which one replaces the other when overridden (see :mod:`streamrag.base.overrides`)."""
 
 
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None) -> ResolvedScenario:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from streamrag.base.errors import InputError
+from streamrag.base.terminal import printable, stdout_console
 from streamrag.engine.trace import read_trace
-from streamrag.errors import InputError
-from streamrag.terminal import printable, stdout_console
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +268,7 @@ def write_figure(events: list[dict[str, Any]], path: str | os.PathLike[str], *, 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from streamrag.figures import agg_figure, save_figure
+    from streamrag.base.figures import agg_figure, save_figure
 
     spans, instants = spans_and_instants(events)
     lanes = _lanes(spans, instants)
@@ -343,7 +343,7 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_perfetto(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
-    from streamrag.atomic import write_text_atomic
+    from streamrag.base.atomic import write_text_atomic
 
     write_text_atomic(path, json.dumps(perfetto(events), indent=1) + "\n")
     return Path(path)

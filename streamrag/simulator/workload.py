@@ -35,8 +35,8 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from streamrag.base.errors import ConfigError, InputError
 from streamrag.engine.rng import stream
-from streamrag.errors import ConfigError, InputError
 
 US_PER_S = 1_000_000
 

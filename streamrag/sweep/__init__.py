@@ -3,7 +3,7 @@
 A grid file (TOML, :mod:`~streamrag.sweep.grid`) names a point kind, an input, a base
 and axes; every point of the product gets a stable key (a hash of its resolved settings
 and the input's content, :mod:`~streamrag.sweep.points`) and a folder under the run
-folder (:mod:`~streamrag.sweep.run`). Points run in this process, a local process pool
+folder (:mod:`~streamrag.sweep.resumable`). Points run in this process, a local process pool
 or on a Dask cluster (:mod:`~streamrag.sweep.executors`) with identical results; the
 sweep table (:mod:`~streamrag.sweep.table`) and figures (:mod:`~streamrag.sweep.figures`)
 are written at the end, then the manifest.
@@ -16,7 +16,7 @@ Modules, in the order data flows:
 - :mod:`~streamrag.sweep.points` — expansion, keys, validation;
 - :mod:`~streamrag.sweep.work` — computing one point (what workers run);
 - :mod:`~streamrag.sweep.executors` — serial, process pool, Dask;
-- :mod:`~streamrag.sweep.run` — the run folder, resume, manifest;
+- :mod:`~streamrag.sweep.resumable` — the run folder, resume, manifest;
 - :mod:`~streamrag.sweep.table` / :mod:`~streamrag.sweep.figures` — outputs.
 
 The public names below are imported on first use, so ``import streamrag.sweep`` costs
@@ -43,9 +43,9 @@ _PUBLIC = {
     "ProcessExecutor": "executors",
     "DaskExecutor": "executors",
     "make_executor": "executors",
-    "run_sweep": "run",
-    "SweepResult": "run",
-    "PointDone": "run",
+    "run_sweep": "resumable",
+    "SweepResult": "resumable",
+    "PointDone": "resumable",
     "read_sweep": "table",
     "read_point_results": "table",
     "pareto_front": "table",

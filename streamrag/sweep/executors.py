@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from streamrag.errors import ConfigError
-from streamrag.processes import worker_pool
+from streamrag.base.errors import ConfigError
+from streamrag.base.processes import worker_pool
 from streamrag.sweep.kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
 

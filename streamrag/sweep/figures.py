@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from streamrag.figures import agg_figure, save_figure
+from streamrag.base.figures import agg_figure, save_figure
 from streamrag.sweep.table import pareto_front, read_point_results
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ files settings name: ``latency.profile = "mine.toml"``, ``input.path``) are rela
 the grid file. ``[output]`` holds ``traces`` (keep each point's
 ``trace.jsonl``, default false) and ``figures`` (default true).
 
-Every problem is a :class:`~streamrag.errors.ConfigError` naming the file and the key.
+Every problem is a :class:`~streamrag.base.errors.ConfigError` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streamrag.errors import ConfigError
-from streamrag.resources import invalid_toml
+from streamrag.base.bundled import invalid_toml
+from streamrag.base.errors import ConfigError
 from streamrag.sweep.inputs import InputSpec, parse_input
 
 PointKindName = Literal["simulate", "streamable", "analyze"]
@@ -290,7 +290,7 @@ def _anchor_files(
 
 def list_grids() -> list[str]:
     """Names of the built-in grids (``sim/grids/*.toml``)."""
-    from streamrag.resources import grids_dir, toml_names
+    from streamrag.base.bundled import grids_dir, toml_names
 
     return toml_names(grids_dir())
 
@@ -300,7 +300,7 @@ def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None)
 
     ``input`` replaces the grid's input source (a path relative to the current folder).
     """
-    from streamrag.resources import grids_dir
+    from streamrag.base.bundled import grids_dir
 
     text_path = str(name_or_path)
     path = Path(text_path)

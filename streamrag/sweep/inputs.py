@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from streamrag.digest import file_sha256
-from streamrag.errors import ConfigError
+from streamrag.base.digest import file_sha256
+from streamrag.base.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,7 +155,7 @@ class PreparedInputs:
 
     def table(self, analysis: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """The stabilization table; a data input is analyzed with ``analysis``
-        (:class:`~streamrag.analysis.runner.AnalysisSettings` fields, default the paper preset)."""
+        (:class:`~streamrag.analysis.stabilize.AnalysisSettings` fields, default the paper preset)."""
         spec = self.spec
         memo_key = "table" if spec.trace_driven else f"table:{_canonical(analysis)}"
         if memo_key not in self._memo:
@@ -174,7 +174,7 @@ class PreparedInputs:
 
     def _analyze(self, analysis: Mapping[str, Any]) -> pd.DataFrame:
         from streamrag.analysis.entry import analyze_input
-        from streamrag.analysis.runner import AnalysisSettings
+        from streamrag.analysis.stabilize import AnalysisSettings
         from streamrag.analysis.study import table_frame
         from streamrag.data.selection import Selection
         from streamrag.simulator.questions import questions_from_analyses

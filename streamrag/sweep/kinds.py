@@ -9,13 +9,13 @@
                  arithmetic only (:func:`~streamrag.analysis.stats.streamable_cell`),
                  never simulated. Keys: ``L_ms``, ``delta_wps``, ``theta``, ``G_ms``;
                  for data inputs also analysis settings (``k``, ``grounding``, …)
-``analyze``      the analyzer at one :class:`~streamrag.analysis.runner.AnalysisSettings`
+``analyze``      the analyzer at one :class:`~streamrag.analysis.stabilize.AnalysisSettings`
                  (``k``, ``grounding``, ``retriever``, ``chunks.*``, ``bm25.*``) on a
                  data file
 ===============  ==================================================================
 
 Overrides apply in groups — the grid's ``[base]``, then each axis — by the one rule of
-:mod:`streamrag.overrides` that ``simulate --set`` follows too: a new ``kind`` resets its
+:mod:`streamrag.base.overrides` that ``simulate --set`` follows too: a new ``kind`` resets its
 section, the same kind keeps it, and the interval trigger's ``words`` and ``seconds``
 replace each other (a variant ``{trigger.kind = "interval", trigger.seconds = 1}`` on
 the base's ``words = 3`` is a 1-second interval).
@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from streamrag.errors import ConfigError
-from streamrag.overrides import Override, nest
+from streamrag.base.errors import ConfigError
+from streamrag.base.overrides import Override, nest
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
 
@@ -104,8 +104,8 @@ class SimulateKind:
 
     def resolve(self, groups: Overrides) -> Resolved:
         from streamrag.pipeline import reflectors, triggers
-        from streamrag.simulator.runner import parameters
         from streamrag.simulator.scenario import scenario_from_dict
+        from streamrag.simulator.simulate import parameters
 
         spec = self.grid.input
         for path in _paths(groups):
@@ -158,7 +158,7 @@ class SimulateKind:
         """
         if self.grid.input.trace_driven:
             return None
-        from streamrag.analysis.runner import AnalysisSettings
+        from streamrag.analysis.stabilize import AnalysisSettings
 
         values = data.model_dump(mode="json", exclude={"split"})
         defaults = type(data)().model_dump(mode="json")
@@ -181,7 +181,7 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
     fingerprint does): an edited profile or timings file gives new keys, a sweep folder
     moved together with its files keeps them.
     """
-    from streamrag.digest import file_sha256
+    from streamrag.base.digest import file_sha256
     from streamrag.engine.profiles import is_profile_path
     from streamrag.simulator.scenario import FILE_SETTINGS
 
@@ -270,7 +270,7 @@ class AnalyzeKind:
         self.grid = grid
 
     def resolve(self, groups: Overrides) -> Resolved:
-        from streamrag.analysis.runner import AnalysisSettings
+        from streamrag.analysis.stabilize import AnalysisSettings
 
         identity = _analysis_settings([pair for group in groups for pair in group])
         settings = AnalysisSettings.model_validate(identity)
@@ -278,8 +278,8 @@ class AnalyzeKind:
 
 
 def _analysis_settings(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    """Validated :class:`~streamrag.analysis.runner.AnalysisSettings` (every field) as JSON."""
-    from streamrag.analysis.runner import AnalysisSettings
+    """Validated :class:`~streamrag.analysis.stabilize.AnalysisSettings` (every field) as JSON."""
+    from streamrag.analysis.stabilize import AnalysisSettings
 
     try:
         settings = AnalysisSettings.model_validate(nest(pairs))

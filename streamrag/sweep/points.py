@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from streamrag.errors import ConfigError, EmptySelectionError
+from streamrag.base.errors import ConfigError, EmptySelectionError
 from streamrag.sweep.grid import AxisValue, Grid, Scalar
 from streamrag.sweep.inputs import PreparedInputs, ref_analysis
 from streamrag.sweep.kinds import PointJob, point_kind

@@ -87,7 +87,7 @@ def build_table(points: Sequence[Point], metrics: Mapping[str, dict[str, Any]], 
 
 def write_table(df: pd.DataFrame, out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write ``sweep.csv`` and ``sweep.parquet`` into ``out_dir``, atomically."""
-    from streamrag.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path
 
     out = Path(out_dir)
     csv_path, parquet_path = out / TABLE_CSV, out / TABLE_PARQUET
@@ -102,7 +102,7 @@ def read_sweep(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """The sweep table of a finished run folder (Parquet, else CSV)."""
     import pandas as pd
 
-    from streamrag.errors import InputError
+    from streamrag.base.errors import InputError
 
     run = Path(run_dir)
     if (run / TABLE_PARQUET).is_file():
@@ -116,7 +116,7 @@ def read_point_results(run_dir: str | os.PathLike[str], key: str) -> pd.DataFram
     """A simulate point's per-question ``results.csv`` (one row per question)."""
     import pandas as pd
 
-    from streamrag.errors import InputError
+    from streamrag.base.errors import InputError
 
     path = Path(run_dir) / "points" / key / "results.csv"
     if not path.is_file():

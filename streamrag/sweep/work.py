@@ -103,7 +103,7 @@ def analyze_metrics(summary: dict[str, Any]) -> dict[str, Any]:
 def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
     from streamrag.simulator.questions import select_for
     from streamrag.simulator.results import results_csv
-    from streamrag.simulator.runner import simulate, summary_json
+    from streamrag.simulator.simulate import simulate, summary_json
 
     rs = job.settings
     selected = select_for(prepared, rs.scenario.selection())
@@ -143,7 +143,7 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
 
     from streamrag.analysis.stats import pick
     from streamrag.simulator.load import load_summary, run_load, summary_bytes, write_load_trace, write_sessions_csv
-    from streamrag.simulator.runner import parameters, reflector_model_of
+    from streamrag.simulator.simulate import parameters, reflector_model_of
 
     rs = job.settings
     model = reflector_model_of(selected.entries, rs, selected.evidence_source)
@@ -173,9 +173,9 @@ def _analyze(job: PointJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     from pathlib import Path
 
     from streamrag.analysis.study import run_study
-    from streamrag.cache import ChunkCache, default_cache_dir
+    from streamrag.base.errors import CacheError
+    from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
     from streamrag.data.selection import Selection
-    from streamrag.errors import CacheError
 
     try:
         cache = ChunkCache(default_cache_dir())

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamrag.atomic import atomic_path
-from streamrag.errors import ConfigError
+from streamrag.base.atomic import atomic_path
+from streamrag.base.errors import ConfigError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -31,7 +31,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
 Override = tuple[str, Any]
 """``(dotted path, value)``."""

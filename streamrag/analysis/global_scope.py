@@ -1,6 +1,6 @@
 """The analyzer in global scope: every question ranked against one shared pool (design §3 "Scope").
 
-Same rows as per-question scope (:mod:`streamrag.analysis.runner`), computed with the
+Same rows as per-question scope (:mod:`streamrag.analysis.stabilize`), computed with the
 same metric functions, with three differences:
 
 - rankings come from one :class:`~streamrag.retrieval.global_index.GlobalIndex` over the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from streamrag.analysis.evidence import prefix_evidence
 from streamrag.analysis.global_gold import GoldRule, PoolGrounder, question_gold
-from streamrag.analysis.runner import (
+from streamrag.analysis.stabilize import (
     GROUNDING_MODES,
     ROBUSTNESS_K,
     AnalysisSettings,
@@ -32,10 +32,10 @@ from streamrag.analysis.runner import (
     skipped_row,
     stabilization_row,
 )
+from streamrag.base.errors import ConfigError, NothingToRankError
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.ingest import Question
 from streamrag.data.pool import PoolQuestion, PoolSource
-from streamrag.errors import ConfigError, NothingToRankError
 from streamrag.retrieval.ahead import ranked_in_order
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.global_index import GlobalIndex

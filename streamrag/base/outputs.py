@@ -12,7 +12,7 @@ first file is written. The rule, the same for every command:
 - with ``refuse_nonempty``, an existing folder must be empty (``simulate`` refuses to mix
   two runs; ``--force`` replaces the old run's files, ``sweep --resume`` continues).
 
-Problems are :class:`~streamrag.errors.ConfigError` lines naming the option and path.
+Problems are :class:`~streamrag.base.errors.ConfigError` lines naming the option and path.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
 __all__ = ["check_out_dir", "check_out_file"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from streamrag.errors import DataFileError
+from streamrag.base.errors import DataFileError
 
 _BUFFER_BYTES = 1 << 20
 
@@ -85,12 +85,12 @@ def iter_lines(
 def iter_json_objects(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_no, object)`` for each non-blank line of a JSONL file (``.bz2`` too).
 
-    Raises :class:`~streamrag.errors.RecordError` naming file and line for a line that is
+    Raises :class:`~streamrag.base.errors.RecordError` naming file and line for a line that is
     not UTF-8, not JSON, or not a JSON object; :class:`DataFileError` as :func:`iter_lines`.
     """
     import json
 
-    from streamrag.errors import RecordError
+    from streamrag.base.errors import RecordError
 
     for line_no, raw in iter_lines(path):
         if not raw.strip():
@@ -110,8 +110,8 @@ def iter_question_objects(path: Path, *, twice: str = "appears twice") -> Iterat
     """``(line_no, interaction_id, object)`` of a per-question JSONL file: each object has a
     non-empty string ``interaction_id``, unique in the file. ``twice`` words the
     duplicate's error (``'q' {twice} (first on line N)``). Raises as
-    :func:`iter_json_objects`, and :class:`~streamrag.errors.RecordError` for the id."""
-    from streamrag.errors import RecordError
+    :func:`iter_json_objects`, and :class:`~streamrag.base.errors.RecordError` for the id."""
+    from streamrag.base.errors import RecordError
 
     first_line: dict[str, int] = {}
     for line_no, obj in iter_json_objects(path):

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.data.crag import SearchResult
-from streamrag.text import HtmlParserName, collapse_whitespace, html_to_text
+from streamrag.data.text import HtmlParserName, collapse_whitespace, html_to_text
 
 # Bump when the text or chunk output for the same settings changes, so caches rebuild.
 CHUNKER_VERSION = 1

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.atomic import write_bytes_atomic
+from streamrag.base.atomic import write_bytes_atomic
 from streamrag.engine.clock import Clock
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import dump_events
@@ -24,8 +24,8 @@ from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
 from streamrag.pipeline.tools import QueryGenerator, Tool
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, summarize
-from streamrag.simulator.runner import manifest_json, parameters, provenance
 from streamrag.simulator.scenario import ResolvedScenario
+from streamrag.simulator.simulate import manifest_json, parameters, provenance
 
 
 class RunWriter:

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamrag.atomic import write_bytes_atomic
-from streamrag.errors import ConfigError
-from streamrag.outputs import check_out_dir
+from streamrag.base.atomic import write_bytes_atomic
+from streamrag.base.errors import ConfigError
+from streamrag.base.outputs import check_out_dir
 from streamrag.sweep.executors import Executor, SerialExecutor, make_executor
 from streamrag.sweep.grid import Grid, load_grid
 from streamrag.sweep.inputs import PreparedInputs
@@ -155,7 +155,7 @@ def _executor_info(executor: Executor) -> dict[str, Any]:
 def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, float], command: list[str] | None) -> bytes:
     import platform
 
-    from streamrag import __version__
+    from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
 
     p, g = result.plan, result.plan.grid

@@ -20,9 +20,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from streamrag.errors import ConfigError
+from streamrag.base.errors import ConfigError
 
-_REPO_ROOT = Path(__file__).resolve().parents[1]
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _root(package: str, folder: str) -> Traversable:

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from streamrag.digest import file_sha256
+from streamrag.base.digest import file_sha256
+from streamrag.base.errors import ConfigError
+from streamrag.base.processes import worker_pool
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import Recorder, dump_events
-from streamrag.errors import ConfigError
 from streamrag.pipeline import reflectors, triggers
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
-from streamrag.processes import worker_pool
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
 from streamrag.simulator.scenario import ResolvedScenario
@@ -248,7 +248,7 @@ def manifest_json(
     import numpy
     import pydantic
 
-    from streamrag import __version__
+    from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
 
     data = {
@@ -281,7 +281,7 @@ def write_run(
     counts: dict[str, int] | None = None,
 ) -> Path:
     """Write ``results.csv``, ``summary.json``, ``trace.jsonl``, ``manifest.json`` atomically."""
-    from streamrag.atomic import write_bytes_atomic
+    from streamrag.base.atomic import write_bytes_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

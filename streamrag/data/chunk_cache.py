@@ -2,7 +2,7 @@
 
 One gzip-compressed JSON file per entry, ``ROOT/ab/abcdef….json.gz``, holding the key it
 was written for, the format version, the chunks and what the chunk cap dropped
-(:class:`~streamrag.chunking.PageChunks`; format 1 entries lack it and are rebuilt).
+(:class:`~streamrag.data.chunking.PageChunks`; format 1 entries lack it and are rebuilt).
 ``ROOT/files/`` holds one manifest per input file read to the end
 (:mod:`streamrag.data.ingest`): what the reading yielded, records without pages and their
 chunk keys, so a rerun need not decompress the file. ``ROOT/pools/`` holds whole chunked
@@ -23,9 +23,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from streamrag.atomic import write_bytes_atomic
-from streamrag.chunking import PageChunks
-from streamrag.errors import CacheError
+from streamrag.base.atomic import write_bytes_atomic
+from streamrag.base.errors import CacheError
+from streamrag.data.chunking import PageChunks
 
 CACHE_FORMAT = 2
 
