@@ -8,9 +8,13 @@ disk, then measures in one run, in MB/s of *decompressed* input:
 - cold ingestion (HTML → text → chunks, filling an empty cache), paper preset
   (html.parser) and the fast parser (lexbor), on 1 and 2 processes, and on 2 processes
   with indexed_bzip2 decoding;
-- cached ingestion (the same file again, chunks read from the cache).
+- cached ingestion (the same file again, chunks read from the cache), with and without the
+  file's manifest (without it, every record is read and its chunk key looked up);
+- the same data as ``.jsonl.zst`` (``ingest --convert``, made once, untimed): ``zstd -dc``,
+  read + validate, cold ingestion and cached ingestion without a manifest.
 
-Every figure is also given as a ratio to the bzip2 peer.
+Every figure is also given as a ratio to the bzip2 peer (decompressing the same data).
+The load average before and after is printed: the machine is shared.
 
 This machine is shared and noisy, so the arms run in ``--rounds`` rounds, interleaved: the
 arm order of each round is the previous one reversed (A B C … C B A …), and each cold arm
@@ -37,6 +41,7 @@ from pathlib import Path
 
 from _common import OUT_DIR, save
 
+from streamrag.base.lines import convert_to_zstd
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.chunking import ChunkSettings
 from streamrag.data.crag import read_records
@@ -100,6 +105,22 @@ def _bzip2(path: Path) -> int:
     return 0
 
 
+def _zstd(path: Path) -> int:
+    subprocess.run(f"zstd -qdc '{path}' > /dev/null", shell=True, check=True)
+    return 0
+
+
+def _zst_copy(path: Path) -> Path:
+    zst = path.with_name(path.name.removesuffix(".bz2") + ".zst")
+    if not zst.exists() or zst.stat().st_mtime < path.stat().st_mtime:
+        convert_to_zstd(path, zst)
+    return zst
+
+
+def _loadavg() -> str:
+    return Path("/proc/loadavg").read_text().split(" ")[0] if Path("/proc/loadavg").exists() else "?"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--min-mb", type=float, default=200.0, help="size of the generated .bz2 on disk")
@@ -110,32 +131,39 @@ def main() -> int:
         print("bzip2 is not installed; the peer cannot run")
         return 1
     path = _ensure_file(args.min_mb)
+    zst = _zst_copy(path)
     disk_mb = path.stat().st_size / 1e6
     mb = _decompressed_mb(path)
-    print(f"file: {path.name}, {disk_mb:.0f} MB on disk, {mb:.0f} MB decompressed; {args.rounds} interleaved rounds")
+    print(
+        f"file: {path.name}, {disk_mb:.0f} MB on disk ({zst.stat().st_size / 1e6:.0f} MB as .zst), {mb:.0f} MB decompressed; "
+        f"{args.rounds} interleaved rounds; load average {_loadavg()}"
+    )
 
     peer_name = "bzip2 -dc > /dev/null (peer)"
     with tempfile.TemporaryDirectory() as tmp:
         cold_root = Path(tmp) / "cold"  # emptied before every arm, outside its timing
 
-        def cold(parser_name: str, jobs: int, parallel: bool = False):
+        def cold(parser_name: str, jobs: int, parallel: bool = False, source: Path = path):
             def run() -> int:
-                return _digest(ingest(path, settings=ChunkSettings(parser=parser_name), cache=ChunkCache(cold_root),
+                return _digest(ingest(source, settings=ChunkSettings(parser=parser_name), cache=ChunkCache(cold_root),
                                       jobs=jobs, parallel_decompression=parallel))  # fmt: skip
 
             return run
 
         warm_cache = ChunkCache(Path(tmp) / "warm")
 
-        def cached(parallel: bool):
+        bare_cache = ChunkCache(Path(tmp) / "bare")  # the same chunks; its file manifests removed before each arm
+
+        def cached(parallel: bool, source: Path = path, cache: ChunkCache = warm_cache):
             def run() -> int:
-                return _digest(ingest(path, settings=ChunkSettings(parser="lexbor"), cache=warm_cache, jobs=2,
+                return _digest(ingest(source, settings=ChunkSettings(parser="lexbor"), cache=cache, jobs=2,
                                       parallel_decompression=parallel))  # fmt: skip
 
             return run
 
-        # Fill the cache the cached arms read (not timed).
+        # Fill the cache the cached arms read (not timed); the .zst copy has the same chunk keys.
         cached(False)()
+        shutil.copytree(warm_cache.root, bare_cache.root, dirs_exist_ok=True)
         arms = {
             peer_name: lambda: _bzip2(path),
             "read+validate, stdlib bz2": lambda: _records_digest(read_records(path)),
@@ -144,6 +172,11 @@ def main() -> int:
             "cold ingest, lexbor, 2 processes, indexed_bzip2": cold("lexbor", 2, parallel=True),
             "cached ingest, lexbor": cached(False),
             "cached ingest, lexbor, indexed_bzip2": cached(True),
+            "cached ingest, lexbor, no manifest": cached(False, cache=bare_cache),
+            "zstd -dc > /dev/null (.zst decoder alone)": lambda: _zstd(zst),
+            "read+validate, .jsonl.zst": lambda: _records_digest(read_records(zst)),
+            "cold ingest, lexbor, 2 processes, .jsonl.zst": cold("lexbor", 2, source=zst),
+            "cached ingest, lexbor, .jsonl.zst, no manifest": cached(False, source=zst, cache=bare_cache),
         }
         if not args.quick:
             arms["cold ingest, lexbor, 1 process"] = cold("lexbor", 1)
@@ -155,10 +188,12 @@ def main() -> int:
         for r in range(args.rounds):
             for name in order if r % 2 == 0 else order[::-1]:
                 shutil.rmtree(cold_root, ignore_errors=True)
+                if "no manifest" in name:  # every chunk cached, but the file's manifest gone
+                    shutil.rmtree(bare_cache.root / "files", ignore_errors=True)
                 cpu0, t0 = _cpu_s(), time.perf_counter()
                 digest = arms[name]()
                 runs[name].append((time.perf_counter() - t0, _cpu_s() - cpu0))
-                kind = "-" if name == peer_name else "records" if name.startswith("read") else "questions"
+                kind = "-" if "dev/null" in name else "records" if name.startswith("read") else "questions"
                 digests.setdefault(kind, set()).add(digest)
                 print(f"  round {r + 1}: {name}: {runs[name][-1][0]:.1f} s", flush=True)
     if len(digests.get("questions", ())) > 1 or len(digests.get("records", ())) > 1:
@@ -184,7 +219,7 @@ def main() -> int:
             f"{name:<{width}}  {row['best_s']:>7.1f}  {row['median_s']:>7.1f}  {row['cpu_s']:>7.1f}  {row['mb_per_s']:>7.1f}"
             f"  {row['ratio_to_bzip2']:>8.3f}"
         )
-    print("outputs identical across arms")
+    print(f"outputs identical across arms; load average {_loadavg()}")
     result = {"file_mb_on_disk": round(disk_mb, 1), "decompressed_mb": round(mb, 1), "rounds": args.rounds, "arms": rows}
     print(f"saved {save('ingest', result)}")
     return 0

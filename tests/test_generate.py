@@ -249,7 +249,7 @@ def test_cli_writes_a_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["x.txt", "--questions", "2"], ".jsonl or .jsonl.bz2"),
+        (["x.txt", "--questions", "2"], ".jsonl, .jsonl.bz2 or .jsonl.zst"),
         (["x.jsonl", "--questions", "0"], "--questions must be ≥ 1"),
         (["x.jsonl", "--questions", "2", "--table"], "name the output *.csv"),
         (["x.jsonl", "--questions", "2", "--page-words", "3"], "page_words"),

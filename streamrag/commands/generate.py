@@ -1,6 +1,6 @@
 """``streamrag generate``: CRAG-shaped records, or a synthetic stabilization table.
 
-streamrag generate OUT.jsonl[.bz2] --questions N [--page-words W] [--seed S]
+streamrag generate OUT.jsonl[.bz2|.zst] --questions N [--page-words W] [--seed S]
 streamrag generate OUT.csv --questions N --table [--seed S]
 """
 
@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-_RECORD_SUFFIXES = (".jsonl", ".jsonl.bz2")
+_RECORD_SUFFIXES = (".jsonl", ".jsonl.bz2", ".jsonl.zst")  # streamrag.base.lines.SUFFIXES (not imported: --help stays instant)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,11 +19,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="generate CRAG-shaped data (or a stabilization table) of any size",
         description=(
             "Write N generated CRAG tasks 1&2 records (made-up text in realistic HTML, CRAG's "
-            "proportions of domains, types and query lengths) as .jsonl or .jsonl.bz2, "
+            "proportions of domains, types and query lengths) as .jsonl, .jsonl.bz2 or .jsonl.zst, "
             "or with --table a synthetic stabilization table (CSV) calibrated to the anchor study."
         ),
     )
-    parser.add_argument("out", type=Path, metavar="OUT", help="output file: .jsonl, .jsonl.bz2, or .csv with --table")
+    parser.add_argument("out", type=Path, metavar="OUT", help="output file: .jsonl, .jsonl.bz2, .jsonl.zst, or .csv with --table")
     parser.add_argument("--questions", type=int, required=True, metavar="N", help="number of questions")
     parser.add_argument(
         "--page-words",
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--table writes a CSV table; name the output *.csv, not {out.name}")
         return _write_table(out, args.questions, args.seed)
     if not out.name.endswith(_RECORD_SUFFIXES):
-        raise ConfigError(f"output must end in .jsonl or .jsonl.bz2 (or use --table for a .csv), got {out.name}")
+        raise ConfigError(f"output must end in .jsonl, .jsonl.bz2 or .jsonl.zst (or use --table for a .csv), got {out.name}")
     return _write_records(out, args)
 
 
@@ -97,7 +97,7 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     mb = stats.n_json_bytes / 1e6
     print(
         f"wrote {out}: {stats.n_records} records, {mb:.1f} MB of JSON"
-        + (f", {stats.n_file_bytes / 1e6:.1f} MB bzip2" if stats.compressed else "")
+        + (f", {stats.n_file_bytes / 1e6:.1f} MB {'Zstandard' if out.suffix == '.zst' else 'bzip2'}" if stats.compressed else "")
         + f" in {elapsed_s:.1f} s ({mb / max(elapsed_s, 1e-9):.1f} MB/s of JSON)",
         file=sys.stderr,
     )

@@ -15,7 +15,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Stream a CRAG file, validate every record, turn pages into chunks and store "
         "them in the chunk cache. Prints counts and throughput.",
     )
-    p.add_argument("data", type=Path, metavar="DATA", help="CRAG file (.jsonl or .jsonl.bz2)")
+    p.add_argument("data", type=Path, metavar="DATA", help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst)")
+    p.add_argument(
+        "--convert",
+        type=Path,
+        metavar="OUT.jsonl.zst",
+        help="first write a Zstandard copy of DATA (every line, byte for byte; decodes ~50x faster than "
+        "bzip2), then ingest the copy: later runs take OUT and find its chunks cached",
+    )
     add_data_options(p, default_split="all")
     p.set_defaults(run=run)
 
@@ -31,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     cache = open_cache(args)
     ids = read_ids(args.ids) if args.ids else None
+    if args.convert is not None:
+        args.data = _convert(args)
     found: set[str] = set()
     n_records = n_skipped = n_chunks = 0
     clock = RealClock()
@@ -56,3 +65,20 @@ def run(args: argparse.Namespace) -> int:
         line += f"; cache {cache.root}: {cache.hits} hits, {cache.misses + cache.rebuilt} built"
     print(line)
     return 0
+
+
+def _convert(args: argparse.Namespace) -> Path:
+    """Write the Zstandard copy (atomically; an existing copy is replaced) and say so."""
+    from streamrag.base.lines import convert_to_zstd
+    from streamrag.base.outputs import check_out_file
+    from streamrag.base.progress import file_progress
+    from streamrag.engine.clock import RealClock
+
+    check_out_file(args.convert, option="--convert").parent.mkdir(parents=True, exist_ok=True)
+    clock = RealClock()
+    with file_progress(args.data, "converting") as progress:
+        n_lines = convert_to_zstd(args.data, args.convert, parallel=args.parallel_bz2, progress=progress)
+    elapsed = clock.now_us() / 1e6
+    size_in, size_out = args.data.stat().st_size / 1e6, args.convert.stat().st_size / 1e6
+    print(f"wrote {args.convert}: {n_lines} lines, {size_in:.1f} MB -> {size_out:.1f} MB in {elapsed:.1f} s")
+    return Path(args.convert)

@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "simulate", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("data", nargs="?", metavar="DATA",
-                   help="CRAG-style JSONL(.bz2) to analyze and simulate (full mode), or a corpus folder "
+                   help="CRAG-style JSONL (.jsonl, .jsonl.bz2, .jsonl.zst) to analyze and simulate (full mode), or a corpus folder "
                    "(BEIR, or the CRAG data folder) for --set data.scope=global")  # fmt: skip
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7) to simulate trace-driven")
     p.add_argument(

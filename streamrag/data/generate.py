@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import ConfigError
+from streamrag.base.lines import zstd_writer
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import (
     CONTENT_RANK,
@@ -323,9 +324,11 @@ def write_crag_file(
     compress_workers: int = 2,
     on_record: Callable[[int], None] | None = None,
 ) -> WriteStats:
-    """Write :func:`generate_records` to ``path`` as JSON lines; bzip2 when ``compress``.
+    """Write :func:`generate_records` to ``path`` as JSON lines; compressed when ``compress``.
 
-    ``compress=None`` compresses iff the name ends in ``.bz2``. With ``compress_workers``
+    ``compress=None`` compresses iff the name ends in ``.bz2`` or ``.zst``; the name's suffix
+    picks the format (Zstandard for ``.zst``, bzip2 otherwise). Zstandard is one frame with a
+    content checksum (:func:`~streamrag.base.lines.zstd_writer`). For bzip2, with ``compress_workers``
     ≥ 1, batches of ~8 MB are compressed as independent bzip2 streams by that many
     threads (bz2 releases the GIL), which overlaps compression with generation; the
     concatenation is a valid multi-stream ``.bz2`` file that ``bzip2 -dc``, Python's
@@ -336,7 +339,7 @@ def write_crag_file(
     """
     target = Path(path)
     if compress is None:
-        compress = target.suffix == ".bz2"
+        compress = target.suffix in (".bz2", ".zst")
     if compress_workers < 0:
         raise ConfigError(f"compress_workers must be ≥ 0, got {compress_workers}")
     if not target.parent.is_dir():
@@ -348,6 +351,11 @@ def write_crag_file(
             for data, n in batches:
                 raw.write(data)
                 n_records, n_json = n_records + n, n_json + len(data)
+        elif target.suffix == ".zst":
+            with zstd_writer(raw) as out:
+                for data, n in batches:
+                    out.write(data)
+                    n_records, n_json = n_records + n, n_json + len(data)
         elif compress_workers == 0:
             compressor = bz2.BZ2Compressor(9)
             for data, n in batches:

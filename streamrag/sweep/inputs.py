@@ -90,12 +90,12 @@ def parse_input(source: str, *, base_dir: Path, split: int | Literal["all"] | No
         kind, raw = "data", text[len("data:") :]
     elif text.endswith(".csv"):
         kind, raw = "table", text
-    elif text.endswith((".jsonl", ".jsonl.bz2")):
+    elif text.endswith((".jsonl", ".jsonl.bz2", ".jsonl.zst")):
         kind, raw = "data", text
     else:
         raise ConfigError(
             f"{source!r}: unknown input; use table:PATH, data:PATH, demo or generated:N[:seed=S] "
-            "(or a path ending in .csv, .jsonl or .jsonl.bz2)"
+            "(or a path ending in .csv, .jsonl, .jsonl.bz2 or .jsonl.zst)"
         )
     path = Path(raw).expanduser()
     if not path.is_absolute():
