@@ -202,9 +202,7 @@ def iter_question_objects(path: Path, *, twice: str = "appears twice") -> Iterat
         yield line_no, qid, obj
 
 
-def convert_to_zstd(
-    source: Path, target: Path, *, parallel: bool = False, progress: Callable[[int], None] | None = None
-) -> int:
+def convert_to_zstd(source: Path, target: Path, *, parallel: bool = False, progress: Callable[[int], None] | None = None) -> int:
     """Write every line of ``source`` (any format :func:`iter_lines` reads) to ``target`` as
     Zstandard (:func:`zstd_writer`), atomically; returns the number of lines. Lines are copied
     byte for byte, so records, ids and chunk keys are those of the source."""

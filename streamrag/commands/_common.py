@@ -17,6 +17,17 @@ def split_value(text: str) -> int | None:
     raise argparse.ArgumentTypeError(f"invalid split {text!r}: use 0 (validation), 1 or all")
 
 
+def check_latency_ms(value: float, option: str = "--latency-ms") -> float:
+    """A latency option's value: a finite number of ms ≥ 0 (NaN and infinity refused)."""
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        from streamrag.base.errors import ConfigError
+
+        raise ConfigError(f"{option}: must be a finite number of ms ≥ 0, got {value}")
+    return value
+
+
 def _int_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)

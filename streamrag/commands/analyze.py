@@ -24,7 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run retrieval on every word prefix of every question and write "
         "stabilization.csv, summary.json and figures (paper preset, split 0 by default).",
     )
-    p.add_argument("data", type=Path, nargs="?", metavar="DATA", help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst); or use --corpus")
+    p.add_argument(
+        "data", type=Path, nargs="?", metavar="DATA", help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst); or use --corpus"
+    )
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")

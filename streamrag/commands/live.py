@@ -180,13 +180,12 @@ def _generator(args: argparse.Namespace, clock: Any) -> Any:
 
 def _delay_model(args: argparse.Namespace) -> Any:
     from streamrag.base.errors import ConfigError
+    from streamrag.commands._common import check_latency_ms
     from streamrag.engine.latency import ConstantLatency
     from streamrag.engine.profiles import load_profile
 
     if args.latency_ms is not None:
-        if args.latency_ms < 0:
-            raise ConfigError(f"--latency-ms: must be ≥ 0, got {args.latency_ms}")
-        return ConstantLatency(ms=args.latency_ms, source="--latency-ms")
+        return ConstantLatency(ms=check_latency_ms(args.latency_ms), source="--latency-ms")
     profile = load_profile(args.latency_profile)
     if "L" not in profile.stages:
         raise ConfigError(f"--latency-profile: {args.latency_profile!r} has no stage L")

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from streamrag.base.errors import ConfigError
+    from streamrag.commands._common import check_latency_ms
     from streamrag.engine.clock import Clock
     from streamrag.engine.loop import run_real
     from streamrag.live.server import serving
@@ -39,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port: {args.port} is not a port number (0-65535)")
-    if args.latency_ms < 0:
-        raise ConfigError(f"--latency-ms: must be ≥ 0, got {args.latency_ms}")
+    check_latency_ms(args.latency_ms)
 
     async def main(clock: Clock) -> None:
         tool = BM25Tool.from_corpus(args.corpus, clock)

@@ -7,10 +7,23 @@ passed in), to stand in for a remote backend with a known, constant L.
 
 aiohttp because it is maintained, asyncio-native (the server and a live run can share
 one event loop, as the tests do) and serves both sides: the HTTP tool is its client.
+
+Nothing a client sends can stall the server:
+
+- a body over :data:`MAX_BODY_BYTES` is refused (413) before it is read, a query over
+  :data:`MAX_QUERY_CHARS` (413) before it is ranked: ranking costs ~4 µs per character, so
+  the 1 MiB query aiohttp's default admits took 4 s;
+- ranking runs on a bounded pool of :data:`RANK_THREADS` threads, never on the event loop,
+  so ``/health`` and small queries are answered while a large one is ranked (the test suite
+  measures it); requests beyond the pool wait their turn;
+- a body that does not arrive within :data:`READ_TIMEOUT_S` gets 408 (a slow or incomplete
+  request holds only its own connection);
+- malformed JSON of any shape, deeply nested included, gets 400 with a one-line reason.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,32 +34,58 @@ from streamrag.live.tools import BM25Tool
 
 MAX_K = 100
 """Largest ``k`` a request may ask for."""
+MAX_QUERY_CHARS = 16_384
+"""Longest query ranked (a spoken or typed question is a few hundred characters)."""
+MAX_BODY_BYTES = 65_536
+"""Largest request body read."""
+READ_TIMEOUT_S = 10.0
+"""Time a client has to send its whole body."""
+RANK_THREADS = 2
+"""Queries ranked at once (threads; one per core of the machines this is made for)."""
 
 
 def make_app(tool: BM25Tool, clock: Clock, latency_ms: float = 0.0) -> Any:
     """The aiohttp application serving ``tool``."""
-    web = _aiohttp_web()
+    import anyio
 
+    web = _aiohttp_web()
     delay_us = round(latency_ms * 1000)
+    limiter = anyio.CapacityLimiter(RANK_THREADS)
+
+    def refuse(status: int, error: str) -> Any:
+        return web.json_response({"error": error}, status=status)
 
     async def search(request: Any) -> Any:
         start = clock.now_us()
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            return refuse(413, f"the body is {request.content_length} bytes; at most {MAX_BODY_BYTES} are read")
         try:
-            body = await request.json()
-        except ValueError:
-            return web.json_response({"error": "the body is not JSON"}, status=400)
+            with anyio.fail_after(READ_TIMEOUT_S):
+                raw = await request.read()
+        except TimeoutError:
+            return refuse(408, f"the body did not arrive within {READ_TIMEOUT_S:g} s")
+        except web.HTTPRequestEntityTooLarge:  # a chunked body that grew past the limit
+            return refuse(413, f"the body is over {MAX_BODY_BYTES} bytes")
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else "not JSON"
+            return refuse(400, f"the body is {reason}")
         query, k = (body.get("query"), body.get("k", 3)) if isinstance(body, dict) else (None, None)
-        if not isinstance(query, str) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            return web.json_response({"error": f'expected {{"query": str, "k": int in 1..{MAX_K}}}'}, status=400)
+        if not isinstance(query, str) or isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            return refuse(400, f'expected {{"query": str, "k": int in 1..{MAX_K}}}')
+        if len(query) > MAX_QUERY_CHARS:
+            return refuse(413, f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS} are ranked")
         if delay_us:
             await clock.sleep_us(delay_us)
-        hits = [{"id": h.chunk_id, "score": h.score, "text": h.text} for h in tool.rank(query, k)]
+        ranked = await anyio.to_thread.run_sync(tool.rank, query, k, limiter=limiter)
+        hits = [{"id": h.chunk_id, "score": h.score, "text": h.text} for h in ranked]
         return web.json_response({"hits": hits, "took_ms": (clock.now_us() - start) / 1000})
 
     async def health(request: Any) -> Any:
         return web.json_response({"chunks": len(tool.chunks)})
 
-    app = web.Application()
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post("/search", search)
     app.router.add_get("/health", health)
     return app
