@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import save
+from _common import load_average, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
 
@@ -61,6 +61,7 @@ def main() -> None:
             cmd = [*pin, str(STREAMRAG), "simulate", "--table", str(table), "--scenario", "load",
                    "--set", f"load.arrivals.offered_load={args.offered_load}",
                    "--set", f"load.arrivals.n_sessions={n}", "--out", str(out)]  # fmt: skip
+            load_before = load_average()
             wall, cpu, rss = _run(cmd)
             summary = json.loads((out / "summary.json").read_text())
             n_events = sum(1 for _ in (out / "trace.jsonl").open("rb"))
@@ -73,6 +74,8 @@ def main() -> None:
                 "trace_events": n_events,
                 "events_per_s": n_events / wall,
                 "us_per_event": wall / n_events * 1e6,
+                "cpu_us_per_event": cpu / n_events * 1e6,
+                "load_average_before": load_before,
                 "replayed_s": span_s,
                 "replayed_over_wall": span_s / wall,
                 "streaming_tool_utilization": summary["streaming"]["resources"]["tool"]["utilization"],
@@ -83,7 +86,8 @@ def main() -> None:
             rows.append(row)
             print(
                 f"{n:>7} sessions: {wall:6.1f} s wall ({cpu:.1f} s CPU, one core), peak RSS {rss:6.0f} MiB, "
-                f"{n_events:>9} events, {row['events_per_s']:,.0f} events/s = {row['us_per_event']:.2f} µs/event, "
+                f"{n_events:>9} events, {row['events_per_s']:,.0f} events/s = {row['us_per_event']:.2f} µs/event wall, "
+                f"{row['cpu_us_per_event']:.2f} µs/event CPU (load average before {load_before}), "
                 f"replayed {span_s:,.0f} s = {row['replayed_over_wall']:,.0f}x wall; tool utilization streaming "
                 f"{row['streaming_tool_utilization']:.2f}, baseline {row['baseline_tool_utilization']:.2f}"
             )
