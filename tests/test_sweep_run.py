@@ -338,7 +338,7 @@ def test_a_load_grid_writes_per_system_columns_and_the_load_figure(tmp_path):
 
 
 def test_break_even_interpolates_the_first_sign_change() -> None:
-    from streamrag.sweep.figures import break_even
+    from streamrag.sweep.break_even import crossing as break_even
 
     assert break_even([0.1, 0.2, 0.3], [300.0, 100.0, -100.0]) == pytest.approx(0.25)
     assert break_even([0.3, 0.1, 0.2], [-100.0, 300.0, 100.0]) == pytest.approx(0.25)  # any order

@@ -28,7 +28,7 @@ points/KEY/ (each point's files), manifest.json (written last).
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("grid", metavar="GRID", help="grid TOML file, or a built-in grid name (paper_rq2, paper_rq3, triggers, topk)")
+    p.add_argument("grid", metavar="GRID", help="grid TOML file, or a built-in grid name (every one: streamrag list grids)")
     p.add_argument("--out", required=True, metavar="DIR", help="run folder")
     p.add_argument("--resume", action="store_true", help="continue the sweep in DIR: finished points are not recomputed")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes on this machine (default 1)")

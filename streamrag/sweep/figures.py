@@ -14,7 +14,6 @@ state) and is written atomically.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -258,26 +257,20 @@ def _model_note(table: pd.DataFrame) -> str:
 _ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")
 
 
-def break_even(load: Sequence[float], difference_ms: Sequence[float]) -> float | None:
-    """The smallest offered load at which streaming stops paying: where the paired
-    difference (baseline − streaming answer latency) first crosses from positive to ≤ 0,
-    by linear interpolation between grid points. None if it never does on the grid."""
-    points = sorted((float(x), float(y)) for x, y in zip(load, difference_ms, strict=True) if not (pd.isna(x) or pd.isna(y)))
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        if y0 > 0 >= y1:
-            return x0 + (x1 - x0) * y0 / (y0 - y1)
-    if points and points[0][1] <= 0:
-        return points[0][0]
-    return None
-
-
 def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Median and p90 answer latency against offered load, both systems, one panel per
-    combination of the other varying settings; the break-even load marked (where the
-    median difference turns ≤ 0)."""
-    candidates = ("profile", "policy", "tool_servers", "llm_servers", "trigger", "reflector", "L_ms", "delta_wps", "max_threads")
-    others = [c for c in candidates if c in table.columns and table[c].nunique() > 1]
+    combination of the other varying settings (the mean over replications where the grid
+    has a ``seed`` axis); the break-even load of the median paired difference marked, with
+    its 95% interval over replications as a band (:mod:`streamrag.sweep.break_even`)."""
+    from streamrag.sweep.break_even import REPLICATE, _group_columns, break_even_rows
+
+    others = _group_columns(table)
     groups = list(table.groupby(others, sort=False, dropna=False)) if others else [((), table)]
+    crossings = {
+        tuple(r[c] for c in others): r
+        for r in break_even_rows(table)
+        if r["crossing"] == "median_saved" and r["axis"] == "nominal"
+    }
     n_cols = min(3, len(groups))
     n_rows = -(-len(groups) // n_cols)
     fig = agg_figure(5.0 * n_cols + 1.4, 3.9 * n_rows + 0.6)
@@ -285,20 +278,30 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     axes = grid_axes.ravel()
     for ax in axes[len(groups) :]:
         ax.set_visible(False)
+    n_reps = table[REPLICATE].nunique() if REPLICATE in table.columns else 1
     for ax, (key, group) in zip(axes, groups, strict=False):
-        rows = group.sort_values("offered_load")
+        columns = [f"{s}.answer_ms.{stat}" for s in ("streaming", "baseline") for stat in ("median", "p90")]
+        numeric = group[["offered_load", *columns]].apply(pd.to_numeric, errors="coerce")
+        rows = numeric.groupby("offered_load", sort=True).mean().reset_index()
         x = rows["offered_load"].to_numpy(dtype=float)
         for system, colour in (("streaming", "tab:blue"), ("baseline", "tab:orange")):
             for stat, style in (("median", "-"), ("p90", "--")):
-                y = pd.to_numeric(rows[f"{system}.answer_ms.{stat}"]).to_numpy(dtype=float)
+                y = rows[f"{system}.answer_ms.{stat}"].to_numpy(dtype=float)
                 ax.plot(
                     x, y, style, color=colour, marker="o", markersize=3, label=f"{system} {'p50' if stat == 'median' else stat}"
                 )
-        be = break_even(x, pd.to_numeric(rows["answer_ms_difference.median"]).to_numpy(dtype=float))
-        if be is not None:
+        keys = key if isinstance(key, tuple) else (key,)
+        found = crossings.get(tuple(keys) if others else ())
+        if found is not None and found["mean"] is not None:
+            be = found["mean"]
             ax.axvline(be, color="red", linewidth=1)
-            ax.text(be, ax.get_ylim()[1], f" break-even ρ = {be:.2f}", color="red", fontsize=8, va="top")
-        label = ", ".join(_fmt(c, v) for c, v in zip(others, key if isinstance(key, tuple) else (key,), strict=False))
+            if found["ci_low"] is not None:
+                ax.axvspan(found["ci_low"], found["ci_high"], color="red", alpha=0.12, linewidth=0)
+                note = f" break-even ρ = {be:.2f} [{found['ci_low']:.2f}, {found['ci_high']:.2f}]"
+            else:
+                note = f" break-even ρ = {be:.2f}"
+            ax.text(be, ax.get_ylim()[1], note, color="red", fontsize=8, va="top")
+        label = ", ".join(_fmt(c, v) for c, v in zip(others, keys, strict=False))
         ax.set_title(label or "all points", fontsize=9)
         ax.set_xlabel("offered tool load ρ = λ·E[L]/c (baseline)")
         ax.set_yscale("log")
@@ -306,7 +309,10 @@ def plot_load(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     for ax in grid_axes[:, 0]:
         ax.set_ylabel("answer latency after the last word (ms)")
     axes[min(n_cols, len(groups)) - 1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("When does speculation stop paying? Answer latency under shared capacity" + _model_note(table), fontsize=11)
+    reps = f"; mean of {n_reps} replications, 95% band" if n_reps > 1 else ""
+    fig.suptitle(
+        "When does speculation stop paying? Answer latency under shared capacity" + reps + _model_note(table), fontsize=11
+    )
     return save_figure(fig, path)
 
 

@@ -11,6 +11,7 @@ Layout of ``OUT/``::
     points/KEY/metrics.json  its row of metrics
     points/KEY/done.json     written last and atomically: the point is finished
     sweep.csv, sweep.parquet the sweep table (:mod:`streamrag.sweep.table`)
+    break_even.csv           a load sweep's break-even loads (:mod:`streamrag.sweep.break_even`)
     figures/*.png            (:mod:`streamrag.sweep.figures`)
     manifest.json            written last and atomically: the sweep is complete
 
@@ -255,6 +256,9 @@ def run_sweep(
     metrics = {p.key: _read_metrics(out, p.key) for p in swept.runnable}
     result.table = build_table(swept.runnable, metrics, grid.axes)
     result.files = write_table(result.table, out)
+    from streamrag.sweep.break_even import write_break_even
+
+    result.files += write_break_even(out, result.table)
     if grid.output.figures:
         from streamrag.sweep.figures import write_figures
 

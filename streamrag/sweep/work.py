@@ -127,6 +127,7 @@ LOAD_METRICS: tuple[str, ...] = (
     *(f"{system}.answer_ms.{stat}" for system in ("streaming", "baseline") for stat in ("mean", "median", "p90", "p99")),
     *(f"answer_ms_difference.{stat}" for stat in ("mean", "median", "p90", "p99")),
     "saved_ms.mean",
+    "saved_ms.median",
     *(f"{system}.resources.{res}.utilization" for system in ("streaming", "baseline") for res in ("tool", "llm")),
     *(f"{system}.failed.rate" for system in ("streaming", "baseline")),
     "streaming.calls_fired.mean",
