@@ -8,8 +8,11 @@ was written for, the format version, the chunks and what the chunk cap dropped
 chunk keys, so a rerun need not decompress the file. ``ROOT/pools/`` holds whole chunked
 corpora (BEIR, :mod:`streamrag.data.pool_cache`); ``ROOT/index/`` each question's BM25
 index and normalized texts (:mod:`streamrag.retrieval.index_cache`). An entry whose file
-is unreadable, fails gzip's CRC, or names another key or version is treated as a miss
-and rebuilt.
+is unreadable, fails gzip's CRC, names another key or version, holds values of the wrong
+type, or whose content does not match the SHA-256 it was written with (an edited entry,
+re-compressed by hand) is treated as a miss, rebuilt, and counted in ``rebuilt``; a
+warning names it. A manifest is verified the same way, item by item, so an edited one
+cannot change a question's answer or type: it is ignored and the file read again.
 Writes go to a temporary file in the same folder and are renamed into place, so a
 crash never leaves a half-written entry behind.
 """
@@ -17,7 +20,9 @@ crash never leaves a half-written entry behind.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import logging
 import os
 import zlib
 from pathlib import Path
@@ -27,7 +32,40 @@ from streamrag.base.atomic import write_bytes_atomic
 from streamrag.base.errors import CacheError
 from streamrag.data.chunking import PageChunks
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
+"""3: entries and manifests carry the SHA-256 of their content (format 2 entries are rebuilt once)."""
+
+log = logging.getLogger(__name__)
+
+
+def content_digest(value: Any) -> str:
+    """SHA-256 of ``value``'s canonical JSON: what an entry's ``digest`` holds."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_entry(path: Path) -> dict[str, Any] | None:
+    """The entry at ``path`` if it is a gzip-compressed JSON object of this format whose
+    ``digest`` matches its ``body``; None otherwise (FileNotFoundError propagates)."""
+    blob = path.read_bytes()
+    try:
+        entry = json.loads(gzip.decompress(blob))
+    except (OSError, EOFError, zlib.error, ValueError):
+        return None
+    if not (isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and isinstance(entry.get("body"), dict)):
+        return None
+    return entry if entry.get("digest") == content_digest(entry["body"]) else None
+
+
+def _write_entry(path: Path, body: dict[str, Any]) -> None:
+    entry = {"format": CACHE_FORMAT, "digest": content_digest(body), "body": body}
+    data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
+    path.parent.mkdir(exist_ok=True)
+    write_bytes_atomic(path, data)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def default_cache_dir() -> Path:
@@ -57,63 +95,73 @@ class ChunkCache:
         return self.root / key[:2] / f"{key}.json.gz"
 
     def get(self, key: str) -> PageChunks | None:
-        """The cached chunks, or ``None`` on a miss or a corrupt / stale entry."""
+        """The cached chunks, or ``None`` on a miss or a corrupt, stale or edited entry."""
         path = self.path_for(key)
         try:
-            blob = path.read_bytes()
+            entry = _read_entry(path)
         except FileNotFoundError:
             self.misses += 1
             return None
         except OSError:
+            entry = None
+        body = entry["body"] if entry is not None else None
+        ok = (
+            body is not None
+            and body.get("key") == key
+            and isinstance(body.get("chunks"), list)
+            and all(isinstance(c, str) for c in body["chunks"])
+            and all(_is_int(body.get(n)) for n in ("n_pages_unread", "n_chunks_cut"))
+        )
+        if not ok or body is None:
             self.rebuilt += 1
-            return None
-        try:
-            entry = json.loads(gzip.decompress(blob))
-            ok = (
-                isinstance(entry, dict)
-                and entry.get("format") == CACHE_FORMAT
-                and entry.get("key") == key
-                and isinstance(entry.get("chunks"), list)
-                and entry.get("n_chunks") == len(entry["chunks"])
-                and all(isinstance(entry.get(n), int) for n in ("n_pages_unread", "n_chunks_cut"))
-            )
-        except (OSError, EOFError, zlib.error, ValueError):
-            ok = False
-        if not ok:
-            self.rebuilt += 1
+            log.warning("chunk cache entry %s is damaged, edited or stale: rebuilt", path)
             return None
         self.hits += 1
-        return PageChunks(entry["chunks"], entry["n_pages_unread"], entry["n_chunks_cut"])
+        return PageChunks(body["chunks"], body["n_pages_unread"], body["n_chunks_cut"])
 
     def manifest_path(self, key: str) -> Path:
         return self.root / "files" / f"{key}.json.gz"
 
     def get_manifest(self, key: str) -> list[Any] | None:
-        """A file's manifest (what reading it yielded), or ``None`` if absent or unusable."""
+        """A file's manifest (what reading it yielded), or ``None`` if absent or unusable:
+        unreadable, written for another key, of another format, edited (its digest), or
+        holding an item of the wrong shape (see :mod:`streamrag.data.ingest`)."""
+        path = self.manifest_path(key)
         try:
-            entry = json.loads(gzip.decompress(self.manifest_path(key).read_bytes()))
-        except (OSError, EOFError, zlib.error, ValueError):
+            entry = _read_entry(path)
+        except OSError:
             return None
-        ok = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and entry.get("key") == key
-        return entry["items"] if ok and isinstance(entry.get("items"), list) else None
+        body = entry["body"] if entry is not None else None
+        items = body.get("items") if body is not None and body.get("key") == key else None
+        if not (isinstance(items, list) and all(_manifest_item_ok(item) for item in items)):
+            log.warning("chunk cache manifest %s is damaged, edited or stale: the file is read again", path)
+            return None
+        return items
 
     def put_manifest(self, key: str, items: list[Any]) -> None:
-        entry = {"format": CACHE_FORMAT, "key": key, "items": items}
-        data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
-        path = self.manifest_path(key)
-        path.parent.mkdir(exist_ok=True)
-        write_bytes_atomic(path, data)
+        _write_entry(self.manifest_path(key), {"key": key, "items": items})
 
     def has(self, key: str) -> bool:
         """Whether an entry file exists for ``key`` (not whether it is intact)."""
         return self.path_for(key).is_file()
 
     def put(self, key: str, chunked: PageChunks) -> None:
-        entry = {
-            "format": CACHE_FORMAT, "key": key, "n_chunks": len(chunked.chunks), "chunks": chunked.chunks,
-            "n_pages_unread": chunked.n_pages_unread, "n_chunks_cut": chunked.n_chunks_cut,
-        }  # fmt: skip
-        data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
-        path = self.path_for(key)
-        path.parent.mkdir(exist_ok=True)
-        write_bytes_atomic(path, data)
+        body = {
+            "key": key,
+            "chunks": chunked.chunks,
+            "n_pages_unread": chunked.n_pages_unread,
+            "n_chunks_cut": chunked.n_chunks_cut,
+        }
+        _write_entry(self.path_for(key), body)
+
+
+def _manifest_item_ok(item: Any) -> bool:
+    """A manifest item as :mod:`streamrag.data.ingest` writes it: ``["q", record, chunk_key,
+    line_no]`` or ``["s", line_no, interaction_id, reason]``."""
+    if not isinstance(item, list) or len(item) != 4:
+        return False
+    if item[0] == "q":
+        return isinstance(item[1], dict) and isinstance(item[2], str) and _is_int(item[3])
+    if item[0] == "s":
+        return _is_int(item[1]) and (item[2] is None or isinstance(item[2], str)) and isinstance(item[3], str)
+    return False

@@ -193,14 +193,28 @@ def _to_manifest(entry: Question | SkippedRecord) -> list[Any]:
 
 
 def _from_manifest(item: list[Any], cache: ChunkCache, read: bool = True) -> Question | CachedQuestion | SkippedRecord | None:
+    """The manifest item as what reading the file yielded; None when it cannot be used
+    (its chunk entry went bad, or its record no longer validates): the caller then reads
+    the rest from the file. The item's shape was checked by :meth:`ChunkCache.get_manifest`."""
+    from pydantic import ValidationError
+
     if item[0] == "s":
         return SkippedRecord(line_no=item[1], interaction_id=item[2], reason=item[3])
+    try:
+        record = CragRecord.model_validate(item[1])
+    except ValidationError:
+        import logging
+
+        logging.getLogger("streamrag.data.chunk_cache").warning(
+            "chunk cache manifest item for line %s holds an invalid record: the file is read again", item[3]
+        )
+        return None
     if not read:
-        return CachedQuestion(CragRecord.model_validate(item[1]), item[2], item[3])
+        return CachedQuestion(record, item[2], item[3])
     chunked = cache.get(item[2])
     if chunked is None:
         return None
-    return Question.of(CragRecord.model_validate(item[1]), chunked, item[2], item[3])
+    return Question.of(record, chunked, item[2], item[3])
 
 
 def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator[Question | SkippedRecord]:
