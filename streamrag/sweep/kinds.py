@@ -28,10 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, nest
+from streamrag.base.validation import validated
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
 
@@ -281,14 +280,7 @@ def _analysis_settings(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     """Validated :class:`~streamrag.analysis.stabilize.AnalysisSettings` (every field) as JSON."""
     from streamrag.analysis.stabilize import AnalysisSettings
 
-    try:
-        settings = AnalysisSettings.model_validate(nest(pairs))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(settings)"
-        given = err.get("input")
-        shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-        raise ConfigError(f"{key}: {err['msg']}{shown}") from None
+    settings = validated(AnalysisSettings, nest(pairs))
     return json.loads(settings.model_dump_json())
 
 
