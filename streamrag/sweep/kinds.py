@@ -102,7 +102,6 @@ class SimulateKind:
             raise ConfigError(f"grid {self.grid.origin}: {exc}") from None
 
     def resolve(self, groups: Overrides) -> Resolved:
-        from streamrag.pipeline import reflectors, triggers
         from streamrag.simulator.scenario import scenario_from_dict
         from streamrag.simulator.simulate import parameters
 
@@ -123,13 +122,10 @@ class SimulateKind:
         if spec.trace_driven:
             identity["scenario"].pop("data", None)
         incompatible = None
-        for section, kind, needs in (
-            ("trigger", sc.trigger.kind, triggers.NEEDS_RANKINGS),
-            ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
-        ):
-            if spec.trace_driven and kind in needs:
+        for section, config in (("trigger", sc.trigger), ("reflector", sc.reflector)):
+            if spec.trace_driven and "rankings" in config.needs:
                 incompatible = (
-                    f"{section}.kind {kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
+                    f"{section}.kind {config.kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
                 )
         descriptors = {
             "trigger": _policy(sc.trigger),
