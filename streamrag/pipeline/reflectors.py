@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -189,7 +189,8 @@ class GoldReflector:
 class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str
+    if TYPE_CHECKING:  # each kind declares it after the shared rules (field order is dump order)
+        kind: str
     needs: ClassVar[frozenset[Need]] = frozenset()
     """What the policy reads of a question besides its results' prefixes: ``rankings``
     (each prefix's evidence), so it cannot judge on a bare stabilization table."""
