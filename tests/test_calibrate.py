@@ -144,6 +144,30 @@ def test_cli_end_to_end_profile_figure_and_a_simulation(tmp_path, measurements, 
     assert manifest["scenario"]["scenario"]["latency"]["profile"] == str(out)
 
 
+def test_set_a_calibrated_profile_on_paper_rq3_changes_h_and_the_saving(tmp_path, measurements, monkeypatch):
+    # paper_rq3 sets latency.L_ms = 600, which wins over its profile; `--set latency.profile`
+    # changes the profile, so it drops the scenario's constant and the fitted L is simulated
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate", str(measurements), "--out", "mine.toml", "--no-figure"]) == 0
+    write_table(small_table(20, seed=2), tmp_path / "t.csv")
+    runs = {}
+    for name, extra in (("constant", []), ("calibrated", ["--set", "latency.profile=mine.toml"])):
+        argv = ["simulate", "--table", "t.csv", "--scenario", "paper_rq3", "--out", name, *extra]
+        assert main(argv) == 0
+        stages = json.loads((tmp_path / name / "manifest.json").read_text())["scenario"]["latency_stages"]
+        runs[name] = (stages["L"]["kind"], pd.read_csv(tmp_path / name / "results.csv").dropna(subset=["H_ms"]))
+    assert (runs["constant"][0], runs["calibrated"][0]) == ("constant", "gamma")
+    constant, calibrated = runs["constant"][1], runs["calibrated"][1]
+    assert len(constant) == len(calibrated) > 0
+    assert constant["H_ms"].mean() != calibrated["H_ms"].mean()
+    assert constant["saved_ms"].mean() != calibrated["saved_ms"].mean()
+    # typed with the constant too, the constant wins: overrides never drop each other
+    rs = load_scenario("paper_rq3", ["latency.profile=mine.toml", "latency.L_ms=600"])
+    assert (rs.stages.G.kind, rs.stages.L.kind, rs.L_ms) == ("lognormal", "constant", 600.0)
+
+
 def test_same_measurements_same_profile_bytes(tmp_path, measurements):
     a, b = tmp_path / "a" / "p.toml", tmp_path / "b" / "p.toml"
     assert main(["calibrate", str(measurements), "--out", str(a), "--no-figure"]) == 0

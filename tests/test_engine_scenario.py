@@ -51,6 +51,24 @@ def test_the_same_kind_keeps_its_section_and_exclusive_fields_replace_each_other
         load_scenario("paper_rq3", ["trigger.kind=every_word", "trigger.kind=interval"])
 
 
+def test_a_changed_shadowed_field_drops_the_starting_tables_winner_only():
+    shadows = {"latency": {"profile": ("L_ms", "stages"), "stages.L": ("L_ms",)}}
+    base = {"latency": {"profile": "a", "L_ms": 600, "stages": {"G": {"kind": "constant", "ms": 1}}}}
+    apply = lambda *groups: apply_overrides(base, list(groups), shadows=shadows)["latency"]  # noqa: E731
+    assert apply([("latency.profile", "b")]) == {"profile": "b"}
+    assert apply([("latency.profile", "a")]) == base["latency"]  # the value it has: nothing changes
+    assert apply([("latency.stages.L.kind", "gamma")]) == {
+        "profile": "a",
+        "stages": {**base["latency"]["stages"], "L": {"kind": "gamma"}},
+    }
+    # what overrides set is kept, in any order and any groups; a new profile keeps their stages only
+    for groups in ([[("latency.profile", "b"), ("latency.L_ms", 9)]], [[("latency.L_ms", 9)], [("latency.profile", "b")]]):
+        assert apply(*groups) == {"profile": "b", "L_ms": 9}
+    out = apply([("latency.stages.F.ms", 2)], [("latency.profile", "b")])
+    assert out == {"profile": "b", "stages": {"F": {"ms": 2}}}
+    assert base["latency"]["L_ms"] == 600  # the input is not modified
+
+
 def test_overrides_apply_in_groups_kinds_first():
     base = {"trigger": {"kind": "interval", "words": 3}, "latency": {"L_ms": 600}}
     exclusive = {"trigger": (frozenset({"words", "seconds"}),)}
@@ -66,8 +84,14 @@ def test_overrides_apply_in_groups_kinds_first():
 
 def test_latency_stage_can_be_replaced_by_any_model(tmp_path):
     stage = ["latency.stages.L.kind=lognormal", "latency.stages.L.p50_ms=600", "latency.stages.L.p90_ms=900"]
-    # paper_rq3 sets L_ms = 600: the constant wins over a stage model (constants come last)
-    assert load_scenario("paper_rq3", stage).stages.L.kind == "constant"
+    # paper_rq3 sets L_ms = 600, which wins over a stage model in one file (constants come
+    # last); an override of the stage drops the scenario's constant, so it takes effect
+    assert load_scenario("paper_rq3", stage).stages.L.kind == "lognormal"
+    path = tmp_path / "both.toml"
+    path.write_text('[latency]\nL_ms = 700\n[latency.stages.L]\nkind = "lognormal"\np50_ms = 600\np90_ms = 900\n')
+    assert load_scenario(str(path)).stages.L.ms == 700
+    # overrides never drop each other: the constant wins among them too, in any order
+    assert load_scenario("paper_rq3", ["latency.L_ms=650", *stage]).stages.L.ms == 650
     path = tmp_path / "s.toml"
     path.write_text('[latency]\nprofile = "paper-rq3"\n')
     rs = load_scenario(str(path), stage)
@@ -84,8 +108,12 @@ def test_latency_stage_can_be_replaced_by_any_model(tmp_path):
         (["trigger.words=0"], r"trigger\.words: Input should be greater than or equal to 1 \(got 0\)"),
         (["input.delta_wps=-3"], r"input\.delta_wps: Input should be greater than 0"),
         (["latency.L_ms=fast"], r"latency\.L_ms: Input should be a valid number"),
-        (["trigger.kind=sometimes"], r"trigger: Input tag 'sometimes' found using 'kind' does not match"),
+        (["trigger.kind=sometimes"], r"trigger\.kind: Input tag 'sometimes' found using 'kind' does not match"),
         (["pipeline.max_thread=3"], r"pipeline\.max_thread: Extra inputs are not permitted"),
+        # union tags are not keys: not resources.tool.servers.servers, latency.stages.L.lognormal.p50_ms
+        (["resources.tool.kind=servers", "resources.tool.servers=0"], r"paper_rq3: resources\.tool\.servers: Input should be"),
+        (["latency.stages.L.kind=lognormal", "latency.stages.L.p50_ms=x"], r": latency\.stages\.L\.p50_ms: Input should"),
+        (["latency.stages.X.kind=constant"], r": latency\.stages\.X: Input should be 'G', 'L' or 'F' \(got 'X'\)"),
         (["latency.profile=nope"], r"latency\.profile: unknown profile 'nope'"),
         (["oops"], r"--set 'oops': expected key=value"),
         (["seed=-1"], r"seed: Input should be greater than or equal to 0"),

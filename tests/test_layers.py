@@ -20,7 +20,7 @@ calibration  measurements → latency models                         base, engin
 pipeline     Trigger, Reflector, threads (async components)        base, engine
 simulator    scenarios, questions, runs, results, load             base, data, retrieval, analysis, engine, pipeline
 live         real clock, real tools, real words                    everything above but sweep
-sweep        grids, points, executors, the sweep table             base, data, analysis, engine, pipeline, simulator
+sweep        grids, points, executors, the sweep table             base, data, analysis, engine, simulator
 commands     one module per ``streamrag`` subcommand               everything above
 (root)       ``streamrag``, ``api``, ``cli``, ``__main__``         base, data, analysis, engine, simulator, sweep,
                                                                    commands
@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "pipeline": {"base", "engine"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
-    "sweep": {"base", "data", "analysis", "engine", "pipeline", "simulator"},
+    "sweep": {"base", "data", "analysis", "engine", "simulator"},
     "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"},
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},
 }

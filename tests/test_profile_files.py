@@ -83,7 +83,7 @@ def test_a_profile_file_loads_with_extra_stages_and_provenance(tmp_path):
     ("text", "message"),
     [
         ('name = "x"\n[stages.L]\nkind = "gamma"\nshape = 2\n', r"profile .*bad\.toml: stages\.L\.scale_ms: Field required"),
-        ('name = "x"\n[stages.L]\nkind = "weibull"\n', r"profile .*bad\.toml: stages\.L: Input tag 'weibull'"),
+        ('name = "x"\n[stages.L]\nkind = "weibull"\n', r"profile .*bad\.toml: stages\.L\.kind: Input tag 'weibull'"),
         ("name = \n", r"latency\.profile: .*bad\.toml:1: invalid TOML"),
         ('name = "x"\n[stages]\n', r"profile .*bad\.toml: stages: Dictionary should have at least 1 item"),
     ],
@@ -93,7 +93,7 @@ def test_a_bad_profile_file_is_one_line_naming_file_and_key(tmp_path, text, mess
     bad.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         load_profile(str(bad))
-    with pytest.raises(ConfigError, match=r"latency\.profile: no such file .*missing\.toml"):
+    with pytest.raises(ConfigError, match=r"latency\.profile: .*missing\.toml: no such file"):
         load_profile(str(tmp_path / "missing.toml"))
 
 
@@ -101,8 +101,9 @@ def test_set_profile_path_is_relative_to_the_current_folder(tmp_path, monkeypatc
     _profile(tmp_path / "profiles")
     monkeypatch.chdir(tmp_path)
     rs = load_scenario("oracle_bound", ["latency.profile=profiles/mine.toml"])
-    # oracle_bound sets L_ms = 600: a scenario's constant still wins over the profile
-    assert (rs.stages.G.ms, rs.stages.L.kind, rs.stages.F.ms) == (400, "constant", 1000)
+    # oracle_bound sets L_ms = 600; a changed profile drops it (the override rule's shadowing)
+    assert (rs.stages.G.ms, rs.stages.L.kind, rs.stages.F.ms) == (400, "gamma", 1000)
+    assert rs.scenario.latency.L_ms is None
     assert rs.scenario.latency.profile == str(tmp_path / "profiles" / "mine.toml")  # stored absolute
 
 

@@ -7,20 +7,16 @@ the data-only packages ``streamrag._calibration`` and ``streamrag._sim`` (a
 are absent, the top-level folders are read directly. Either way they are read with
 :mod:`importlib.resources`, never through a hard-coded install path.
 
-This module sits at the bottom of the layers: the kernel reads latency profiles through
-it, the simulator scenarios, the sweep grids.
+This module sits at the bottom of the layers: the kernel finds latency profiles through
+it, the simulator scenarios, the sweep grids; they are read by
+:func:`streamrag.base.tomlfile.read_toml`, as user files are.
 """
 
 from __future__ import annotations
 
 import importlib.resources
-import re
-import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
-
-from streamrag.base.errors import ConfigError
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,27 +41,6 @@ def scenarios_dir() -> Traversable:
 def grids_dir() -> Traversable:
     """Folder of the built-in sweep grids (``sim/grids/*.toml``)."""
     return _root("streamrag._sim.grids", "sim/grids")
-
-
-def invalid_toml(where: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
-    """``where:LINE: invalid TOML: problem (column C)`` for a file ``tomllib`` refused.
-
-    tomllib (Python < 3.14) gives the position only inside its message, ``… (at line 2,
-    column 9)``; every TOML reader of streamrag reports it the same way, as a file's line.
-    """
-    message = str(exc)
-    m = re.search(r" \(at line (\d+), column (\d+)\)$", message)
-    if m is None:
-        return ConfigError(f"{where}: invalid TOML: {message}")
-    return ConfigError(f"{where}:{m.group(1)}: invalid TOML: {message[: m.start()]} (column {m.group(2)})")
-
-
-def read_toml(resource: Traversable) -> dict[str, Any]:
-    """A built-in TOML file as tables (ConfigError naming the file if it is invalid)."""
-    try:
-        return tomllib.loads(resource.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise invalid_toml(str(resource), exc) from None
 
 
 def toml_names(folder: Traversable) -> list[str]:

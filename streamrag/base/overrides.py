@@ -19,6 +19,16 @@ then the rest in the order given.
 - Fields declared *exclusive* (``exclusive``, e.g. the interval trigger's ``words`` and
   ``seconds``: exactly one may be set) replace each other: setting ``trigger.seconds``
   drops an inherited ``trigger.words``.
+- Fields declared *shadowing* (``shadows``) take precedence over others in the tables
+  the overrides start from, so an override of the weaker one would be silently ignored:
+  ``latency.L_ms`` (a constant) wins over the stage ``L`` of ``latency.profile`` and of
+  ``latency.stages.L``. An override that *changes* a shadowed field (``--set
+  latency.profile=mine.toml`` on a scenario with ``L_ms = 600``) therefore drops the
+  fields that shadow it from the starting tables (the scenario's ``L_ms``), so it takes
+  effect. What the overrides set themselves is never dropped: among overrides the
+  section's own precedence holds (``--set latency.profile=mine.toml --set
+  latency.L_ms=1000`` simulates L = 1000 ms in any order and in any groups). Setting the
+  value the tables already have changes nothing, as for ``kind``.
 
 Values given as text (``--set key=value``) are parsed as TOML scalars (``3``, ``0.5``,
 ``true``, ``"text"``); a bare word is taken as a string.
@@ -38,6 +48,12 @@ Override = tuple[str, Any]
 
 Exclusive = Mapping[str, Iterable[frozenset[str]]]
 """Section path → sets of field names of which at most one may be set."""
+
+Shadows = Mapping[str, Mapping[str, Iterable[str]]]
+"""Section path → {field path → the field paths that win over it}, relative to the
+section: ``{"latency": {"profile": ("L_ms", …), "stages.L": ("L_ms",)}}``."""
+
+_ABSENT = object()
 
 
 def parse_override(item: str) -> Override:
@@ -66,15 +82,59 @@ def _section(data: dict[str, Any], parts: Sequence[str], path: str) -> dict[str,
     return node
 
 
+def _get(data: Mapping[str, Any], parts: Sequence[str]) -> Any:
+    node: Any = data
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def _related(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """One path is the other or lies inside it."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def _drop_untouched(out: dict[str, Any], parts: tuple[str, ...], touched: set[tuple[str, ...]]) -> None:
+    """Remove ``parts`` from ``out`` except what an override set (and its tables)."""
+    parent = _get(out, parts[:-1])
+    if not isinstance(parent, dict) or parts[-1] not in parent:
+        return
+    hits = [t for t in touched if _related(t, parts)]
+    if not hits:
+        del parent[parts[-1]]
+    elif isinstance(parent[parts[-1]], dict) and all(len(t) > len(parts) for t in hits):
+        for child in list(parent[parts[-1]]):
+            _drop_untouched(out, (*parts, child), touched)
+
+
+def _unshadow(data: Mapping[str, Any], out: dict[str, Any], touched: set[tuple[str, ...]], shadows: Shadows) -> None:
+    for section, fields in shadows.items():
+        base = tuple(section.split("."))
+        for field, winners in fields.items():
+            path = (*base, *field.split("."))
+            if any(_related(t, path) and len(t) >= len(path) for t in touched) and _get(out, path) != _get(data, path):
+                for winner in winners:
+                    _drop_untouched(out, (*base, *winner.split(".")), touched)
+
+
 def apply_overrides(
-    data: Mapping[str, Any], groups: Iterable[Iterable[Override]], *, exclusive: Exclusive | None = None
+    data: Mapping[str, Any],
+    groups: Iterable[Iterable[Override]],
+    *,
+    exclusive: Exclusive | None = None,
+    shadows: Shadows | None = None,
 ) -> dict[str, Any]:
     """A deep copy of ``data`` with the override groups applied by the module's rule."""
     out = copy.deepcopy(dict(data))
     exclusive = exclusive or {}
+    touched: set[tuple[str, ...]] = set()
     for group in groups:
         for path, value in sorted(group, key=lambda kv: kv[0].rsplit(".", 1)[-1] != "kind"):
             parts = path.split(".")
+            touched.add(tuple(parts))
             section_path, last = parts[:-1], parts[-1]
             node = _section(out, section_path, path)
             if last == "kind" and "kind" in node and node["kind"] != value:
@@ -84,6 +144,8 @@ def apply_overrides(
                     for other in fields - {last}:
                         node.pop(other, None)
             node[last] = value
+    if shadows:
+        _unshadow(data, out, touched, shadows)
     return out
 
 

@@ -46,13 +46,13 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from streamrag.base.atomic import write_text_atomic
+from streamrag.base.tomlfile import parse_toml
 from streamrag.calibration.fit import ALPHA, MIN_N, N_QUANTILE_POINTS, StageFit
 from streamrag.calibration.measurements import Measurements
 from streamrag.engine.profiles import validate_profile
@@ -128,7 +128,7 @@ def _stage_provenance(meas: Measurements, fit: StageFit) -> dict[str, Any]:
 def write_profile(path: str | os.PathLike[str], tables: dict[str, Any]) -> None:
     """Write the profile TOML atomically, after checking that it loads as a profile."""
     text = HEADER + dumps_toml(tables)
-    validate_profile(tomllib.loads(text), str(path))
+    validate_profile(parse_toml(text, str(path)), str(path))
     write_text_atomic(path, text)
 
 

@@ -77,17 +77,12 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
 
 
 def _write_records(out: Path, args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from streamrag.base.errors import ConfigError
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.validation import validated
     from streamrag.data.generate import GeneratorSettings, write_crag_file
 
-    try:
-        settings = GeneratorSettings(n_questions=args.questions, page_words=args.page_words, seed=args.seed)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid generator settings: {problems}") from None
+    given = {"n_questions": args.questions, "page_words": args.page_words, "seed": args.seed}
+    settings = validated(GeneratorSettings, given, "generator settings")
     from streamrag.engine.clock import RealClock
 
     clock = RealClock()

@@ -40,7 +40,7 @@ def _kinds(union: Any) -> list[tuple[str, str]]:
 
 
 def _tomls(folder: Any, names: list[str]) -> list[tuple[str, str]]:
-    from streamrag.base.bundled import read_toml
+    from streamrag.base.tomlfile import read_toml
 
     return [(name, str(read_toml(folder / f"{name}.toml").get("description", ""))) for name in names]
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_core import ErrorDetails
 
 from streamrag.base.errors import RecordError
 from streamrag.base.lines import iter_lines
+from streamrag.base.validation import error_key, problem
 
 OnError = Literal["raise", "skip"]
 
@@ -168,18 +168,10 @@ class SkippedRecord:
     reason: str
 
 
-def _field_name(error: ErrorDetails) -> str:
-    loc = [str(p) for p in error.get("loc", ()) if p != "__root__"]
-    return ".".join(loc)
-
-
 def _record_error(path: Path, line_no: int, exc: ValidationError) -> RecordError:
     first = exc.errors(include_url=False)[0]
-    field = _field_name(first)
-    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-    if first.get("type") == "missing":
-        message = "missing"
-    return RecordError(str(path), line_no, field, message)
+    message = "missing" if first.get("type") == "missing" else problem(first)
+    return RecordError(str(path), line_no, error_key(CragRecord, first), message)
 
 
 def parse_record(raw: bytes | str, *, path: Path, line_no: int) -> CragRecord:

@@ -18,14 +18,15 @@ not simulated).
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from streamrag.base.bundled import calibration_dir, invalid_toml, read_toml, toml_names
+from streamrag.base.bundled import calibration_dir, toml_names
 from streamrag.base.errors import ConfigError
+from streamrag.base.tomlfile import read_toml
+from streamrag.base.validation import validated
 from streamrag.engine.latency import LatencyModel
 
 
@@ -59,15 +60,7 @@ def load_profile(name_or_path: str) -> LatencyProfile:
     """The built-in profile ``name`` (e.g. ``paper-rq3``, ``arora2025``) or a profile file."""
     if is_profile_path(name_or_path):
         path = Path(name_or_path).expanduser()
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"latency.profile: no such file {path}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise invalid_toml(f"latency.profile: {path}", exc) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"latency.profile: {path}: cannot read: {exc}") from None
-        return validate_profile(raw, str(path))
+        return validate_profile(read_toml(path, "latency.profile:"), str(path))
     resource = calibration_dir() / "profiles" / f"{name_or_path}.toml"
     if not resource.is_file():
         known = ", ".join(list_profiles()) or "none"
@@ -79,16 +72,7 @@ def load_profile(name_or_path: str) -> LatencyProfile:
 
 def validate_profile(raw: dict[str, Any], origin: str) -> LatencyProfile:
     """``raw`` as a profile; a ConfigError naming ``origin`` and the key otherwise."""
-    try:
-        return LatencyProfile.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [str(p) for p in err["loc"]]
-        # drop the discriminator tag pydantic inserts (stages.G.lognormal.p90_ms)
-        if len(loc) > 3 and loc[0] == "stages":
-            loc = loc[:2] + loc[3:]
-        where = ".".join(loc) or "(profile)"
-        raise ConfigError(f"profile {origin}: {where}: {err['msg']}") from None
+    return validated(LatencyProfile, raw, f"profile {origin}")
 
 
 def load_sources() -> dict[str, Any]:

@@ -36,14 +36,12 @@ from streamrag.engine.resources import Job, Unlimited
 from streamrag.engine.trace import Recorder
 from streamrag.live.words import WordSource
 from streamrag.pipeline.calls import Services
-from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.question import SimQuestion, kinds_without
 from streamrag.pipeline.reflectors import Coverage, HeuristicReflectorConfig
 from streamrag.pipeline.streaming import BaselineArm, StreamingArm
 from streamrag.pipeline.tools import QueryGenerator, QueryResource, Tool, ToolResource, ToolResult
+from streamrag.pipeline.triggers import TriggerConfig
 from streamrag.simulator.scenario import ResolvedScenario
-
-LIVE_TRIGGERS = ("interval", "every_word", "none")
-"""Triggers that need nothing but the words heard (the others read a known question)."""
 
 
 class Judge(Protocol):
@@ -154,9 +152,10 @@ class TurnOutcome:
 def _check_live(rs: ResolvedScenario, known: bool) -> HeuristicReflectorConfig:
     """The scenario's reflector rule, once the scenario is one a live run can follow."""
     sc = rs.scenario
-    if not known and sc.trigger.kind not in LIVE_TRIGGERS:
+    if not known and sc.trigger.needs:
         raise ConfigError(
-            f"trigger.kind: {sc.trigger.kind!r} needs the question in advance; live input takes {', '.join(LIVE_TRIGGERS)}"
+            f"trigger.kind: {sc.trigger.kind!r} needs the question in advance ({', '.join(sorted(sc.trigger.needs))}); "
+            f"live input takes {', '.join(kinds_without(TriggerConfig))}"
         )
     if not isinstance(sc.reflector, HeuristicReflectorConfig):
         raise ConfigError(f"reflector.kind: {sc.reflector.kind!r} is not available live (heuristic only)")

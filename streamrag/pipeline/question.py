@@ -15,9 +15,24 @@ Two modes:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
+
+Need = Literal["rankings", "t_star"]
+"""What a trigger or reflector may read of a question besides the words heard, declared
+on its config as ``needs``: ``rankings`` (each prefix's evidence, :attr:`SimQuestion.topk`
+and the arrays beside it; a bare stabilization table lacks it) or ``t_star`` (the
+stabilization point; live input lacks it)."""
+
+
+def kinds_without(union: Any, *needs: Need) -> tuple[str, ...]:
+    """The kinds of a config union (``Annotated[A | B | …, Field(discriminator="kind")]``)
+    whose ``needs`` hold none of ``needs`` (none given: the kinds that need nothing), in
+    the union's order."""
+    excluded = set(needs or get_args(Need))
+    members = get_args(get_args(union)[0])
+    return tuple(m.model_fields["kind"].default for m in members if not m.needs & excluded)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

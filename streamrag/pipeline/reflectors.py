@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from streamrag.base.errors import ConfigError
-from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 Rejudge = Literal["best_of_completed", "newest"]
 Fallback = Literal["refire", "reuse"]
@@ -189,12 +189,31 @@ class GoldReflector:
 class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    if TYPE_CHECKING:  # each kind declares it after the shared rules (field order is dump order)
+        kind: str
+    needs: ClassVar[frozenset[Need]] = frozenset()
+    """What the policy reads of a question besides its results' prefixes: ``rankings``
+    (each prefix's evidence), so it cannot judge on a bare stabilization table."""
     rejudge: Rejudge = "best_of_completed"
     """While waiting after end of input, judge the policy's pick over all completed
     results after each completion (the anchor's code), or the newest result alone."""
     fallback: Fallback = "refire"
     """When nothing is sufficient: always fire the full query again (the anchor's code),
     or reuse a finished call on the full query."""
+
+    def build(self, q: SimQuestion) -> Reflector:
+        """The reflector of question ``q``; ConfigError when ``q`` lacks what :attr:`needs`
+        declares."""
+        if "rankings" in self.needs and q.trace_driven:
+            raise ConfigError(
+                f"reflector.kind: {self.kind!r} needs per-prefix evidence, but question {q.interaction_id!r} "
+                "comes from a table without it; simulate from DATA, give the table's prefixes.parquet, "
+                f"or use {' or '.join(kinds_without(ReflectorConfig, 'rankings'))}"
+            )
+        return self._build(q)
+
+    def _build(self, q: SimQuestion) -> Reflector:  # pragma: no cover - overridden
+        raise NotImplementedError
 
 
 class HeuristicReflectorConfig(_Config):
@@ -209,7 +228,7 @@ class HeuristicReflectorConfig(_Config):
     coverage: Coverage = "distinct"
     """Coverage counts the full query's distinct tokens (the anchor's code) or occurrences."""
 
-    def build(self, q: SimQuestion) -> Reflector:
+    def _build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
         cov = q.coverage_distinct if self.coverage == "distinct" else q.coverage_occurrences
@@ -227,14 +246,10 @@ class TopkMatchReflectorConfig(_Config):
     """The call's top-k equals the full query's (needs per-prefix evidence)."""
 
     kind: Literal["topk_match"] = "topk_match"
+    needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     check_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
-    def build(self, q: SimQuestion) -> Reflector:
-        if q.trace_driven:
-            raise ConfigError(
-                f"reflector.kind: 'topk_match' needs per-prefix evidence, but question {q.interaction_id!r} "
-                "comes from a table without it; simulate from DATA, give the table's prefixes.parquet, or use heuristic or gold"
-            )
+    def _build(self, q: SimQuestion) -> Reflector:
         return TopkMatchReflector(q, round(self.check_ms * 1000))
 
 
@@ -243,7 +258,7 @@ class GoldReflectorConfig(_Config):
 
     kind: Literal["gold"] = "gold"
 
-    def build(self, q: SimQuestion) -> Reflector:
+    def _build(self, q: SimQuestion) -> Reflector:
         if q.trace_driven:
             return PrefixReflector(q.t_star)
         return GoldReflector(q)
@@ -254,9 +269,6 @@ ReflectorConfig = Annotated[
     Field(discriminator="kind"),
 ]
 """A reflector policy, chosen by ``kind``."""
-
-NEEDS_RANKINGS = frozenset({"topk_match"})
-"""Reflector kinds that cannot run without per-prefix evidence."""
 
 
 def reflector_model(config: BaseModel, *, evidence_source: str) -> str:

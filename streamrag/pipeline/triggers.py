@@ -28,7 +28,12 @@ Policies (config ``kind``):
 ``none``        never (the baseline)
 ==============  ==============================================================
 
-``replace`` and ``stable`` read prefix rankings, so they need full mode.
+What a trigger reads besides the words heard is declared on its config, ``needs``
+(as retrievers declare their ``scale``): ``rankings`` (``replace``, ``stable``: each
+prefix's top-k, which a bare stabilization table lacks) or ``t_star`` (``oracle``: the
+question's stabilization point, which live input lacks). Simulation, sweeps and live
+runs decide what a kind can run on from that declaration alone, so a new trigger is its
+config and its implementation here, added to :data:`TriggerConfig`.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Annotated, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.base.errors import ConfigError
-from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 
 class Trigger(Protocol):
@@ -60,6 +65,23 @@ class Trigger(Protocol):
 
 class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    needs: ClassVar[frozenset[Need]] = frozenset()
+    """What the trigger reads besides the words heard (empty: it runs on live words)."""
+
+    def build(self, q: SimQuestion) -> Trigger:
+        """The trigger of question ``q`` (fresh state); ConfigError when ``q`` lacks what
+        :attr:`needs` declares."""
+        if "rankings" in self.needs and q.topk is None:
+            raise ConfigError(
+                f"trigger.kind: {self.kind!r} needs per-prefix evidence, but question {q.interaction_id!r} is "
+                f"trace-driven (a table only gives t*); use {', '.join(kinds_without(TriggerConfig, 'rankings'))}"
+            )
+        return self._build(q)
+
+    def _build(self, q: SimQuestion) -> Trigger:  # pragma: no cover - overridden
+        raise NotImplementedError
 
 
 # --- implementations (plain, per question) -------------------------------------------
@@ -173,14 +195,6 @@ class StableTrigger(_WordTrigger):
 # --- configs (pydantic, discriminated by kind) ---------------------------------------
 
 
-def _needs_rankings(kind: str, q: SimQuestion) -> None:
-    if q.topk is None:
-        raise ConfigError(
-            f"trigger.kind: {kind!r} needs per-prefix evidence, but question {q.interaction_id!r} is "
-            "trace-driven (a table only gives t*); use interval, every_word, oracle or none"
-        )
-
-
 class IntervalTriggerConfig(_Config):
     """Every ``words`` words, or every ``seconds`` seconds (exactly one of the two)."""
 
@@ -196,7 +210,7 @@ class IntervalTriggerConfig(_Config):
             raise ValueError("set exactly one of 'words' and 'seconds'")
         return self
 
-    def build(self, q: SimQuestion) -> Trigger:
+    def _build(self, q: SimQuestion) -> Trigger:
         if self.words is not None:
             return WordIntervalTrigger(self.words)
         return SecondsIntervalTrigger(round(self.seconds * 1e6))  # type: ignore[operator]
@@ -206,10 +220,10 @@ class ReplaceTriggerConfig(_Config):
     """Stream RAG model-triggered mode (one thread, kill on change)."""
 
     kind: Literal["replace"] = "replace"
+    needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     seconds: float = Field(default=0.5, gt=0, allow_inf_nan=False)
 
-    def build(self, q: SimQuestion) -> Trigger:
-        _needs_rankings(self.kind, q)
+    def _build(self, q: SimQuestion) -> Trigger:
         sets = [frozenset(int(c) for c in row) for row in q.topk]  # type: ignore[union-attr]
         return ReplaceTrigger(round(self.seconds * 1e6), sets)
 
@@ -218,10 +232,10 @@ class StableTriggerConfig(_Config):
     """Top-1 unchanged for ``words`` words."""
 
     kind: Literal["stable"] = "stable"
+    needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     words: int = Field(default=2, ge=1)
 
-    def build(self, q: SimQuestion) -> Trigger:
-        _needs_rankings(self.kind, q)
+    def _build(self, q: SimQuestion) -> Trigger:
         return StableTrigger(self.words, [int(r[0]) for r in q.topk])  # type: ignore[union-attr]
 
 
@@ -230,7 +244,7 @@ class EveryWordTriggerConfig(_Config):
 
     kind: Literal["every_word"] = "every_word"
 
-    def build(self, q: SimQuestion) -> Trigger:
+    def _build(self, q: SimQuestion) -> Trigger:
         return EveryWordTrigger()
 
 
@@ -238,8 +252,9 @@ class OracleTriggerConfig(_Config):
     """Fires exactly at t* (a bound, not a deployable policy)."""
 
     kind: Literal["oracle"] = "oracle"
+    needs: ClassVar[frozenset[Need]] = frozenset({"t_star"})
 
-    def build(self, q: SimQuestion) -> Trigger:
+    def _build(self, q: SimQuestion) -> Trigger:
         return OracleTrigger(q.t_star)
 
 
@@ -248,7 +263,7 @@ class NoneTriggerConfig(_Config):
 
     kind: Literal["none"] = "none"
 
-    def build(self, q: SimQuestion) -> Trigger:
+    def _build(self, q: SimQuestion) -> Trigger:
         return NoneTrigger()
 
 
@@ -262,6 +277,3 @@ TriggerConfig = Annotated[
     Field(discriminator="kind"),
 ]
 """A trigger policy, chosen by ``kind``."""
-
-NEEDS_RANKINGS = frozenset({"replace", "stable"})
-"""Trigger kinds that cannot run trace-driven."""

@@ -20,7 +20,10 @@ Sections::
     [latency]    profile: a built-in name (calibration/profiles/NAME.toml) or a profile
                  file (a path ending in .toml, e.g. from ``streamrag calibrate``);
                  G_ms / L_ms / F_ms replace a stage by a constant;
-                 [latency.stages.X] replaces stage X by any model
+                 [latency.stages.X] replaces stage X by any model (the constant wins);
+                 an override changing profile or stages.X drops the scenario's X_ms
+                 (:attr:`LatencyConfig.SHADOWS`), so ``--set latency.profile=P.toml``
+                 simulates P's stages
     [select]     population = all | retrieved_gold | fallback; limit
     [data]       split, k, grounding, retriever.kind = bm25 | dense, scope, gold (how
                  ``simulate DATA`` builds questions)
@@ -37,21 +40,23 @@ folder, a sweep grid's folder, the current folder for ``--set``
 (:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
 was read.
 
-Every error is a :class:`~streamrag.base.errors.ConfigError` naming the key.
+Every error is a :class:`~streamrag.base.errors.ConfigError` naming the key a user
+types (:mod:`streamrag.base.validation`).
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from streamrag.base.bundled import invalid_toml, read_toml, scenarios_dir, toml_names
+from streamrag.base.bundled import scenarios_dir, toml_names
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
+from streamrag.base.tomlfile import read_toml
+from streamrag.base.validation import validated
 from streamrag.data.hypotheses import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
@@ -91,6 +96,15 @@ class PipelineConfig(_Section):
 
 
 class LatencyConfig(_Section):
+    """Each stage's model: the profile's, replaced by ``stages.X``, replaced by ``X_ms``."""
+
+    SHADOWS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "profile": ("G_ms", "L_ms", "F_ms", "stages"),
+        **{f"stages.{stage}": (f"{stage}_ms",) for stage in STAGES},
+    }
+    """Field → the fields that win over it (see :meth:`resolve`): an override changing
+    ``profile`` or ``stages.X`` drops the starting tables' ``X_ms`` (and a new profile
+    their ``stages``), so it takes effect (:mod:`streamrag.base.overrides`)."""
     profile: str = "paper-rq3"
     G_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     L_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -264,18 +278,6 @@ class ResolvedScenario(_Section):
         return self.stages.L.nominal_ms
 
 
-def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"]]
-    # Drop the discriminator tag pydantic inserts into union locations ("trigger.interval.words").
-    if len(loc) >= 2 and loc[0] in {"input", "trigger", "reflector"}:
-        loc = [loc[0], *loc[2:]] if len(loc) > 2 else loc
-    key = ".".join(loc) or "(scenario)"
-    given = err.get("input")
-    shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-    return ConfigError(f"scenario {origin}: {key}: {err['msg']}{shown}")
-
-
 def builtin_scenario(name: str) -> dict[str, Any] | None:
     """The raw tables of built-in scenario ``name`` (``sim/NAME.toml``), or ``None``."""
     resource = scenarios_dir() / f"{name}.toml"
@@ -317,14 +319,7 @@ def read_scenario(name_or_path: str) -> dict[str, Any]:
     File settings of a scenario file are anchored at its folder."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml") or path.is_file():
-        try:
-            return _anchor_tables(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve().parent)
-        except FileNotFoundError:
-            raise ConfigError(f"scenario {name_or_path}: no such file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise invalid_toml(f"scenario {name_or_path}", exc) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"scenario {name_or_path}: cannot read: {exc}") from None
+        return _anchor_tables(read_toml(name_or_path, "scenario"), path.resolve().parent)
     found = builtin_scenario(name_or_path)
     if found is None:
         raise ConfigError(
@@ -346,6 +341,10 @@ PAPER_RULES: dict[str, str] = {
 EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE, "load.arrivals": PoissonArrivals.EXCLUSIVE}
 """Fields of which one replaces the other when overridden (see :mod:`streamrag.base.overrides`)."""
 
+SHADOWING_FIELDS = {"latency": LatencyConfig.SHADOWS}
+"""Fields that win over others: an override of the weaker one drops the winner the
+scenario set (see :mod:`streamrag.base.overrides`)."""
+
 
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None) -> ResolvedScenario:
     """Load a built-in scenario by name or a TOML file, apply ``--set`` overrides (one
@@ -363,12 +362,8 @@ def scenario_from_dict(
     origin: str = "<dict>",
 ) -> ResolvedScenario:
     """Validate a scenario given as tables, apply override groups, resolve latencies."""
-    data = apply_overrides(raw, groups or [], exclusive=EXCLUSIVE_FIELDS)
+    data = apply_overrides(raw, groups or [], exclusive=EXCLUSIVE_FIELDS, shadows=SHADOWING_FIELDS)
     if seed is not None:
         data["seed"] = seed
-    try:
-        scenario = Scenario.model_validate(data)
-        stages = scenario.latency.resolve()
-    except ValidationError as exc:
-        raise _validation_error(origin, exc) from None
-    return ResolvedScenario(scenario=scenario, stages=stages)
+    scenario = validated(Scenario, data, f"scenario {origin}")
+    return ResolvedScenario(scenario=scenario, stages=scenario.latency.resolve())

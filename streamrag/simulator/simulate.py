@@ -27,7 +27,7 @@ from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import Recorder, dump_events
-from streamrag.pipeline import reflectors, triggers
+from streamrag.pipeline import reflectors
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
@@ -118,13 +118,10 @@ def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> 
     if not any(q.trace_driven for q in questions):
         return
     sc = rs.scenario
-    for section, kind, needs in (
-        ("trigger", sc.trigger.kind, triggers.NEEDS_RANKINGS),
-        ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
-    ):
-        if kind in needs:
+    for section, config in (("trigger", sc.trigger), ("reflector", sc.reflector)):
+        if "rankings" in config.needs:
             raise ConfigError(
-                f"{section}.kind: {kind!r} needs per-prefix evidence, but the input is a stabilization table without "
+                f"{section}.kind: {config.kind!r} needs per-prefix evidence, but the input is a stabilization table without "
                 "it (only t* is known); simulate from DATA, give the table's prefixes.parquet, or pick another kind"
             )
 

@@ -35,14 +35,14 @@ Every problem is a :class:`~streamrag.base.errors.ConfigError` naming the file a
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from streamrag.base.bundled import invalid_toml
 from streamrag.base.errors import ConfigError
+from streamrag.base.tomlfile import read_toml_text
+from streamrag.base.validation import validated
 from streamrag.sweep.inputs import InputSpec, parse_input
 
 PointKindName = Literal["simulate", "streamable", "analyze"]
@@ -215,27 +215,18 @@ def parse_axes(origin: str, axes: dict[str, Any]) -> tuple[Axis, ...]:
     return tuple(out)
 
 
-def _validation_error(origin: str, exc: ValidationError) -> ConfigError:
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
-    if loc and loc[0] == "input" and len(loc) > 1 and loc[1] in {"str", "_InputTable"}:
-        loc = ["input", *loc[2:]]
-    key = ".".join(loc) or "(grid)"
-    given = err.get("input")
-    shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-    return ConfigError(f"grid {origin}: {key}: {err['msg']}{shown}")
-
-
-def grid_from_text(text: str, *, origin: str, base_dir: Path, input_override: str | None = None, name: str | None = None) -> Grid:
-    """Parse and shape-check a grid file's text (see the module docstring)."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise invalid_toml(f"grid {origin}", exc) from None
-    try:
-        model = _GridToml.model_validate(raw)
-    except ValidationError as exc:
-        raise _validation_error(origin, exc) from None
+def grid_from_tables(
+    raw: dict[str, Any],
+    *,
+    text: str,
+    origin: str,
+    base_dir: Path,
+    input_override: str | None = None,
+    name: str | None = None,
+) -> Grid:
+    """Shape-check a grid file's tables (see the module docstring); ``text`` is the
+    file's text, kept for the sweep's manifest."""
+    model = validated(_GridToml, raw, f"grid {origin}")
     base = tuple((p, _scalar(origin, f"base.{p}", v)) for p, v in _leaves(model.base))
     spec = model.input if isinstance(model.input, _InputTable) else _InputTable(source=model.input)
     if input_override is not None:
@@ -305,19 +296,13 @@ def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None)
     text_path = str(name_or_path)
     path = Path(text_path)
     if text_path.endswith(".toml") or path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"grid {text_path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"grid {text_path}: cannot read: {exc}") from None
-        return grid_from_text(text, origin=text_path, base_dir=path.resolve().parent, input_override=input)
+        text, raw = read_toml_text(text_path, "grid")
+        return grid_from_tables(raw, text=text, origin=text_path, base_dir=path.resolve().parent, input_override=input)
     resource = grids_dir() / f"{text_path}.toml"
     if not resource.is_file():
         known = ", ".join(list_grids()) or "none"
         raise ConfigError(f"grid {text_path!r}: neither a TOML file nor a built-in grid (built-in: {known})")
     # Built-in grids name only built-in scenarios and generated or demo inputs, so the
     # folder relative paths would resolve against does not matter.
-    return grid_from_text(
-        resource.read_text(encoding="utf-8"), origin=text_path, base_dir=Path.cwd(), input_override=input, name=text_path
-    )
+    text, raw = read_toml_text(resource, "grid")
+    return grid_from_tables(raw, text=text, origin=text_path, base_dir=Path.cwd(), input_override=input, name=text_path)

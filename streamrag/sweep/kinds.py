@@ -28,10 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, nest
+from streamrag.base.validation import validated
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
 
@@ -103,7 +102,6 @@ class SimulateKind:
             raise ConfigError(f"grid {self.grid.origin}: {exc}") from None
 
     def resolve(self, groups: Overrides) -> Resolved:
-        from streamrag.pipeline import reflectors, triggers
         from streamrag.simulator.scenario import scenario_from_dict
         from streamrag.simulator.simulate import parameters
 
@@ -124,13 +122,10 @@ class SimulateKind:
         if spec.trace_driven:
             identity["scenario"].pop("data", None)
         incompatible = None
-        for section, kind, needs in (
-            ("trigger", sc.trigger.kind, triggers.NEEDS_RANKINGS),
-            ("reflector", sc.reflector.kind, reflectors.NEEDS_RANKINGS),
-        ):
-            if spec.trace_driven and kind in needs:
+        for section, config in (("trigger", sc.trigger), ("reflector", sc.reflector)):
+            if spec.trace_driven and "rankings" in config.needs:
                 incompatible = (
-                    f"{section}.kind {kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
+                    f"{section}.kind {config.kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
                 )
         descriptors = {
             "trigger": _policy(sc.trigger),
@@ -281,14 +276,7 @@ def _analysis_settings(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     """Validated :class:`~streamrag.analysis.stabilize.AnalysisSettings` (every field) as JSON."""
     from streamrag.analysis.stabilize import AnalysisSettings
 
-    try:
-        settings = AnalysisSettings.model_validate(nest(pairs))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(settings)"
-        given = err.get("input")
-        shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
-        raise ConfigError(f"{key}: {err['msg']}{shown}") from None
+    settings = validated(AnalysisSettings, nest(pairs))
     return json.loads(settings.model_dump_json())
 
 
