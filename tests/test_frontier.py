@@ -159,3 +159,17 @@ def test_frontier_refuses_a_grid_without_a_policy_axis(tmp_path: Path, capsys: p
     """)  # fmt: skip
     assert main(["frontier", str(grid), "--out", str(tmp_path / "o")]) == 1
     assert "variants axis [axes.policy]" in capsys.readouterr().err
+
+
+def test_a_table_with_its_evidence_runs_the_policies_that_read_rankings(tmp_path: Path) -> None:
+    from streamrag.sweep import plan
+    from streamrag.sweep.inputs import PreparedInputs
+
+    table = tmp_path / "T.csv"
+    assert main(["generate", str(table), "--table", "--questions", "12", "--seed", "1"]) == 0
+    grid = load_grid("frontier", input=f"table:{table}")
+    swept = plan(grid, PreparedInputs(grid.input))
+    assert not swept.skipped and len(swept.runnable) == 22
+    (tmp_path / "prefixes.parquet").unlink()  # a bare table: only t* is known
+    with pytest.raises(ConfigError, match="needs per-prefix evidence"):
+        plan(load_grid("frontier", input=f"table:{table}"), PreparedInputs(load_grid("frontier", input=f"table:{table}").input))

@@ -107,6 +107,11 @@ def _check_one_harness(result: SweepResult, keys: list[str]) -> Any:
     def rest(point: Any) -> dict[str, Any]:
         return {k: v for k, v in point.identity["scenario"].items() if k != "trigger"}
 
+    if first.job.settings.scenario.load is not None:
+        raise ConfigError(
+            f"grid {result.plan.grid.origin}: a frontier replays questions one at a time; its scenario has a [load] "
+            "section (shared capacity), where the offline optimum's argument does not hold"
+        )
     for key in keys[1:]:
         if rest(by_key[key]) != rest(first):
             raise ConfigError(
