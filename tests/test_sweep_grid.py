@@ -36,8 +36,13 @@ def test_builtin_grids_have_the_documented_sizes():
     assert load_grid("topk").input.kind == "demo"
 
 
-def test_triggers_on_a_table_skip_the_policies_that_need_rankings():
-    swept = _plan(load_grid("triggers", input=SMALL))
+def test_triggers_on_a_table_skip_the_policies_that_need_rankings(tmp_path):
+    from tests._simhelpers import small_table
+
+    table = tmp_path / "bare.csv"  # no prefixes.parquet beside it: only t* is known
+    small_table(40).to_csv(table, index=False)
+    assert len(_plan(load_grid("triggers", input=SMALL)).runnable) == 112  # generated: synthetic evidence
+    swept = _plan(load_grid("triggers", input=f"table:{table}"))
     assert len(swept.points) == 112 and len(swept.runnable) == 80
     assert {p.values["trigger"] for p in swept.skipped} == {"replace_500ms", "stable_2w"}
     assert all("needs per-prefix evidence" in p.skipped for p in swept.skipped)
@@ -112,7 +117,7 @@ BAD_GRIDS = {
         "point 1 (kind=sometimes)",
     ),
     "rankings on a table": (
-        f'kind = "simulate"\ninput = "{SMALL}"\n[axes]\n"trigger.kind" = ["stable"]\n',
+        'kind = "simulate"\ninput = "table:bare.csv"\n[axes]\n"trigger.kind" = ["stable"]\n',  # no prefixes.parquet
         "trigger.kind 'stable' needs per-prefix evidence",
     ),
     "theta as text": (f'kind = "streamable"\ninput = "{SMALL}"\n[axes]\ntheta = [0.8, "high"]\n', "parameter theta: 'high'"),
@@ -128,7 +133,10 @@ BAD_GRIDS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_GRIDS))
 def test_bad_grid_is_one_line_error_before_any_work(tmp_path, capsys, case):
+    from tests._simhelpers import small_table
+
     body, expected = BAD_GRIDS[case]
+    small_table(10).to_csv(tmp_path / "bare.csv", index=False)
     path = tmp_path / "bad.toml"
     path.write_text(body, encoding="utf-8")
     out = tmp_path / "run"

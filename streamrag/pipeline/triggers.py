@@ -26,6 +26,8 @@ Policies (config ``kind``):
 ``every_word``  every word
 ``oracle``      exactly at t*
 ``none``        never (the baseline)
+``hedge``       at the last word whose expected remaining input (a length
+                prior) still covers a quantile of L (:mod:`~streamrag.pipeline.hedge`)
 ==============  ==============================================================
 
 What a trigger reads besides the words heard is declared on its config, ``needs``
@@ -43,6 +45,7 @@ from typing import Annotated, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.base.errors import ConfigError
+from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 
@@ -273,7 +276,8 @@ TriggerConfig = Annotated[
     | StableTriggerConfig
     | EveryWordTriggerConfig
     | OracleTriggerConfig
-    | NoneTriggerConfig,
+    | NoneTriggerConfig
+    | HedgeTriggerConfig,
     Field(discriminator="kind"),
 ]
 """A trigger policy, chosen by ``kind``."""

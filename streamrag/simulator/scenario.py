@@ -13,7 +13,7 @@ Sections::
     name, description, seed
     [input]      cadence: kind = uniform | jittered | timings, delta_wps, cv, pause_prob,
                  pause_ms, end_of_turn_ms; timings: path (word times per question)
-    [trigger]    kind = interval | replace | stable | every_word | oracle | none, …
+    [trigger]    kind = interval | replace | stable | every_word | oracle | none | hedge, …
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
                  capped_fire, turn_end_order (the anchor's rules)
     [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
@@ -65,6 +65,7 @@ from streamrag.engine.latency import STAGES, ConstantLatency, LatencyModel, Late
 from streamrag.engine.profiles import is_profile_path, load_profile
 from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
 from streamrag.pipeline.calls import Services
+from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
@@ -366,4 +367,23 @@ def scenario_from_dict(
     if seed is not None:
         data["seed"] = seed
     scenario = validated(Scenario, data, f"scenario {origin}")
-    return ResolvedScenario(scenario=scenario, stages=scenario.latency.resolve())
+    stages = scenario.latency.resolve()
+    return ResolvedScenario(scenario=_resolve_hedge(scenario, stages), stages=stages)
+
+
+def _resolve_hedge(scenario: Scenario, stages: LatencyStages) -> Scenario:
+    """A ``hedge`` trigger's unset inputs from the scenario: CRAG's length prior, the tool
+    latency's ``quantile`` (L_q) and the cadence's word interval (:mod:`streamrag.pipeline.hedge`)."""
+    trigger = scenario.trigger
+    if not isinstance(trigger, HedgeTriggerConfig):
+        return scenario
+    from streamrag.data.crag_profile import N_WORDS_HISTOGRAM
+
+    filled = trigger.model_copy(
+        update={
+            "lengths": dict(N_WORDS_HISTOGRAM) if trigger.lengths is None else trigger.lengths,
+            "threshold_ms": stages.L.quantile_ms(trigger.quantile) if trigger.threshold_ms is None else trigger.threshold_ms,
+            "word_interval_ms": 1000 / scenario.input.delta_wps if trigger.word_interval_ms is None else trigger.word_interval_ms,
+        }
+    )
+    return scenario.model_copy(update={"trigger": filled})

@@ -19,6 +19,11 @@ A grid names a point *kind* (what one point computes), an *input* (the questions
     [axes.trigger]                       # a table: one point per labeled variant
     interval_3w = { "trigger.kind" = "interval", "trigger.words" = 3 }
     oracle = { trigger = { kind = "oracle" } }
+    stable = { "trigger.kind" = "stable", "trigger.words" = [1, 2, 4] }  # a family
+
+A variant with one list-valued key is a *family*: one variant per value, labeled
+``LABEL=VALUE`` (``stable=1``, ``stable=2``, …); the frontier reads the family as the
+policy and the key as its knob.
 
 Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.kinds`);
 nested TOML tables and quoted dotted keys mean the same thing. A list-valued axis is a
@@ -61,6 +66,10 @@ class AxisValue(_Frozen):
     """What the sweep table shows: the value itself, or the variant's label."""
     overrides: tuple[tuple[str, Scalar], ...]
     """``(dotted path, value)`` pairs, in file order."""
+    family: str | None = None
+    """A variant of a family (one list-valued key): the family's label, else ``None``."""
+    knob: str | None = None
+    """The family's list-valued key (dotted path), whose value this variant takes."""
 
 
 class Axis(_Frozen):
@@ -177,8 +186,25 @@ def _variants_axis(origin: str, name: str, table: dict[str, Any]) -> Axis:
             raise ConfigError(
                 f'grid {origin}: {where}: a variant is a table of overrides, e.g. {label} = {{ "trigger.kind" = "oracle" }}'
             )
-        overrides = tuple((path, _scalar(origin, f"{where}.{path}", v)) for path, v in _leaves(body))
-        values.append(AxisValue(label=label, value=label, overrides=overrides))
+        leaves = _leaves(body)
+        knobs = [path for path, v in leaves if isinstance(v, list)]
+        if len(knobs) > 1:
+            raise ConfigError(f"grid {origin}: {where}: a family varies one key; {', '.join(knobs)} are all lists")
+        if not knobs:
+            overrides = tuple((path, _scalar(origin, f"{where}.{path}", v)) for path, v in leaves)
+            values.append(AxisValue(label=label, value=label, overrides=overrides))
+            continue
+        # A family: one variant per value of its list-valued key, labeled LABEL=VALUE.
+        knob = knobs[0]
+        for variant in _list_axis(origin, f"{name}.{label}.{knob}", dict(leaves)[knob]).values:
+            value = variant.value
+            overrides = tuple((path, value if path == knob else _scalar(origin, f"{where}.{path}", v)) for path, v in leaves)
+            tag = f"{label}={variant.label}"
+            values.append(AxisValue(label=tag, value=tag, overrides=overrides, family=label, knob=knob))
+    labels = [v.label for v in values]
+    for i, tag in enumerate(labels):
+        if tag in labels[:i]:
+            raise ConfigError(f"grid {origin}: axes.{name}: two variants are both labeled {tag!r}")
     return Axis(name=name, path=None, values=tuple(values))
 
 
@@ -197,7 +223,7 @@ def parse_axes(origin: str, axes: dict[str, Any]) -> tuple[Axis, ...]:
             lists = [isinstance(v, list) for _, v in leaves]
             if leaves and all(lists):
                 out += [_list_axis(origin, f"{name}.{path}", v) for path, v in leaves]
-            elif any(lists):
+            elif any(lists) and not all(isinstance(body, dict) for body in value.values()):
                 raise ConfigError(
                     f"grid {origin}: axes.{name}: mixes lists and variants; write value axes as "
                     f'"{name}.KEY" = [...] and variants as [axes.{name}] LABEL = {{ ... }}'

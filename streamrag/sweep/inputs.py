@@ -58,6 +58,14 @@ class InputSpec(BaseModel):
         return self.kind in ("table", "generated")
 
     @property
+    def has_evidence(self) -> bool:
+        """Per-prefix evidence comes with the questions: a data file (the analyzer's), a
+        generated table (synthetic), or a table with ``prefixes.parquet`` beside it."""
+        if self.kind == "table":
+            return Path(self.path or "").with_name("prefixes.parquet").is_file()
+        return True
+
+    @property
     def data_path(self) -> Path:
         if self.kind == "demo":
             from streamrag.data.demo import demo_path

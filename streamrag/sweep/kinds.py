@@ -76,7 +76,10 @@ def _paths(groups: Overrides) -> list[str]:
 
 def _policy(config: Any) -> str:
     """``interval(words=3)``, ``oracle``: a policy config as one short string."""
-    fields = {k: v for k, v in config.model_dump(mode="json").items() if k != "kind" and v is not None}
+    # Tables (a hedge's length prior) stay out of the one-line name; the settings keep them.
+    fields = {
+        k: v for k, v in config.model_dump(mode="json").items() if k != "kind" and v is not None and not isinstance(v, dict)
+    }
     inner = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in fields.items())
     return f"{config.kind}({inner})" if inner else config.kind
 
@@ -123,7 +126,7 @@ class SimulateKind:
             identity["scenario"].pop("data", None)
         incompatible = None
         for section, config in (("trigger", sc.trigger), ("reflector", sc.reflector)):
-            if spec.trace_driven and "rankings" in config.needs:
+            if not spec.has_evidence and "rankings" in config.needs:
                 incompatible = (
                     f"{section}.kind {config.kind!r} needs per-prefix evidence; the input {spec.source!r} is a table without it"
                 )

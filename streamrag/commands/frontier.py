@@ -1,0 +1,98 @@
+"""``streamrag frontier``: every policy over its knob on one harness, read as operating points."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamrag.sweep.resumable import PointDone
+
+HELP = "every trigger policy over its knob on one harness: operating points, frontier, offline optimum"
+
+EPILOG = """\
+examples:
+  streamrag generate T.csv --table --questions 1371 --seed 0
+  streamrag frontier --input table:T.csv --out runs/frontier --jobs 2
+  streamrag frontier my_frontier.toml --out runs/mine --resume
+
+GRID (default: the built-in `frontier` grid) is a simulate grid with a variants axis
+`policy` whose entries are policies and whose list-valued key is each policy's knob.
+The sweep runs into --out as `streamrag sweep` does (resumable, points/KEY/); then the
+frontier step writes, in --out/frontier/: frontier.csv (one row per point: saved ms,
+extra calls, mis-fire and net-negative rates, each with a bootstrap CI; on_frontier;
+optimum_saved_ms, pct_of_optimal, regret_ms), operating_points.csv (per policy: at
+budgets of 0.25/0.5/1/2 extra calls per question, and at savings of 300/600 ms),
+optimum.csv (each question's offline optimum), leaderboard.md, frontier.pdf/.svg.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "frontier", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "grid", nargs="?", default="frontier", metavar="GRID", help="frontier grid TOML or built-in name (default frontier)"
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="run folder (the sweep's, and frontier/ inside it)")
+    p.add_argument("--input", metavar="SOURCE", help="replace the grid's input (table:PATH, data:PATH, demo, generated:N)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes for the sweep and the optimum (default 1)")
+    p.add_argument("--resume", action="store_true", help="continue the sweep in DIR: finished points are not recomputed")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap resamples over questions (default 1000)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap resamples (default 0)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.progress import task_progress
+    from streamrag.sweep.frontier import POLICY_AXIS, compute_frontier
+    from streamrag.sweep.frontier_report import write_frontier
+    from streamrag.sweep.grid import load_grid
+    from streamrag.sweep.resumable import run_sweep
+
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
+    if args.bootstrap < 1:
+        raise ConfigError(f"--bootstrap: must be ≥ 1, got {args.bootstrap}")
+    grid = load_grid(args.grid, input=args.input)
+    if grid.kind != "simulate" or POLICY_AXIS not in {a.name for a in grid.axes}:
+        raise ConfigError(f"grid {grid.origin}: a frontier grid is a simulate grid with a variants axis [axes.{POLICY_AXIS}]")
+    # The sweep's own figures would repeat the frontier's: it draws its own.
+    grid = grid.model_copy(update={"output": grid.output.model_copy(update={"figures": False})})
+    if grid.input.kind == "data":
+        from streamrag.commands.sweep import _cache
+
+        cache = _cache()
+    else:
+        cache = None
+    command = ["streamrag", "frontier", args.grid, "--out", args.out, "--jobs", str(args.jobs)]
+    with task_progress(f"frontier {grid.name}: points", None) as update:
+        on_point = None
+        if update is not None:
+
+            def on_point(event: PointDone) -> None:
+                update(event.n_done, event.n_pending)
+
+        result = run_sweep(grid, args.out, resume=args.resume, jobs=args.jobs, cache=cache, on_point=on_point, command=command)
+    n = sum(1 for e in result.plan.inputs.questions().entries) if grid.input.trace_driven else None
+    with task_progress("frontier: offline optimum", n, unit="items") as progress:
+        done = [0]
+
+        def on_optimum(k: int) -> None:
+            done[0] += k
+            if progress is not None:
+                progress(done[0])
+
+        frontier = compute_frontier(result, n_boot=args.bootstrap, seed=args.seed, jobs=args.jobs, on_optimum=on_optimum)
+    files = write_frontier(Path(args.out) / "frontier", frontier, title=grid.description or grid.name)
+    for skipped in result.plan.skipped:
+        print(f"skipped point {skipped.describe()}: {skipped.skipped}", file=sys.stderr)
+    print(
+        f"frontier {grid.name}: {len(result.plan.runnable)} point(s) ({len(result.computed)} computed, "
+        f"{len(result.reused)} reused), {frontier.points['policy'].nunique()} policies; wrote " + ", ".join(str(f) for f in files)
+    )
+    return 0
