@@ -16,7 +16,10 @@ from streamrag.pipeline.reflectors import ReflectorConfig
 from streamrag.pipeline.triggers import TriggerConfig
 from streamrag.simulator.simulate import check_compatible
 
-REQUIRED: dict[str, dict[str, Any]] = {"interval": {"words": 3}}
+REQUIRED: dict[str, dict[str, Any]] = {
+    "interval": {"words": 3},
+    "hedge": {"lengths": {3: 1, 9: 1}, "threshold_ms": 600.0, "word_interval_ms": 333.0},  # resolved when a scenario is read
+}
 """Fields a kind cannot default (every other kind is built from its defaults)."""
 
 
@@ -48,7 +51,7 @@ def test_build_refuses_a_bare_table_exactly_when_the_config_needs_rankings(secti
 
 def test_live_input_takes_the_triggers_that_need_nothing_but_words():
     live = kinds_without(TriggerConfig)
-    assert live == ("interval", "every_word", "none")  # today's kinds; derived, not listed
+    assert live == ("interval", "every_word", "none", "hedge")  # today's kinds; derived, not listed
     for kind, _ in _kinds(TriggerConfig):
         rs = const_scenario(trigger={"kind": kind, **REQUIRED.get(kind, {})})
         if kind in live:
@@ -56,9 +59,9 @@ def test_live_input_takes_the_triggers_that_need_nothing_but_words():
         else:
             with pytest.raises(
                 ConfigError,
-                match=rf"trigger\.kind: '{kind}' needs the question in advance \((rankings|t_star)\); live input takes interval, every_word, none",
+                match=rf"trigger\.kind: '{kind}' needs the question in advance \((rankings|t_star)\); live input takes interval, every_word, none, hedge",
             ):
                 _check_live(rs, known=False)
         _check_live(rs, known=True)  # a known question gives every trigger what it needs
-    assert kinds_without(TriggerConfig, "rankings") == ("interval", "every_word", "oracle", "none")
+    assert kinds_without(TriggerConfig, "rankings") == ("interval", "every_word", "oracle", "none", "hedge")
     assert kinds_without(ReflectorConfig, "rankings") == ("heuristic", "gold")

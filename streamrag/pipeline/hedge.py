@@ -91,4 +91,6 @@ class HedgeTriggerConfig(BaseModel):
         return frozenset(t for t in range(1, n_words + 1) if remaining[t - 1] >= threshold > remaining[t])
 
     def build(self, q: SimQuestion) -> HedgeTrigger:
-        return HedgeTrigger(self.fire_words(q.n_words))
+        """The fire words up to the prior's longest question: nothing of ``q`` is read (the
+        trigger is online, and runs on live words whose count is unknown)."""
+        return HedgeTrigger(self.fire_words(max(self.lengths or {1: 0})))
