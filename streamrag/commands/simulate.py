@@ -148,7 +148,8 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
 
     from streamrag.base.progress import advancing, task_progress
-    from streamrag.simulator.load import n_sessions, run_load, write_load_run
+    from streamrag.simulator.load import n_sessions, run_load
+    from streamrag.simulator.load_output import write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
