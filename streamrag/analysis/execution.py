@@ -18,11 +18,12 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis, analyze_question, skipped_row
+from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis, analyze_question
 from streamrag.base.errors import CacheError
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import CachedQuestion, Question, ingest, ingest_deferred, reread
+from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.index_cache import IndexedChunks, index_chunks, read_indexed, write_indexed
 from streamrag.retrieval.kinds import RetrieverEnv
 

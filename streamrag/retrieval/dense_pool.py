@@ -10,7 +10,7 @@ from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.dense import DenseRetriever, embed_corpus, to_grid
 from streamrag.retrieval.embed import Embedder
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings
+from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
 
 __all__ = ["DensePoolScorer"]
 

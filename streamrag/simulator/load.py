@@ -42,9 +42,11 @@ from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.resources import Resource, resource_report
 from streamrag.engine.trace import Recorder
+from streamrag.pipeline.baseline import BaselineArm
 from streamrag.pipeline.calls import Services
+from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.streaming import BaselineArm, QuestionPlan, StreamingArm
+from streamrag.pipeline.streaming import StreamingArm
 from streamrag.simulator.load_measures import SessionMeasures, TraceSink
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.workload import (
