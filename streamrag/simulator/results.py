@@ -49,15 +49,15 @@ L and G in the bounds are the stages' nominal values (the constant, else the med
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from streamrag.analysis import metrics
-from streamrag.engine import trace
+from streamrag.simulator.trace_fold import Event, fold_trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,122 +148,6 @@ def skipped_result(entry: Any) -> ResultRow:
     )
 
 
-Event = dict[str, Any]
-"""A trace event as ``trace.jsonl`` holds it (a :mod:`streamrag.engine.trace` model, dumped)."""
-
-
-@dataclass(slots=True)
-class _Tally:
-    """What the fold over one question's events has gathered so far (µs, counts)."""
-
-    input_end_us: int | None = None
-    streaming_answer_us: int | None = None
-    baseline_answer_us: int | None = None
-    respond_us: int = 0
-    fired: int = 0
-    """Calls started (a call cancelled before it started is taken back)."""
-    speculative: int = 0
-    cancelled: int = 0
-    skipped: int = 0
-    fallback: bool = False
-    used_prefix_t: int = 0
-    gen_started_us: dict[int, int] = field(default_factory=dict)
-    """Call → start of its query generation, while it runs."""
-    tool_started_us: dict[int, int] = field(default_factory=dict)
-    """Call → start of its tool call, while it runs."""
-    gen_us: int = 0
-    tool_us: int = 0
-    response_us: int = 0
-    fired_on: dict[int, int] = field(default_factory=dict)
-    """Streaming call → the prefix (hypothesis) it carries."""
-
-
-def _on_input_end(t: _Tally, e: Event) -> None:
-    t.input_end_us = e["t_us"]
-
-
-def _on_fire(t: _Tally, e: Event) -> None:
-    t.fired += 1
-    t.speculative += e["by"] == "trigger"
-    t.fired_on[e["call"]] = e["prefix_t"]
-
-
-def _on_reaim(t: _Tally, e: Event) -> None:
-    t.fired_on[e["call"]] = e["prefix_t"]
-
-
-def _on_thread_start(t: _Tally, e: Event) -> None:
-    t.gen_started_us[e["call"]] = e["t_us"]
-
-
-def _on_gen_done(t: _Tally, e: Event) -> None:
-    t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
-    t.tool_started_us[e["call"]] = e["t_us"]
-
-
-def _on_tool_done(t: _Tally, e: Event) -> None:
-    t.tool_us += e["t_us"] - t.tool_started_us.pop(e["call"])
-
-
-def _on_cancel(t: _Tally, e: Event) -> None:
-    call = e["call"]
-    if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
-        t.fired -= 1
-        t.fired_on.pop(call, None)
-        return
-    t.cancelled += 1  # in flight: its stage's time counts up to the cancel
-    if call in t.gen_started_us:
-        t.gen_us += e["t_us"] - t.gen_started_us.pop(call)
-    elif call in t.tool_started_us:
-        t.tool_us += e["t_us"] - t.tool_started_us.pop(call)
-
-
-def _on_skip(t: _Tally, e: Event) -> None:
-    t.skipped += 1
-
-
-def _on_decision(t: _Tally, e: Event) -> None:
-    t.fallback = e["outcome"] == "fallback"
-
-
-def _on_respond(t: _Tally, e: Event) -> None:
-    t.used_prefix_t = e["prefix_t"]
-    t.respond_us = e["t_us"]
-
-
-def _on_answer_ready(t: _Tally, e: Event) -> None:
-    t.streaming_answer_us = e["t_us"]
-    t.response_us = e["t_us"] - t.respond_us
-
-
-def _on_baseline_answer_ready(t: _Tally, e: Event) -> None:
-    t.baseline_answer_us = e["t_us"]
-
-
-def _kind(model: type[BaseModel]) -> str:
-    return str(model.model_fields["kind"].default)
-
-
-Handler = Callable[[_Tally, Event], None]
-_STREAMING: dict[str, Handler] = {
-    _kind(trace.InputEndEvent): _on_input_end,
-    _kind(trace.FireEvent): _on_fire,
-    _kind(trace.ReaimEvent): _on_reaim,
-    _kind(trace.ThreadStartEvent): _on_thread_start,
-    _kind(trace.GenDoneEvent): _on_gen_done,
-    _kind(trace.ToolDoneEvent): _on_tool_done,
-    _kind(trace.CancelEvent): _on_cancel,
-    _kind(trace.SkipEvent): _on_skip,
-    _kind(trace.DecisionEvent): _on_decision,
-    _kind(trace.RespondEvent): _on_respond,
-    _kind(trace.AnswerReadyEvent): _on_answer_ready,
-}
-"""The handler of each event kind of the streaming arm (and the arm-less ``input_end``,
-``skip``); every other kind (words, checks, resource events) changes no result."""
-_BASELINE: dict[str, Handler] = {_kind(trace.AnswerReadyEvent): _on_baseline_answer_ready}
-"""Of the baseline arm only its answer counts."""
-
-
 def derive_result(
     events: Sequence[Event],
     *,
@@ -276,17 +160,13 @@ def derive_result(
     revised: Sequence[bool] | None = None,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
-    of one handler per event kind over a :class:`_Tally`.
+    of one handler per event kind (:func:`~streamrag.simulator.trace_fold.fold_trace`).
 
     Models read back with :func:`~streamrag.engine.trace.read_trace` work too after
     ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
     calls whose hypothesis a later one revised.
     """
-    t = _Tally()
-    for e in events:
-        handler = (_BASELINE if e.get("arm") == "baseline" else _STREAMING).get(e["kind"])
-        if handler is not None:
-            handler(t, e)
+    t = fold_trace(events)
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
         raise ValueError(f"trace of {events[0]['qid']!r} is incomplete (no input_end or answer_ready)")
