@@ -52,9 +52,16 @@ def analyze_file(
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
     options: dict[str, Any] = {
-        "settings": settings.chunks, "cache": cache, "jobs": jobs, "split": split, "limit": limit, "ids": ids,
-        "on_error": on_error, "parallel_decompression": parallel_decompression, "progress": progress,
-    }  # fmt: skip
+        "settings": settings.chunks,
+        "cache": cache,
+        "jobs": jobs,
+        "split": split,
+        "limit": limit,
+        "ids": ids,
+        "on_error": on_error,
+        "parallel_decompression": parallel_decompression,
+        "progress": progress,
+    }
     lexical = settings.retriever.kind == "bm25" and not settings.compare_retrievers
 
     def recover(ref: CachedQuestion) -> Question:

@@ -40,10 +40,28 @@ from streamrag.analysis.stats_params import DEFAULT_PARAMS, resolve_params
 from streamrag.analysis.streamable import GRID_DELTA_WPS, GRID_L_MS, GRID_THETA, rq2, rq2_grid, streamable_cell
 
 __all__ = [
-    "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
-    "active", "chunk_cap", "describe", "gold_density", "no_overlap", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
+    "ADDITIONS",
+    "DEFAULT_PARAMS",
+    "GRID_DELTA_WPS",
+    "GRID_L_MS",
+    "GRID_THETA",
+    "GROUPINGS",
+    "METHODS",
+    "MIN_GROUP_N",
+    "N_BINS",
+    "active",
+    "chunk_cap",
+    "describe",
+    "gold_density",
+    "no_overlap",
+    "resolve_params",
+    "rq1",
+    "rq2",
+    "rq2_grid",
+    "rq4",
+    "streamable_cell",
     "summarize",
-]  # fmt: skip
+]
 
 N_BINS = 20
 """Histogram bins over [0, 1]: ``[k/20, (k+1)/20)``, the last one closed."""
@@ -67,20 +85,33 @@ METHODS: dict[str, str] = {
 
 
 ADDITIONS: tuple[tuple[str, str, str], ...] = (
-    ("rq4.question_type.kruskal_wallis_min_n.dunn_holm", "Dunn-Holm for n>=10",
-     "Dunn-Holm over the types with n >= 10; the anchor ran Dunn-Holm over all 8 types only"),
-    ("rq4.question_type.kruskal_wallis_all.epsilon2_adjusted", "eps2_adj",
-     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
-    ("rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted", "eps2_adj",
-     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
+    (
+        "rq4.question_type.kruskal_wallis_min_n.dunn_holm",
+        "Dunn-Holm for n>=10",
+        "Dunn-Holm over the types with n >= 10; the anchor ran Dunn-Holm over all 8 types only",
+    ),
+    (
+        "rq4.question_type.kruskal_wallis_all.epsilon2_adjusted",
+        "eps2_adj",
+        "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)",
+    ),
+    (
+        "rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted",
+        "eps2_adj",
+        "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)",
+    ),
     ("rq4.domain", "by domain", "phi_suf by domain; the anchor compares question types only"),
     ("rq4.static_or_dynamic", "by static/dynamic", "phi_suf by static/dynamic; the anchor compares question types only"),
     ("rq4.spearman_t_anchor_t_suf", "anchor-word Spearman", "lexical anchor position vs t_suf; not in the anchor study"),
     ("rq4.spearman_phi_anchor_phi_suf", "anchor-word Spearman", "lexical anchor share vs phi_suf; not in the anchor study"),
-    ("anchor", "anchor-word predictors", "lexical anchor positions vs question type as predictors of t_suf; not in the anchor study"),
+    (
+        "anchor",
+        "anchor-word predictors",
+        "lexical anchor positions vs question type as predictors of t_suf; not in the anchor study",
+    ),
     ("rq2.point.H_G_ms", "H_G", "H_G = min(G + L, residual), streamrag's tighter bound; the anchor states H and H'"),
     ("rq2.grid.H_G_ms", "H_G", "H_G in every grid cell; the anchor states H and H'"),
-)  # fmt: skip
+)
 """Results of :func:`summarize` the anchor study did not report (design §4), as
 ``(canonical name, short label for the console, note)``; ``summary["additions"]`` lists
 them as ``{"name", "note"}`` (a name inside ``rq2.grid`` applies to every cell)."""

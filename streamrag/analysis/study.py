@@ -31,9 +31,12 @@ if TYPE_CHECKING:
 # What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
 # workers analyze, not before (see streamrag.base.processes.import_in_background).
 OUTPUT_MODULES = (
-    "streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet",
+    "streamrag.analysis.stats",
+    "streamrag.analysis.report",
+    "streamrag.analysis.robustness",
+    "pyarrow.parquet",
     "scipy.special",
-)  # fmt: skip
+)
 
 log = get_logger(__name__)
 
@@ -94,14 +97,22 @@ def run_study(
     analyzed = analyze_input(path, settings, selection, preload=OUTPUT_MODULES, **input_options)
     out = Path(out_dir)
     result = write_study(
-        analyzed.analyses, out, analyzed.parameters, stats_params=stats_params, figures=figures,
+        analyzed.analyses,
+        out,
+        analyzed.parameters,
+        stats_params=stats_params,
+        figures=figures,
         compare_retrievers=settings.compare_retrievers,
-    )  # fmt: skip
+    )
     log.info(
-        "analysis written", out=str(out), scope=selection.scope, questions=len(analyzed.analyses),
-        skipped=result.summary["n_skipped"], cache_hits=None if cache is None else cache.hits,
+        "analysis written",
+        out=str(out),
+        scope=selection.scope,
+        questions=len(analyzed.analyses),
+        skipped=result.summary["n_skipped"],
+        cache_hits=None if cache is None else cache.hits,
         cache_built=None if cache is None else cache.misses + cache.rebuilt,
-    )  # fmt: skip
+    )
     return result
 
 

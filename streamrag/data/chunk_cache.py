@@ -110,9 +110,13 @@ class ChunkCache:
 
     def put(self, key: str, chunked: PageChunks) -> None:
         entry = {
-            "format": CACHE_FORMAT, "key": key, "n_chunks": len(chunked.chunks), "chunks": chunked.chunks,
-            "n_pages_unread": chunked.n_pages_unread, "n_chunks_cut": chunked.n_chunks_cut,
-        }  # fmt: skip
+            "format": CACHE_FORMAT,
+            "key": key,
+            "n_chunks": len(chunked.chunks),
+            "chunks": chunked.chunks,
+            "n_pages_unread": chunked.n_pages_unread,
+            "n_chunks_cut": chunked.n_chunks_cut,
+        }
         data = gzip.compress(json.dumps(entry, ensure_ascii=False).encode("utf-8"), compresslevel=1, mtime=0)
         path = self.path_for(key)
         path.parent.mkdir(exist_ok=True)

@@ -260,9 +260,14 @@ class StreamingArm:
 
     def _start(self, call: Call) -> None:
         launch(
-            call, self.services, self.rec, self.plan, on_result=self._on_result, on_lost=self._on_lost,
+            call,
+            self.services,
+            self.rec,
+            self.plan,
+            on_result=self._on_result,
+            on_lost=self._on_lost,
             submit_tool=self._submit_tool if self.policy.coalesce else None,
-        )  # fmt: skip
+        )
 
     def _submit_tool(self, call: Call, job: Job) -> None:
         """``coalesce``: the newer speculative call takes the tool-queue place of this

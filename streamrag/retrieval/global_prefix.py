@@ -151,11 +151,20 @@ class PrefixScorer:
         self._scratch = np.empty(index.n_docs if self._kernel is not None else 0, dtype=np.int64)
         # The index's arrays as the kernel reads them: always read-only, so that an index built
         # in memory and one memory-mapped from disk share one compiled (and cached) kernel.
-        self._postings = () if self._kernel is None else tuple(
-            _read_only(a, dtype)
-            for a, dtype in ((index.indptr, np.int64), (index.chunk_idx, np.int32), (index.impact, np.float64),
-                             (self._max_up, np.float64), (index.head_impact, np.float64))
-        )  # fmt: skip
+        self._postings = (
+            ()
+            if self._kernel is None
+            else tuple(
+                _read_only(a, dtype)
+                for a, dtype in (
+                    (index.indptr, np.int64),
+                    (index.chunk_idx, np.int32),
+                    (index.impact, np.float64),
+                    (self._max_up, np.float64),
+                    (index.head_impact, np.float64),
+                )
+            )
+        )
 
     # ------------------------------------------------------------------ ranking
 
@@ -181,9 +190,18 @@ class PrefixScorer:
             indptr = index.indptr
             self._touched.extend(index.chunk_idx[indptr[t] : indptr[t + 1]] for t in terms.tolist())
             self._kernel(
-                *self._postings, self._nonneg, acc, self._mark, self._scratch, terms, word_ptr, k_eff, self.pool_size,
-                topk, top_scores,
-            )  # fmt: skip
+                *self._postings,
+                self._nonneg,
+                acc,
+                self._mark,
+                self._scratch,
+                terms,
+                word_ptr,
+                k_eff,
+                self.pool_size,
+                topk,
+                top_scores,
+            )
             return topk, top_scores
         row = np.arange(k_eff, dtype=np.int64)  # S_0 = 0 everywhere: ids 0 … k−1
         pool = np.zeros(0, dtype=np.int64)
@@ -384,11 +402,15 @@ class PrefixScorer:
         for a in (topk, top_scores, support, final_scores, coverage):
             a.flags.writeable = False
         return GlobalPrefixRankings(
-            n_words=len(words), k=k, topk=topk, topk_scores=top_scores,
+            n_words=len(words),
+            k=k,
+            topk=topk,
+            topk_scores=top_scores,
             final_scores=ChunkValues(support, final_scores, index.n_docs),
             final_coverage=ChunkValues(support, coverage, index.n_docs),
-            final_tokens=final_tokens, n_chunks=index.n_docs,
-        )  # fmt: skip
+            final_tokens=final_tokens,
+            n_chunks=index.n_docs,
+        )
 
 
 def global_prefix_rankings(index: GlobalIndex, query: str, *, k: int = 3) -> GlobalPrefixRankings:
