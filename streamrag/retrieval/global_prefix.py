@@ -53,7 +53,7 @@ from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
-from streamrag.retrieval.ranking import _topk
+from streamrag.retrieval.ranking import _topk, best_of_distinct
 
 __all__ = ["ChunkValues", "GlobalPrefixRankings", "PrefixScorer", "global_prefix_rankings"]
 
@@ -97,21 +97,6 @@ def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
     view: np.ndarray = np.ascontiguousarray(a, dtype=dtype).view()
     view.flags.writeable = False
     return view
-
-
-def _best(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k best (score desc, id asc) among distinct ``ids``; k ≤ len."""
-    if ids.shape[0] <= 512:
-        return np.lexsort((ids, -scores))[:k]
-    neg = -scores
-    kth = neg[np.argpartition(neg, k - 1)[k - 1]]
-    above = np.flatnonzero(neg < kth)
-    tied = np.flatnonzero(neg == kth)
-    need = k - above.shape[0]
-    if tied.shape[0] > need:  # keep the smallest ids of the tie group
-        tied = tied[np.argpartition(ids[tied], need - 1)[:need]]
-    sel = np.concatenate((above, tied))
-    return sel[np.lexsort((ids[sel], neg[sel]))]
 
 
 class PrefixScorer:
@@ -242,7 +227,7 @@ class PrefixScorer:
         if int(np.count_nonzero(sure)) < k:
             return None
         ids = pool[sure]
-        return ids[_best(ids, scores[sure], k)]
+        return ids[best_of_distinct(ids, scores[sure], k)]
 
     # ------------------------------------------------------------------ pool upkeep
 
