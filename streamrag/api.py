@@ -125,15 +125,25 @@ def simulate(
 
         cache = ChunkCache(default_cache_dir())
     qs = load_selected(
-        rs.scenario, data=None if is_table else source, table=source if is_table else None,
-        evidence=False if evidence is False else evidence, ids=ids, cache=cache, jobs=jobs,
-    )  # fmt: skip
+        rs.scenario,
+        data=None if is_table else source,
+        table=source if is_table else None,
+        evidence=False if evidence is False else evidence,
+        ids=ids,
+        cache=cache,
+        jobs=jobs,
+    )
     run = run_simulation(qs, rs, jobs=jobs)
     if out is not None:
         manifest = manifest_json(
-            rs, run.reflector_model, input_path=str(source), input_mode="table" if is_table else "data",
-            command=["streamrag.simulate", str(source)], jobs=jobs, n_questions=qs.counts["selected"],
-        )  # fmt: skip
+            rs,
+            run.reflector_model,
+            input_path=str(source),
+            input_mode="table" if is_table else "data",
+            command=["streamrag.simulate", str(source)],
+            jobs=jobs,
+            n_questions=qs.counts["selected"],
+        )
         write_run(out, run, rs, manifest=manifest, counts=qs.counts)
     table = _results_frame(run.all_rows)
     table.attrs["summary"] = json.loads(summary_json(run, rs, qs.counts))

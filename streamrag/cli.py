@@ -22,9 +22,21 @@ import sys
 from streamrag.base.version import __version__
 
 COMMANDS = (
-    "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
-    "live", "list", "frontier",
-)  # fmt: skip
+    "demo",
+    "analyze",
+    "stats",
+    "simulate",
+    "compare",
+    "sweep",
+    "trace",
+    "calibrate",
+    "ingest",
+    "generate",
+    "serve",
+    "live",
+    "list",
+    "frontier",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_figure_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     """``--dpi`` for every figure a command writes (PNG), before or after the subcommand."""
     group = parser.add_argument_group("figures")
-    group.add_argument("--dpi", type=float, default=120.0 if defaults else argparse.SUPPRESS, metavar="N",
-                       help="resolution of PNG figures (default 120; PDF and SVG are vector)")  # fmt: skip
+    group.add_argument(
+        "--dpi",
+        type=float,
+        default=120.0 if defaults else argparse.SUPPRESS,
+        metavar="N",
+        help="resolution of PNG figures (default 120; PDF and SVG are vector)",
+    )
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -63,13 +80,21 @@ def _add_logging_options(parser: argparse.ArgumentParser, *, defaults: bool) -> 
         return value if defaults else argparse.SUPPRESS
 
     group = parser.add_argument_group("logging")
-    group.add_argument("--log-level", choices=LOG_LEVELS, type=str.lower, default=default("warning"),
-                       help="least severe log events shown on stderr (default: warning)")  # fmt: skip
+    group.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        type=str.lower,
+        default=default("warning"),
+        help="least severe log events shown on stderr (default: warning)",
+    )
     group.add_argument("-v", "--verbose", action="store_true", default=default(False), help="the same as --log-level info")
-    group.add_argument("-q", "--quiet", action="store_true", default=default(False),
-                       help="errors only: no progress, no warnings")  # fmt: skip
-    group.add_argument("--log-json", action="store_true", default=default(False),
-                       help="log events and progress as JSON lines on stderr (for log collectors)")  # fmt: skip
+    group.add_argument("-q", "--quiet", action="store_true", default=default(False), help="errors only: no progress, no warnings")
+    group.add_argument(
+        "--log-json",
+        action="store_true",
+        default=default(False),
+        help="log events and progress as JSON lines on stderr (for log collectors)",
+    )
 
 
 def _configure_logging(args: argparse.Namespace) -> None:

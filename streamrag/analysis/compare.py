@@ -43,8 +43,21 @@ RETRIEVERS = ("bm25", "dense")
 
 def _frame(analyses: Sequence[QuestionAnalysis], name: str) -> pd.DataFrame:
     rows = [a.by_retriever[name] for a in analyses]
-    return pd.DataFrame(rows, columns=["interaction_id", "question_type", "n_words", "groundable", "retrieved_gold",
-                                       "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility"])  # fmt: skip
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "interaction_id",
+            "question_type",
+            "n_words",
+            "groundable",
+            "retrieved_gold",
+            "t_sc",
+            "phi_sc",
+            "t_suf",
+            "phi_suf",
+            "volatility",
+        ],
+    )
 
 
 def _by_type(df: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -118,8 +118,15 @@ def open_source(
     if path.is_dir() and (path / "corpus.jsonl").exists():
         from streamrag.data.beir import read_beir
 
-        source = read_beir(path, split=qrels_split, distractors=distractors, seed=seed, limit=limit, settings=settings.chunks,
-                           cache_root=None if cache is None else cache.root)  # fmt: skip
+        source = read_beir(
+            path,
+            split=qrels_split,
+            distractors=distractors,
+            seed=seed,
+            limit=limit,
+            settings=settings.chunks,
+            cache_root=None if cache is None else cache.root,
+        )
         return _select_ids(source, ids)
     if distractors is not None:
         raise ConfigError("--distractors applies to BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")
@@ -135,9 +142,15 @@ def open_source(
     from streamrag.data.ingest import ingest
 
     items = ingest(
-        path, settings=settings.chunks, cache=cache, jobs=jobs, split=split, limit=limit, ids=ids,
+        path,
+        settings=settings.chunks,
+        cache=cache,
+        jobs=jobs,
+        split=split,
+        limit=limit,
+        ids=ids,
         on_error=on_error,
-    )  # fmt: skip
+    )
     source = pool_from_crag(items, name=path)
     source.parameters.update({"data": str(path), "split": "all" if split is None else split, "limit": limit})
     return source
@@ -222,9 +235,16 @@ def analyze_input(
         parameters: dict[str, Any] = {"data": str(path), "split": selection.split_label, "limit": selection.limit}
     else:
         source = open_source(
-            path, settings, selection, cache=cache, jobs=jobs, on_error=on_error, qrels_split=qrels_split,
-            distractors=distractors, seed=seed,
-        )  # fmt: skip
+            path,
+            settings,
+            selection,
+            cache=cache,
+            jobs=jobs,
+            on_error=on_error,
+            qrels_split=qrels_split,
+            distractors=distractors,
+            seed=seed,
+        )
         if selection.scope == "global":
             rule = default_gold(path, gold)
             analyses = list(analyze_pool(source, settings, gold=rule, index_dir=index_dir, jobs=jobs, env=env))

@@ -56,7 +56,7 @@ __all__ = [
     "prefix_evidence",
     "read_evidence",
     "write_evidence",
-]  # fmt: skip
+]
 
 EVIDENCE_FILE = "prefixes.parquet"
 """The evidence's file name, beside ``stabilization.csv``."""
@@ -65,9 +65,15 @@ K_EVIDENCE = 5
 """Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""
 
 EVIDENCE_COLUMNS: tuple[str, ...] = (
-    "interaction_id", "t", "top_ids", "top1_score", "top1_coverage_distinct", "top1_coverage_occurrences",
-    "gold_rank", "score_scale",
-)  # fmt: skip
+    "interaction_id",
+    "t",
+    "top_ids",
+    "top1_score",
+    "top1_coverage_distinct",
+    "top1_coverage_occurrences",
+    "gold_rank",
+    "score_scale",
+)
 
 Scale = Literal["bm25", "cosine"]
 

@@ -18,11 +18,12 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis, analyze_question, skipped_row
+from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis, analyze_question
 from streamrag.base.errors import CacheError
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.crag import OnError, SkippedRecord
 from streamrag.data.ingest import CachedQuestion, Question, ingest, ingest_deferred, reread
+from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.index_cache import IndexedChunks, index_chunks, read_indexed, write_indexed
 from streamrag.retrieval.kinds import RetrieverEnv
 
@@ -51,9 +52,16 @@ def analyze_file(
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
     options: dict[str, Any] = {
-        "settings": settings.chunks, "cache": cache, "jobs": jobs, "split": split, "limit": limit, "ids": ids,
-        "on_error": on_error, "parallel_decompression": parallel_decompression, "progress": progress,
-    }  # fmt: skip
+        "settings": settings.chunks,
+        "cache": cache,
+        "jobs": jobs,
+        "split": split,
+        "limit": limit,
+        "ids": ids,
+        "on_error": on_error,
+        "parallel_decompression": parallel_decompression,
+        "progress": progress,
+    }
     lexical = settings.retriever.kind == "bm25" and not settings.compare_retrievers
 
     def recover(ref: CachedQuestion) -> Question:

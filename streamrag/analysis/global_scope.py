@@ -29,13 +29,13 @@ from streamrag.analysis.stabilize import (
     AnalysisSettings,
     QuestionAnalysis,
     analyze_question,
-    skipped_row,
     stabilization_row,
 )
 from streamrag.base.errors import ConfigError, NothingToRankError
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.ingest import Question
 from streamrag.data.pool import PoolQuestion, PoolSource
+from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.ahead import ranked_in_order
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.global_index import GlobalIndex

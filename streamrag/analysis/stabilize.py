@@ -29,6 +29,7 @@ from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.grounding import GroundingMode, gold_by_mode
 from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
 from streamrag.data.ingest import Question
+from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.hypotheses import hypothesis_rankings
@@ -92,18 +93,6 @@ def _meta(record: Any) -> dict[str, Any]:
     }
 
 
-def skipped_row(interaction_id: str | None, reason: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A row for a question that could not be analyzed: metadata if known, the reason."""
-    row: dict[str, Any] = {"interaction_id": interaction_id or "", "domain": "", "question_type": "", "static_or_dynamic": ""}
-    row.update(meta or {})
-    row.update(
-        n_words=None, n_passages=None, groundable=None, retrieved_gold=None, t_sc=None, phi_sc=None,
-        t_suf=None, phi_suf=None, volatility=None, gold_density=None, n_gold=None,
-        t_anchor=None, t_pivot=None, no_overlap=None, n_pages_unread=None, n_chunks_cut=None, skip_reason=reason,
-    )  # fmt: skip
-    return row
-
-
 def rank_question(question: Question, index: BM25Index, retriever: RetrieverConfig, k: int, env: RetrieverEnv) -> Rankings:
     """Prefix rankings of one question's chunks by the configured retriever."""
     if not question.record.query.split():  # before a dense retriever embeds the chunks for nothing
@@ -154,10 +143,6 @@ def stabilization_row(
 
         row["t_entity"] = first_entity_position(query)
     return row, arm_t_suf, arm_groundable
-
-
-ASR_COLUMNS = ("t_sc_ms", "t_suf_ms", "revised_share", "n_revisions")
-"""Row columns of an analysis over ASR hypotheses (``AnalysisSettings.asr``)."""
 
 
 def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any) -> dict[str, Any]:

@@ -26,7 +26,6 @@ Sections (keys of :func:`summarize`):
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -34,37 +33,41 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from streamrag.analysis import inference, metrics
+from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
 from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
-from streamrag.base.errors import ConfigError
+from streamrag.analysis.stats_params import DEFAULT_PARAMS, resolve_params
+from streamrag.analysis.streamable import GRID_DELTA_WPS, GRID_L_MS, GRID_THETA, rq2, rq2_grid, streamable_cell
 
 __all__ = [
-    "ADDITIONS", "DEFAULT_PARAMS", "GRID_DELTA_WPS", "GRID_L_MS", "GRID_THETA", "GROUPINGS", "METHODS", "MIN_GROUP_N", "N_BINS",
-    "active", "chunk_cap", "describe", "gold_density", "no_overlap", "resolve_params", "rq1", "rq2", "rq2_grid", "rq4", "streamable_cell",
+    "ADDITIONS",
+    "DEFAULT_PARAMS",
+    "GRID_DELTA_WPS",
+    "GRID_L_MS",
+    "GRID_THETA",
+    "GROUPINGS",
+    "METHODS",
+    "MIN_GROUP_N",
+    "N_BINS",
+    "active",
+    "chunk_cap",
+    "describe",
+    "gold_density",
+    "no_overlap",
+    "resolve_params",
+    "rq1",
+    "rq2",
+    "rq2_grid",
+    "rq4",
+    "streamable_cell",
     "summarize",
-]  # fmt: skip
+]
 
-GRID_L_MS: tuple[float, ...] = (100.0, 300.0, 600.0, 1000.0)
-GRID_DELTA_WPS: tuple[float, ...] = (2.0, 3.0, 4.0)
-GRID_THETA: tuple[float, ...] = (0.5, 0.8, 1.0)
 N_BINS = 20
 """Histogram bins over [0, 1]: ``[k/20, (k+1)/20)``, the last one closed."""
 MIN_GROUP_N = 10
 """Groups smaller than this are left out of the second Kruskal–Wallis test."""
 GROUPINGS: tuple[str, ...] = ("question_type", "domain", "static_or_dynamic")
-
-DEFAULT_PARAMS: dict[str, Any] = {
-    "L_ms": 600.0,
-    "delta_wps": 3.0,
-    "theta": 0.8,
-    "G_ms": 590.0,
-    "density_cap": 0.05,
-    "n_resamples": 10_000,
-    "seed": 0,
-}
-"""The ``paper`` preset's configured point and robustness settings (the anchor study's
-10,000 bootstrap resamples)."""
 
 # How the numbers are computed, recorded in summary.json next to the parameters.
 METHODS: dict[str, str] = {
@@ -82,20 +85,33 @@ METHODS: dict[str, str] = {
 
 
 ADDITIONS: tuple[tuple[str, str, str], ...] = (
-    ("rq4.question_type.kruskal_wallis_min_n.dunn_holm", "Dunn-Holm for n>=10",
-     "Dunn-Holm over the types with n >= 10; the anchor ran Dunn-Holm over all 8 types only"),
-    ("rq4.question_type.kruskal_wallis_all.epsilon2_adjusted", "eps2_adj",
-     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
-    ("rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted", "eps2_adj",
-     "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)"),
+    (
+        "rq4.question_type.kruskal_wallis_min_n.dunn_holm",
+        "Dunn-Holm for n>=10",
+        "Dunn-Holm over the types with n >= 10; the anchor ran Dunn-Holm over all 8 types only",
+    ),
+    (
+        "rq4.question_type.kruskal_wallis_all.epsilon2_adjusted",
+        "eps2_adj",
+        "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)",
+    ),
+    (
+        "rq4.question_type.kruskal_wallis_min_n.epsilon2_adjusted",
+        "eps2_adj",
+        "epsilon2 adjusted for the number of groups; the anchor reports epsilon2 = H/(n - 1)",
+    ),
     ("rq4.domain", "by domain", "phi_suf by domain; the anchor compares question types only"),
     ("rq4.static_or_dynamic", "by static/dynamic", "phi_suf by static/dynamic; the anchor compares question types only"),
     ("rq4.spearman_t_anchor_t_suf", "anchor-word Spearman", "lexical anchor position vs t_suf; not in the anchor study"),
     ("rq4.spearman_phi_anchor_phi_suf", "anchor-word Spearman", "lexical anchor share vs phi_suf; not in the anchor study"),
-    ("anchor", "anchor-word predictors", "lexical anchor positions vs question type as predictors of t_suf; not in the anchor study"),
+    (
+        "anchor",
+        "anchor-word predictors",
+        "lexical anchor positions vs question type as predictors of t_suf; not in the anchor study",
+    ),
     ("rq2.point.H_G_ms", "H_G", "H_G = min(G + L, residual), streamrag's tighter bound; the anchor states H and H'"),
     ("rq2.grid.H_G_ms", "H_G", "H_G in every grid cell; the anchor states H and H'"),
-)  # fmt: skip
+)
 """Results of :func:`summarize` the anchor study did not report (design §4), as
 ``(canonical name, short label for the console, note)``; ``summary["additions"]`` lists
 them as ``{"name", "note"}`` (a name inside ``rq2.grid`` applies to every cell)."""
@@ -170,97 +186,6 @@ def rq1(df: pd.DataFrame) -> dict[str, Any]:
             "n_positive": n_vpos,
             "share_positive": share(n_vpos, int(vol.size)),
         },
-    }
-
-
-# --------------------------------------------------------------------------- RQ2
-
-
-def _t_star(q: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n_words, t*, retrieved-gold mask): t* = t_suf for retrieved-gold, else t_sc;
-    t* = n for a question flagged ``no_overlap`` (its t_sc = 1 is a tie-break: nothing
-    can be known before the question ends, so it hides no latency)."""
-    rg = bool_column(q, "retrieved_gold")
-    n_words = num_column(q, "n_words")
-    t_star = np.where(rg, num_column(q, "t_suf"), num_column(q, "t_sc"))
-    if "no_overlap" in q.columns:
-        t_star = np.where(bool_column(q, "no_overlap"), n_words, t_star)
-    return n_words, t_star, rg
-
-
-def _slice(streamable: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
-    n = int(mask.sum())
-    k = int(streamable[mask].sum())
-    return {"n": n, "n_streamable": k, "streamable_fraction": share(k, n)}
-
-
-def _cell(
-    n_words: np.ndarray, t_star: np.ndarray, rg: np.ndarray, *, L_ms: float, delta_wps: float, theta: float, G_ms: float
-) -> dict[str, Any]:
-    H = metrics.H_array(n_words, t_star, L_ms, delta_wps)
-    # H_G = min(G + L, residual) and H' = min(L, r) + min(G, r) are H with other caps.
-    H_G = metrics.H_array(n_words, t_star, G_ms + L_ms, delta_wps)
-    H_prime = H + metrics.H_array(n_words, t_star, G_ms, delta_wps)
-    ok = metrics.streamable(H, L_ms, theta)  # elementwise H >= θ·L, exact (boundary included)
-    n = int(n_words.size)
-    k = int(ok.sum())
-    return {
-        "L_ms": float(L_ms),
-        "delta_wps": float(delta_wps),
-        "theta": float(theta),
-        "n": n,
-        "n_streamable": k,
-        "streamable_fraction": share(k, n),
-        "H_ms": {"mean": to_float(H.mean()) if n else None},
-        "H_G_ms": {"mean": to_float(H_G.mean()) if n else None},
-        "H_prime_ms": {"mean": to_float(H_prime.mean()) if n else None},
-        "retrieved_gold": _slice(ok, rg),
-        "fallback": _slice(ok, ~rg),
-    }
-
-
-def streamable_cell(df: pd.DataFrame, *, L_ms: float, delta_wps: float, theta: float, G_ms: float) -> dict[str, Any]:
-    """Streamable fraction at one (L, δ, θ): ``n_streamable / n`` over all questions.
-
-    A question is streamable when ``H = min(L, max(0, (n − t*)/δ)·1000) ≥ θ·L`` with
-    t* = t_suf for retrieved-gold questions, else t_sc (the fallback). The cell also
-    gives the same count and fraction within the retrieved-gold and fallback slices and
-    the mean of H, ``H_G = min(G + L, residual)`` and ``H' = min(L, r) + min(G, r)`` (ms).
-    """
-    n_words, t_star, rg = _t_star(active(df))
-    return _cell(n_words, t_star, rg, L_ms=L_ms, delta_wps=delta_wps, theta=theta, G_ms=G_ms)
-
-
-def rq2_grid(
-    df: pd.DataFrame,
-    *,
-    G_ms: float = DEFAULT_PARAMS["G_ms"],
-    L_values: Sequence[float] = GRID_L_MS,
-    delta_values: Sequence[float] = GRID_DELTA_WPS,
-    theta_values: Sequence[float] = GRID_THETA,
-) -> list[dict[str, Any]]:
-    """:func:`streamable_cell` over L × δ × θ (L outermost, θ innermost): 36 cells by default."""
-    n_words, t_star, rg = _t_star(active(df))
-    return [
-        _cell(n_words, t_star, rg, L_ms=L, delta_wps=d, theta=th, G_ms=G_ms)
-        for L in L_values
-        for d in delta_values
-        for th in theta_values
-    ]
-
-
-def rq2(
-    df: pd.DataFrame,
-    *,
-    L_ms: float = DEFAULT_PARAMS["L_ms"],
-    delta_wps: float = DEFAULT_PARAMS["delta_wps"],
-    theta: float = DEFAULT_PARAMS["theta"],
-    G_ms: float = DEFAULT_PARAMS["G_ms"],
-) -> dict[str, Any]:
-    """RQ2: ``{"point": cell at (L, δ, θ), "grid": [36 cells]}`` (see :func:`streamable_cell`)."""
-    return {
-        "point": streamable_cell(df, L_ms=L_ms, delta_wps=delta_wps, theta=theta, G_ms=G_ms),
-        "grid": rq2_grid(df, G_ms=G_ms),
     }
 
 
@@ -339,22 +264,6 @@ def gold_density(df: pd.DataFrame, *, density_cap: float = DEFAULT_PARAMS["densi
 # --------------------------------------------------------------------------- summary
 
 
-def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"parameter {name}: {value!r} is not a number") from None
-    if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
-        raise ConfigError(f"parameter {name}: {value!r} must be a finite number {'≥' if allow_zero else '>'} 0")
-    return x
-
-
-def _count(name: str, value: Any, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ConfigError(f"parameter {name}: {value!r} must be an integer ≥ {minimum}")
-    return int(value)
-
-
 def pick(data: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """``{name: value}`` for canonical names (dotted paths) into nested ``data``; a
     missing key gives None."""
@@ -400,31 +309,6 @@ def headline(rq1_summary: Mapping[str, Any], point: Mapping[str, Any]) -> dict[s
         "volatility": {"mean": r["volatility"]["mean"]},
         "streamable_fraction": point["streamable_fraction"],
     }
-
-
-def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:data:`DEFAULT_PARAMS` overridden by ``params``, validated (``ConfigError``).
-
-    An optional ``"table"`` entry (the input's path, for provenance) is passed through.
-    """
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS) - {"table"})
-    if unknown:
-        raise ConfigError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_PARAMS)}")
-    p = {**DEFAULT_PARAMS, **params}
-    out: dict[str, Any] = {}
-    if "table" in p:
-        out["table"] = str(p["table"])
-    out["L_ms"] = _positive("L_ms", p["L_ms"])
-    out["delta_wps"] = _positive("delta_wps", p["delta_wps"])
-    out["theta"] = _positive("theta", p["theta"], allow_zero=True)
-    out["G_ms"] = _positive("G_ms", p["G_ms"], allow_zero=True)
-    out["density_cap"] = _positive("density_cap", p["density_cap"], allow_zero=True)
-    if out["density_cap"] > 1:
-        raise ConfigError(f"parameter density_cap: {p['density_cap']!r} must be in [0, 1]")
-    out["n_resamples"] = _count("n_resamples", p["n_resamples"], minimum=1)
-    out["seed"] = _count("seed", p["seed"], minimum=0)
-    return out
 
 
 def no_overlap(q: pd.DataFrame) -> dict[str, Any]:

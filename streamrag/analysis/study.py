@@ -18,11 +18,12 @@ import numpy as np
 
 from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
-from streamrag.analysis.stabilize import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
-from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
+from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
+from streamrag.analysis.table import write_table
 from streamrag.base.logs import get_logger
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
+from streamrag.data.stabilization_row import ASR_COLUMNS, COLUMNS, STABILIZATION_COLUMNS, WRITTEN_EXTRA_COLUMNS, columns_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,16 +31,14 @@ if TYPE_CHECKING:
 # What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
 # workers analyze, not before (see streamrag.base.processes.import_in_background).
 OUTPUT_MODULES = (
-    "streamrag.analysis.stats", "streamrag.analysis.report", "streamrag.analysis.robustness", "pyarrow.parquet",
+    "streamrag.analysis.stats",
+    "streamrag.analysis.report",
+    "streamrag.analysis.robustness",
+    "pyarrow.parquet",
     "scipy.special",
-)  # fmt: skip
+)
 
 log = get_logger(__name__)
-
-EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "no_overlap", "n_pages_unread", "n_chunks_cut", "skip_reason")
-INT_COLUMNS = (
-    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "n_gold", "t_anchor", "t_pivot", "n_pages_unread", "n_chunks_cut",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +56,12 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
     """
     import pandas as pd
 
-    present = [c for c in ("t_entity", *ASR_COLUMNS) if any(c in a.row for a in analyses)]
-    extra = [*EXTRA_COLUMNS[:-1], *present, EXTRA_COLUMNS[-1]]
+    extra = [c for c in WRITTEN_EXTRA_COLUMNS if COLUMNS[c].when is None or any(c in a.row for a in analyses)]
     df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
-    for column in (*INT_COLUMNS, "t_entity", "n_revisions"):
+    for column in columns_of("int"):
         if column in df.columns:
             df[column] = df[column].astype("Int64")
-    for column in ("groundable", "retrieved_gold", "no_overlap"):
+    for column in columns_of("bool"):
         df[column] = df[column].astype("boolean")
     return df
 
@@ -99,14 +97,22 @@ def run_study(
     analyzed = analyze_input(path, settings, selection, preload=OUTPUT_MODULES, **input_options)
     out = Path(out_dir)
     result = write_study(
-        analyzed.analyses, out, analyzed.parameters, stats_params=stats_params, figures=figures,
+        analyzed.analyses,
+        out,
+        analyzed.parameters,
+        stats_params=stats_params,
+        figures=figures,
         compare_retrievers=settings.compare_retrievers,
-    )  # fmt: skip
+    )
     log.info(
-        "analysis written", out=str(out), scope=selection.scope, questions=len(analyzed.analyses),
-        skipped=result.summary["n_skipped"], cache_hits=None if cache is None else cache.hits,
+        "analysis written",
+        out=str(out),
+        scope=selection.scope,
+        questions=len(analyzed.analyses),
+        skipped=result.summary["n_skipped"],
+        cache_hits=None if cache is None else cache.hits,
         cache_built=None if cache is None else cache.misses + cache.rebuilt,
-    )  # fmt: skip
+    )
     return result
 
 

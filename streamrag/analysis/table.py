@@ -1,5 +1,8 @@
 """The stabilization table (design §7): one row per question, read and written as CSV.
 
+The row is declared once, in :mod:`streamrag.data.stabilization_row` (the generator
+writes the same table); the column lists and types here are read off it.
+
 Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
 
     interaction_id, domain, question_type, static_or_dynamic, n_words, n_passages,
@@ -38,43 +41,26 @@ from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_ro
 from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import TableError
 from streamrag.data.crag import MAX_QUERY_WORDS
+from streamrag.data.stabilization_row import (
+    ABSENT_COLUMNS,
+    OPTIONAL_COLUMNS,
+    REQUIRED_VALUES,
+    STABILIZATION_COLUMNS,
+    columns_of,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "ABSENT_COLUMNS", "OPTIONAL_COLUMNS", "PHI_TOLERANCE", "STABILIZATION_COLUMNS", "read_table", "read_table_records",
+    "ABSENT_COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "PHI_TOLERANCE",
+    "STABILIZATION_COLUMNS",
+    "read_table",
+    "read_table_records",
     "write_table",
-]  # fmt: skip
-
-STABILIZATION_COLUMNS: tuple[str, ...] = (
-    "interaction_id",
-    "domain",
-    "question_type",
-    "static_or_dynamic",
-    "n_words",
-    "n_passages",
-    "groundable",
-    "retrieved_gold",
-    "t_sc",
-    "phi_sc",
-    "t_suf",
-    "phi_suf",
-    "volatility",
-    "gold_density",
-)
-"""The contract columns of a stabilization table (design §7), in the order they are written."""
-
-ABSENT_COLUMNS: tuple[str, ...] = ("gold_density",)
-"""Contract columns a table may lack: the anchor study's published tables have no
-``gold_density``. Every other contract column is required."""
-
-OPTIONAL_COLUMNS: tuple[str, ...] = (
-    "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
-    "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions",
-)  # fmt: skip
-"""Columns streamrag writes and reads with their types when present; tables from
-elsewhere may lack them."""
+]
 
 PHI_TOLERANCE = 5e-5
 """Largest accepted ``|phi − t/n_words|``: half a unit of the 4th decimal, so φ rounded to
@@ -85,15 +71,9 @@ exact ``t/n_words``, so a rounded copy gives the same statistics as the exact on
 # 1/32 = 0.03125): rounding is judged on the decimal, so allow for the representation.
 _PHI_SLACK = 1e-12
 
-_STR_COLUMNS = ("interaction_id", "domain", "question_type", "static_or_dynamic", "skip_reason")
-_INT_COLUMNS = (
-    "n_words", "n_passages", "t_sc", "t_suf", "volatility", "t_anchor", "n_gold", "t_pivot", "t_entity", "n_pages_unread",
-    "n_chunks_cut", "n_revisions",
-)  # fmt: skip
-_FLOAT_COLUMNS = ("phi_sc", "phi_suf", "gold_density", "t_sc_ms", "t_suf_ms", "revised_share")
-_BOOL_COLUMNS = ("groundable", "retrieved_gold", "no_overlap")
-# Needed on every row that is not skipped; the other columns may be empty (undefined).
-_REQUIRED_VALUES = ("interaction_id", "n_words", "groundable", "retrieved_gold", "t_sc", "phi_sc")
+_INT_COLUMNS = columns_of("int")
+_FLOAT_COLUMNS = columns_of("float")
+_BOOL_COLUMNS = columns_of("bool")
 
 _TRUE = frozenset({"true", "1"})
 _FALSE = frozenset({"false", "0"})
@@ -145,7 +125,7 @@ def _check_t(column: str, t: int, n_words: int) -> None:
 def _check_row(v: dict[str, Any]) -> None:
     """Consistency of a row that is not skipped (types are already parsed); φ values
     within tolerance are replaced by the exact ``t/n_words``."""
-    for col in _REQUIRED_VALUES:
+    for col in REQUIRED_VALUES:
         if v[col] is None:
             raise RowError(col, "empty, but a value is required")
     n = v["n_words"]

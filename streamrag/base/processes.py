@@ -54,8 +54,11 @@ def worker_pool(
 ) -> ProcessPoolExecutor:
     """A process pool (:func:`mp_context`) whose workers exit when this process dies."""
     return ProcessPoolExecutor(
-        max_workers=max_workers, mp_context=mp_context(), initializer=_start_worker, initargs=(initializer, initargs),
-    )  # fmt: skip
+        max_workers=max_workers,
+        mp_context=mp_context(),
+        initializer=_start_worker,
+        initargs=(initializer, initargs),
+    )
 
 
 def all_workers_started(pool: ProcessPoolExecutor, n: int) -> bool:

@@ -99,11 +99,18 @@ class ProgressLines:
         rate = self.done / elapsed
         remaining = None if self.total is None or rate <= 0 else max(self.total - self.done, 0) / rate
         if self.as_json:
-            return json.dumps({
-                "event": "progress", "task": self.description, "done": self.done, "total": self.total,
-                "unit": self.unit, "rate_per_s": rate, "elapsed_s": round(elapsed, 3),
-                "eta_s": None if remaining is None else round(remaining, 3),
-            })  # fmt: skip
+            return json.dumps(
+                {
+                    "event": "progress",
+                    "task": self.description,
+                    "done": self.done,
+                    "total": self.total,
+                    "unit": self.unit,
+                    "rate_per_s": rate,
+                    "elapsed_s": round(elapsed, 3),
+                    "eta_s": None if remaining is None else round(remaining, 3),
+                }
+            )
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
         total = f"/{_amount(self.total, self.unit)}" if self.total is not None else ""
         eta = "?" if remaining is None else _duration(remaining)
@@ -142,8 +149,9 @@ def task_progress(
         )
 
         counts = (DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)
-        with Progress(description, BarColumn(), *counts, TimeRemainingColumn(), console=Console(stderr=True),
-                      transient=True) as bar:  # fmt: skip
+        with Progress(
+            description, BarColumn(), *counts, TimeRemainingColumn(), console=Console(stderr=True), transient=True
+        ) as bar:
             task = bar.add_task(description, total=total)
             yield lambda done, total=None: bar.update(task, completed=done, total=total)
         return

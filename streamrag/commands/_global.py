@@ -40,6 +40,9 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
         help="BEIR: relevant documents + N sampled others instead of the whole corpus",
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the distractor sample (default 0)")
-    group.add_argument("--index-dir", type=Path, metavar="DIR",
-                       help="keep the global index here (.npy + JSON); reused, memory-mapped, when the "
-                       "corpus and settings match")  # fmt: skip
+    group.add_argument(
+        "--index-dir",
+        type=Path,
+        metavar="DIR",
+        help="keep the global index here (.npy + JSON); reused, memory-mapped, when the corpus and settings match",
+    )

@@ -31,9 +31,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
-    p.add_argument("--retriever", default="bm25", metavar="KIND",
-                   help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
-                   "needs pip install 'streamrag[dense]')")  # fmt: skip
+    p.add_argument(
+        "--retriever",
+        default="bm25",
+        metavar="KIND",
+        help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
+        "needs pip install 'streamrag[dense]')",
+    )
     p.add_argument(
         "--asr-revisions",
         type=probability,
@@ -58,12 +62,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a word is final once F later words arrived (default 3)",
     )
     p.add_argument("--asr-seed", type=non_negative_int, default=0, help="seed of the revision model (default 0)")
-    p.add_argument("--compare-retrievers", action="store_true",
-                   help="also rank with the other retriever; summary.json gets a 'retrievers' "
-                   "section (BM25 vs dense side by side; needs the dense extra)")  # fmt: skip
-    p.add_argument("--entity-predictor", action="store_true",
-                   help="also compute t_entity, the first named entity's word position (spaCy; "
-                   "needs pip install 'streamrag[ner]')")  # fmt: skip
+    p.add_argument(
+        "--compare-retrievers",
+        action="store_true",
+        help="also rank with the other retriever; summary.json gets a 'retrievers' "
+        "section (BM25 vs dense side by side; needs the dense extra)",
+    )
+    p.add_argument(
+        "--entity-predictor",
+        action="store_true",
+        help="also compute t_entity, the first named entity's word position (spaCy; needs pip install 'streamrag[ner]')",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     add_data_options(p)
     add_global_options(p)
@@ -100,17 +109,28 @@ def run(args: argparse.Namespace) -> int:
 
     check_out_dir(args.out)
     settings = AnalysisSettings(
-        chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
-        retriever=args.retriever, compare_retrievers=args.compare_retrievers, entity_predictor=args.entity_predictor,
+        chunks=ChunkSettings(parser=args.parser),
+        bm25=BM25Params(idf=args.idf),
+        k=args.k,
+        grounding=args.grounding,
+        retriever=args.retriever,
+        compare_retrievers=args.compare_retrievers,
+        entity_predictor=args.entity_predictor,
         asr=asr_setting(args),
-    )  # fmt: skip
+    )
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
     source = args.corpus or args.data
     options = {
-        "gold": args.gold, "cache": open_cache(args), "jobs": args.jobs, "on_error": "skip" if args.skip_bad else "raise",
-        "parallel_decompression": args.parallel_bz2, "index_dir": args.index_dir, "qrels_split": args.qrels,
-        "distractors": args.distractors, "seed": args.seed,
-    }  # fmt: skip
+        "gold": args.gold,
+        "cache": open_cache(args),
+        "jobs": args.jobs,
+        "on_error": "skip" if args.skip_bad else "raise",
+        "parallel_decompression": args.parallel_bz2,
+        "index_dir": args.index_dir,
+        "qrels_split": args.qrels,
+        "distractors": args.distractors,
+        "seed": args.seed,
+    }
     if args.corpus is None and args.scope == "per-question":
         with file_progress(args.data, "analyzing") as progress:
             result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)

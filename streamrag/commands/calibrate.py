@@ -59,19 +59,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, metavar="PROFILE.toml", help="profile file to write (a path ending in .toml)")
     p.add_argument(
-        "--span", dest="spans", action="append", default=[], type=span_mapping, metavar="NAME=STAGE",
+        "--span",
+        dest="spans",
+        action="append",
+        default=[],
+        type=span_mapping,
+        metavar="NAME=STAGE",
         help="OpenTelemetry exports: fit spans named NAME as stage STAGE (repeatable)",
-    )  # fmt: skip
+    )
     p.add_argument("--name", help="the profile's name (default: the file name without .toml)")
     p.add_argument("--description", help="the profile's description (default: what was fitted to what)")
     p.add_argument("--model", choices=MODELS, default="auto", help="force one model for every stage (default: auto)")
     p.add_argument(
-        "--min-n", dest="min_n", type=min_n_value, default=20, metavar="N",
+        "--min-n",
+        dest="min_n",
+        type=min_n_value,
+        default=20,
+        metavar="N",
         help="fewest durations a stage needs (default 20; lower it knowingly: the profile then records a warning)",
-    )  # fmt: skip
+    )
     figure = p.add_mutually_exclusive_group()
-    figure.add_argument("--figure", metavar="PATH",
-                        help="where to write the CDF/QQ figure, .png, .pdf or .svg by its extension (default: PROFILE.png)")  # fmt: skip
+    figure.add_argument(
+        "--figure",
+        metavar="PATH",
+        help="where to write the CDF/QQ figure, .png, .pdf or .svg by its extension (default: PROFILE.png)",
+    )
     figure.add_argument("--no-figure", action="store_true", help="write no figure")
     p.set_defaults(run=run)
 
@@ -106,9 +118,15 @@ def run(args: argparse.Namespace) -> int:
         check_out_file(figure, option="--figure")
     try:
         result = calibrate(
-            args.measurements, out, spans=_mapping(args.spans), name=args.name, description=args.description,
-            min_n=args.min_n, choice=args.model, figure=figure,
-        )  # fmt: skip
+            args.measurements,
+            out,
+            spans=_mapping(args.spans),
+            name=args.name,
+            description=args.description,
+            min_n=args.min_n,
+            choice=args.model,
+            figure=figure,
+        )
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: {exc.strerror or exc}") from None
     for fit in result.fits:
@@ -145,10 +163,19 @@ def _table(result: Calibration) -> list[str]:
         ks = {c.kind: f"{c.ks:.4f}" for c in fit.candidates}
         aic = {c.kind: f"{c.aic:.1f}" for c in fit.candidates if c.aic is not None}
         p50, p90 = fit.model.quantile_ms(0.5), fit.model.quantile_ms(0.9)
-        rows.append((
-            fit.stage, str(fit.n), fit.chosen,
-            ks.get("lognormal", "-"), ks.get("gamma", "-"), ks.get("quantiles", "-"),
-            aic.get("lognormal", "-"), aic.get("gamma", "-"), f"{p50:.1f}", f"{p90:.1f}",
-        ))  # fmt: skip
+        rows.append(
+            (
+                fit.stage,
+                str(fit.n),
+                fit.chosen,
+                ks.get("lognormal", "-"),
+                ks.get("gamma", "-"),
+                ks.get("quantiles", "-"),
+                aic.get("lognormal", "-"),
+                aic.get("gamma", "-"),
+                f"{p50:.1f}",
+                f"{p90:.1f}",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]

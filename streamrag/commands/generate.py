@@ -33,9 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)",
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    parser.add_argument("--table", action="store_true",
-                        help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
-                        "beside it (synthetic per-prefix evidence consistent with the table)")  # fmt: skip
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
+        "beside it (synthetic per-prefix evidence consistent with the table)",
+    )
     parser.set_defaults(run=run)
 
 

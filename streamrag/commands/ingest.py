@@ -45,11 +45,17 @@ def run(args: argparse.Namespace) -> int:
     clock = RealClock()
     with file_progress(args.data, "ingesting") as progress:
         for item in ingest(
-            args.data, settings=ChunkSettings(parser=args.parser), cache=cache, jobs=args.jobs,
-            split=args.split, limit=args.limit, ids=ids,
-            on_error="skip" if args.skip_bad else "raise", parallel_decompression=args.parallel_bz2,
+            args.data,
+            settings=ChunkSettings(parser=args.parser),
+            cache=cache,
+            jobs=args.jobs,
+            split=args.split,
+            limit=args.limit,
+            ids=ids,
+            on_error="skip" if args.skip_bad else "raise",
+            parallel_decompression=args.parallel_bz2,
             progress=progress,
-        ):  # fmt: skip
+        ):
             found.add(item.interaction_id or "")
             if isinstance(item, SkippedRecord):
                 n_skipped += 1

@@ -45,8 +45,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     source.add_argument("--transcript", metavar="FILE", help="a timestamped transcript: JSON lines {word, t_ms}")
     p.add_argument("--data", default="demo", metavar="DATA", help="--replay's questions: demo (default) or a CRAG file")
-    p.add_argument("--corpus", default="demo", metavar="CORPUS",
-                   help="the corpus of the in-process tool and of the reflector's BM25 (default demo)")  # fmt: skip
+    p.add_argument(
+        "--corpus",
+        default="demo",
+        metavar="CORPUS",
+        help="the corpus of the in-process tool and of the reflector's BM25 (default demo)",
+    )
     p.add_argument("--url", metavar="URL", help="call this retrieval endpoint instead of BM25 in process")
     p.add_argument("--timeout-ms", dest="timeout_ms", type=float, default=2000.0, metavar="MS", help="--url: per-call timeout")
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="--url: calls in flight at most (default 8)")
@@ -173,9 +177,15 @@ def _generator(args: argparse.Namespace, clock: Any) -> Any:
     from streamrag.live.llm import DEFAULT_KEY_ENV, ChatQueryGenerator
 
     return ChatQueryGenerator(
-        args.llm_url, args.llm_model, clock, key_env=args.llm_key_env or DEFAULT_KEY_ENV, key_required=args.llm_key_env is not None,
-        timeout_ms=args.llm_timeout_ms, concurrency=args.llm_concurrency, max_tokens=args.llm_max_tokens,
-    )  # fmt: skip
+        args.llm_url,
+        args.llm_model,
+        clock,
+        key_env=args.llm_key_env or DEFAULT_KEY_ENV,
+        key_required=args.llm_key_env is not None,
+        timeout_ms=args.llm_timeout_ms,
+        concurrency=args.llm_concurrency,
+        max_tokens=args.llm_max_tokens,
+    )
 
 
 def _delay_model(args: argparse.Namespace) -> Any:
@@ -235,9 +245,14 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
     done = {r.interaction_id for r in live_rows}
     sim = simulate([q for q in questions if q.interaction_id in done], rs_fit)
     manifest = manifest_json(
-        rs_fit, sim.reflector_model, input_path=str(_data_path(args.data)), input_mode="data", command=["streamrag", "live", "--replay"],
-        jobs=1, n_questions=len(sim.rows),
-    )  # fmt: skip
+        rs_fit,
+        sim.reflector_model,
+        input_path=str(_data_path(args.data)),
+        input_mode="data",
+        command=["streamrag", "live", "--replay"],
+        jobs=1,
+        n_questions=len(sim.rows),
+    )
     write_run(out / "simulated", sim, rs_fit, manifest=manifest)
     comparison = compare(live_rows, sim.rows, measured, fit)
     write_comparison(out, comparison)

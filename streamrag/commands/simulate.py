@@ -30,9 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("data", nargs="?", metavar="DATA",
-                   help="CRAG-style JSONL (.jsonl, .jsonl.bz2, .jsonl.zst) to analyze and simulate (full mode), or a corpus folder "
-                   "(BEIR, or the CRAG data folder) for --set data.scope=global")  # fmt: skip
+    p.add_argument(
+        "data",
+        nargs="?",
+        metavar="DATA",
+        help="CRAG-style JSONL (.jsonl, .jsonl.bz2, .jsonl.zst) to analyze and simulate (full mode), or a corpus folder "
+        "(BEIR, or the CRAG data folder) for --set data.scope=global",
+    )
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7) to simulate trace-driven")
     p.add_argument(
         "--evidence",
@@ -47,16 +51,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", required=True, metavar="NAME_OR_TOML", help="built-in scenario name or a TOML file")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a scenario field by dotted path, e.g. latency.L_ms=1000 (repeatable)",
-    )  # fmt: skip
+    )
     p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
-    p.add_argument("--retriever", default=None, metavar="KIND",
-                   help="prefix ranking for DATA (same as --set data.retriever=...); dense = all-MiniLM-L6-v2 "
-                   "cosine, judged by reflector.cosine_threshold (default 0.4)")  # fmt: skip
+    p.add_argument(
+        "--retriever",
+        default=None,
+        metavar="KIND",
+        help="prefix ranking for DATA (same as --set data.retriever=...); dense = all-MiniLM-L6-v2 "
+        "cosine, judged by reflector.cosine_threshold (default 0.4)",
+    )
     p.set_defaults(run=run)
 
 
@@ -127,9 +139,14 @@ def run(args: argparse.Namespace) -> int:
         result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update))
 
     manifest = manifest_json(
-        rs, result.reflector_model, input_path=input_path, input_mode=mode, command=_command(args), jobs=args.jobs,
+        rs,
+        result.reflector_model,
+        input_path=input_path,
+        input_mode=mode,
+        command=_command(args),
+        jobs=args.jobs,
         n_questions=n_selected,
-    )  # fmt: skip
+    )
     out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
     rows = result.rows
     mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
@@ -148,7 +165,8 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
 
     from streamrag.base.progress import advancing, task_progress
-    from streamrag.simulator.load import n_sessions, run_load, write_load_run
+    from streamrag.simulator.load import n_sessions, run_load
+    from streamrag.simulator.load_output import write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)

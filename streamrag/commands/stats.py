@@ -22,48 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("table", metavar="TABLE", help="stabilization table (CSV)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if absent)")
-    p.add_argument(
-        "--L-ms",
-        dest="L_ms",
-        type=float,
-        default=600.0,
-        metavar="MS",
-        help="tool latency L of the configured point, ms (default: 600)",
-    )
-    p.add_argument(
-        "--delta-wps",
-        dest="delta_wps",
-        type=float,
-        default=3.0,
-        metavar="WPS",
-        help="input cadence delta, words per second (default: 3)",
-    )
-    p.add_argument("--theta", type=float, default=0.8, help="coverage: streamable when H >= theta * L (default: 0.8)")
-    p.add_argument(
-        "--G-ms",
-        dest="G_ms",
-        type=float,
-        default=590.0,
-        metavar="MS",
-        help="query-generation latency G for H_G and H', ms (default: 590)",
-    )
-    p.add_argument(
-        "--density-cap",
-        dest="density_cap",
-        type=float,
-        default=0.05,
-        metavar="CAP",
-        help="gold density at most CAP = 'specifically grounded' (default: 0.05)",
-    )
-    p.add_argument(
-        "--bootstrap",
-        dest="n_resamples",
-        type=int,
-        default=None,
-        metavar="N",
-        help="bootstrap resamples for the median CIs (default: the paper preset's 10,000, as the anchor study)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+    from streamrag.analysis.stats_params import add_arguments  # the parameters' one declaration
+
+    add_arguments(p)
     p.set_defaults(run=run)
     return p
 
@@ -85,10 +46,9 @@ def run(args: argparse.Namespace) -> int:
         "theta": args.theta,
         "G_ms": args.G_ms,
         "density_cap": args.density_cap,
+        "n_resamples": args.n_resamples,
         "seed": args.seed,
     }
-    if args.n_resamples is not None:  # else the preset's (stats.DEFAULT_PARAMS), one place
-        params["n_resamples"] = args.n_resamples
     summary = summarize(df, params=params)
     try:
         out.mkdir(parents=True, exist_ok=True)

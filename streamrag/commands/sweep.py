@@ -71,9 +71,15 @@ def run(args: argparse.Namespace) -> int:
                 update(event.n_done, event.n_pending)
 
         result = run_sweep(
-            grid, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
-            cache=None if grid.input.trace_driven else _cache(), on_point=on_point, command=_command(args),
-        )  # fmt: skip
+            grid,
+            args.out,
+            resume=args.resume,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            cache=None if grid.input.trace_driven else _cache(),
+            on_point=on_point,
+            command=_command(args),
+        )
     if "reflector_model" in result.table.columns:
         for model in sorted({str(m) for m in result.table["reflector_model"].dropna()}):
             print(f"reflector: {model}", file=sys.stderr)

@@ -7,7 +7,20 @@ import numpy as np
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import CONTENT_RANK, Lexicon
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")  # fmt: skip
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _UNITS = ("points", "goals", "games", "tracks", "minutes", "awards", "shares", "employees", "episodes", "wins")
 
 

@@ -195,8 +195,14 @@ def read_beir(
         if cache is not None and keep is None:
             store_pool(cache, key, pool)
     parameters = {
-        "beir": str(root), "split": split, "distractors": distractors, "seed": seed, "limit": limit,
-        "n_corpus_docs": n_corpus if n_corpus is not None else len(seen), "n_pool_docs": pool.n_docs,
-        "n_relevant_docs_missing": sum(1 for d in gold_docs if d not in seen), "chunks": settings.model_dump(),
-    }  # fmt: skip
+        "beir": str(root),
+        "split": split,
+        "distractors": distractors,
+        "seed": seed,
+        "limit": limit,
+        "n_corpus_docs": n_corpus if n_corpus is not None else len(seen),
+        "n_pool_docs": pool.n_docs,
+        "n_relevant_docs_missing": sum(1 for d in gold_docs if d not in seen),
+        "chunks": settings.model_dump(),
+    }
     return PoolSource(pool, items, f"beir:{root.name}", parameters)

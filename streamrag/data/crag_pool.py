@@ -113,8 +113,9 @@ class _Labels:
         table[iid].extend(v for v in values if v not in table[iid])
 
 
-def _add_sample(paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, settings: ChunkSettings,
-                cache: ChunkCache | None) -> dict[str, CragRecord]:  # fmt: skip
+def _add_sample(
+    paths: CragPoolPaths, builder: PoolBuilder, labels: _Labels, settings: ChunkSettings, cache: ChunkCache | None
+) -> dict[str, CragRecord]:
     records: dict[str, CragRecord] = {}
     for record in read_records(paths.sample):
         if not isinstance(record, CragRecord):  # not reached: read_records raises on a bad line

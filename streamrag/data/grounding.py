@@ -21,10 +21,31 @@ from typing import Literal
 GroundingMode = Literal["exact", "relaxed"]
 
 DROPPED_ANSWERS = frozenset({"", "i don't know", "i dont know", "invalid question", "unknown"})
-RELAXED_STOPWORDS = frozenset([
-    "the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "is", "are", "was", "were",
-    "be", "by", "with", "as", "that", "this"
-])  # fmt: skip
+RELAXED_STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "and",
+        "or",
+        "for",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "by",
+        "with",
+        "as",
+        "that",
+        "this",
+    ]
+)
 _NOT_ALNUM_SPACE = re.compile(r"[^a-z0-9 ]")
 
 

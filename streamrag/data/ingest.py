@@ -47,9 +47,13 @@ class Question:
     @classmethod
     def of(cls, record: CragRecord, chunked: PageChunks, key: str = "", line_no: int = 0) -> Question:
         return cls(
-            record, chunked.chunks, line_no, n_pages_unread=chunked.n_pages_unread, n_chunks_cut=chunked.n_chunks_cut,
+            record,
+            chunked.chunks,
+            line_no,
+            n_pages_unread=chunked.n_pages_unread,
+            n_chunks_cut=chunked.n_chunks_cut,
             chunk_key=key,
-        )  # fmt: skip
+        )
 
     @property
     def interaction_id(self) -> str:
@@ -219,9 +223,14 @@ def _from_manifest(item: list[Any], cache: ChunkCache, read: bool = True) -> Que
 
 def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator[Question | SkippedRecord]:
     records = read_records(
-        path, split=how.split, limit=how.limit, ids=how.ids, on_error=how.on_error,
-        parallel_decompression=how.parallel_decompression, progress=how.progress,
-    )  # fmt: skip
+        path,
+        split=how.split,
+        limit=how.limit,
+        ids=how.ids,
+        on_error=how.on_error,
+        parallel_decompression=how.parallel_decompression,
+        progress=how.progress,
+    )
     settings = how.settings
     if how.jobs <= 1:
         for item in records:

@@ -165,7 +165,8 @@ def pool_from_crag(items: Iterable[Question | SkippedRecord], *, name: str | Pat
             continue
         builder.add_chunks(item.interaction_id, item.chunks)
         out.append(
-            PoolQuestion(item.record, own_docs=(item.interaction_id,), n_pages_unread=item.n_pages_unread,
-                         n_chunks_cut=item.n_chunks_cut)
-        )  # fmt: skip
+            PoolQuestion(
+                item.record, own_docs=(item.interaction_id,), n_pages_unread=item.n_pages_unread, n_chunks_cut=item.n_chunks_cut
+            )
+        )
     return PoolSource(builder.build(), out, str(name))

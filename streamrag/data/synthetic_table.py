@@ -50,13 +50,12 @@ import pandas as pd
 
 from streamrag.base.errors import ConfigError
 from streamrag.data import crag_profile as profile
+from streamrag.data.stabilization_row import STABILIZATION_COLUMNS
 
 __all__ = ["TABLE_COLUMNS", "TableModel", "generate_stabilization_table"]
 
-TABLE_COLUMNS = (
-    "interaction_id", "domain", "question_type", "static_or_dynamic", "n_words", "n_passages",
-    "groundable", "retrieved_gold", "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility", "gold_density",
-)  # fmt: skip
+TABLE_COLUMNS = STABILIZATION_COLUMNS
+"""The generated table has the contract columns (:mod:`streamrag.data.stabilization_row`)."""
 
 
 @dataclass(frozen=True, slots=True)

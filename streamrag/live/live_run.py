@@ -55,9 +55,14 @@ class RunWriter:
         summary = {**provenance(self.reflector_model, self.rs), **summarize(self.rows, parameters(self.rs))}
         write_bytes_atomic(self.out / "summary.json", (json.dumps(summary, indent=2, allow_nan=False) + "\n").encode())
         manifest = manifest_json(
-            self.rs, self.reflector_model, input_path=None, input_mode=self.input_mode, command=self.command, jobs=1,
+            self.rs,
+            self.reflector_model,
+            input_path=None,
+            input_mode=self.input_mode,
+            command=self.command,
+            jobs=1,
             n_questions=len(self.rows),
-        )  # fmt: skip
+        )
         write_bytes_atomic(self.out / "manifest.json", manifest)
         return row
 
@@ -76,9 +81,14 @@ def result_row(outcome: TurnOutcome, turn: Turn, rs: ResolvedScenario) -> Result
             interaction_id=turn.qid, n_words=n, skip_reason=f"live: the {' and '.join(failed)} arm failed (tool error)"
         )
     row = derive_result(
-        outcome.events, n_words=n, t_star=q.t_star if q is not None else n, L_ms=rs.L_ms, G_ms=rs.G_ms,
-        delta_wps=rs.delta_wps, question_type=q.question_type if q is not None else "",
-    )  # fmt: skip
+        outcome.events,
+        n_words=n,
+        t_star=q.t_star if q is not None else n,
+        L_ms=rs.L_ms,
+        G_ms=rs.G_ms,
+        delta_wps=rs.delta_wps,
+        question_type=q.question_type if q is not None else "",
+    )
     if q is None:  # typed input: t* is unknown, and so are the bounds built on it
         row = row.model_copy(update={"t_star": None, "H_ms": None, "H_G_ms": None, "H_prime_ms": None})
     return row

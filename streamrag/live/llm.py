@@ -60,20 +60,28 @@ class ChatQueryGenerator:
             raise ConfigError(f"--llm-key-env: the environment variable {key_env} is not set (export it, or drop the option)")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.endpoint = JsonEndpoint(
-            "query LLM", base_url, clock, timeout_ms=timeout_ms, concurrency=concurrency, option="llm-",
-            path="/chat/completions", headers=headers,
-        )  # fmt: skip
+            "query LLM",
+            base_url,
+            clock,
+            timeout_ms=timeout_ms,
+            concurrency=concurrency,
+            option="llm-",
+            path="/chat/completions",
+            headers=headers,
+        )
         self.model = model
         self.max_tokens = max_tokens
         self.name = f"{model} at {self.endpoint.url}"
 
     async def generate(self, words: str) -> str:
-        body = await self.endpoint.post({
-            "model": self.model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": words}],
-            "temperature": 0,
-            "max_tokens": self.max_tokens,
-        })  # fmt: skip
+        body = await self.endpoint.post(
+            {
+                "model": self.model,
+                "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": words}],
+                "temperature": 0,
+                "max_tokens": self.max_tokens,
+            }
+        )
         return _query(body, self.endpoint.url)
 
     async def aclose(self) -> None:

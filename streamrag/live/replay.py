@@ -46,10 +46,21 @@ from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.simulate import plan_question
 
 COMPARE_COLUMNS = (
-    "interaction_id", "live_saved_ms", "sim_saved_ms", "delta_saved_ms", "abs_delta_saved_ms",
-    "live_streaming_ms", "sim_streaming_ms", "overhead_streaming_ms", "live_baseline_ms", "sim_baseline_ms",
-    "overhead_baseline_ms", "live_calls_fired", "sim_calls_fired", "same_decision",
-)  # fmt: skip
+    "interaction_id",
+    "live_saved_ms",
+    "sim_saved_ms",
+    "delta_saved_ms",
+    "abs_delta_saved_ms",
+    "live_streaming_ms",
+    "sim_streaming_ms",
+    "overhead_streaming_ms",
+    "live_baseline_ms",
+    "sim_baseline_ms",
+    "overhead_baseline_ms",
+    "live_calls_fired",
+    "sim_calls_fired",
+    "same_decision",
+)
 NUMERIC = ("delta_saved_ms", "abs_delta_saved_ms", "overhead_streaming_ms", "overhead_baseline_ms")
 
 
@@ -100,17 +111,24 @@ def compare(live: Sequence[ResultRow], simulated: Sequence[ResultRow], measured_
         if sr is None or not lr.replayed:
             continue
         delta = lr.saved_ms - sr.saved_ms  # type: ignore[operator]
-        rows.append({
-            "interaction_id": lr.interaction_id,
-            "live_saved_ms": lr.saved_ms, "sim_saved_ms": sr.saved_ms,
-            "delta_saved_ms": delta, "abs_delta_saved_ms": abs(delta),
-            "live_streaming_ms": lr.streaming_ms, "sim_streaming_ms": sr.streaming_ms,
-            "overhead_streaming_ms": lr.streaming_ms - sr.streaming_ms,  # type: ignore[operator]
-            "live_baseline_ms": lr.baseline_ms, "sim_baseline_ms": sr.baseline_ms,
-            "overhead_baseline_ms": lr.baseline_ms - sr.baseline_ms,  # type: ignore[operator]
-            "live_calls_fired": lr.calls_fired, "sim_calls_fired": sr.calls_fired,
-            "same_decision": lr.used_prefix_t == sr.used_prefix_t and lr.misfire == sr.misfire,
-        })  # fmt: skip
+        rows.append(
+            {
+                "interaction_id": lr.interaction_id,
+                "live_saved_ms": lr.saved_ms,
+                "sim_saved_ms": sr.saved_ms,
+                "delta_saved_ms": delta,
+                "abs_delta_saved_ms": abs(delta),
+                "live_streaming_ms": lr.streaming_ms,
+                "sim_streaming_ms": sr.streaming_ms,
+                "overhead_streaming_ms": lr.streaming_ms - sr.streaming_ms,  # type: ignore[operator]
+                "live_baseline_ms": lr.baseline_ms,
+                "sim_baseline_ms": sr.baseline_ms,
+                "overhead_baseline_ms": lr.baseline_ms - sr.baseline_ms,  # type: ignore[operator]
+                "live_calls_fired": lr.calls_fired,
+                "sim_calls_fired": sr.calls_fired,
+                "same_decision": lr.used_prefix_t == sr.used_prefix_t and lr.misfire == sr.misfire,
+            }
+        )
     summary: dict[str, Any] = {"n_questions": len(rows)}
     for name in NUMERIC:
         summary[name] = stats(np.array([r[name] for r in rows], dtype=float))

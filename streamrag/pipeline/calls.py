@@ -129,9 +129,17 @@ class _Chain:
     def start(self) -> None:
         call = self.call
         call.job = Job(
-            self.plan.g_us[call.prefix_t - 1], job_class=self.job_class, on_start=self.gen_start, on_done=self.gen_done,
-            on_reject=self.lost, rec=self.rec, stage="G", call=call.idx, arm=call.arm, prefix_t=call.prefix_t,
-        )  # fmt: skip
+            self.plan.g_us[call.prefix_t - 1],
+            job_class=self.job_class,
+            on_start=self.gen_start,
+            on_done=self.gen_done,
+            on_reject=self.lost,
+            rec=self.rec,
+            stage="G",
+            call=call.idx,
+            arm=call.arm,
+            prefix_t=call.prefix_t,
+        )
         self.services.query_llm.submit(call.job)
 
     def gen_start(self) -> None:
@@ -142,9 +150,16 @@ class _Chain:
         call = self.call
         self.rec.emit("gen_done", arm=call.arm, call=call.idx)
         call.job = Job(
-            self.plan.l_us[call.prefix_t - 1], job_class=self.job_class, on_done=self.tool_done, on_reject=self.lost,
-            rec=self.rec, stage="L", call=call.idx, arm=call.arm, prefix_t=call.prefix_t,
-        )  # fmt: skip
+            self.plan.l_us[call.prefix_t - 1],
+            job_class=self.job_class,
+            on_done=self.tool_done,
+            on_reject=self.lost,
+            rec=self.rec,
+            stage="L",
+            call=call.idx,
+            arm=call.arm,
+            prefix_t=call.prefix_t,
+        )
         if self.submit_tool is None:
             self.services.tool.submit(call.job)
         else:

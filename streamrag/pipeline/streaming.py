@@ -7,7 +7,8 @@ calls themselves are chains of jobs on shared resources (:mod:`~streamrag.pipeli
 Everything takes a :class:`~streamrag.engine.clock.Clock`, so the same code runs in
 virtual time (simulation) and on the wall clock (live mode).
 
-Two arms:
+Two arms (the streaming one here; the baseline in :mod:`~streamrag.pipeline.baseline`;
+what both are given, :class:`~streamrag.pipeline.plan.QuestionPlan`):
 
 - **streaming** — words arrive at ``plan.word_us``; the trigger fires speculative calls
   (each G then L); at end of turn the reflector picks a result, cancels the calls still
@@ -29,7 +30,6 @@ follow the engine's rule: completions, then words, then ticks, then end of turn.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -39,37 +39,12 @@ import anyio
 from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.resources import Job
 from streamrag.engine.trace import Recorder
+from streamrag.pipeline.baseline import BaselineArm
 from streamrag.pipeline.calls import Call, Services, launch, respond
+from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.policies import AlwaysPolicy, SpeculationPolicy
-from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
 from streamrag.pipeline.triggers import Trigger
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionPlan:
-    """Everything drawn in advance for one question (µs offsets from its arrival)."""
-
-    question: SimQuestion
-    word_us: tuple[int, ...]
-    """Arrival of words 1..n."""
-    end_of_turn_us: int
-    """Delay from the last word to end of turn (when reflector and baseline start)."""
-    g_us: tuple[int, ...]
-    """Query-generation latency of a call on prefix t at index t-1."""
-    l_us: tuple[int, ...]
-    """Tool latency of a call on prefix t at index t-1."""
-    f_us: int
-    """Response-generation latency (both arms)."""
-
-    @property
-    def input_end_us(self) -> int:
-        return self.word_us[-1]
-
-    @property
-    def turn_end_us(self) -> int:
-        return self.word_us[-1] + self.end_of_turn_us
-
 
 CappedFire = Literal["defer", "drop"]
 TurnEndOrder = Literal["reflector_first", "calls_first"]
@@ -97,54 +72,6 @@ class ArmRules:
     turn_end_order: TurnEndOrder = "reflector_first"
     rejudge: Rejudge = "best_of_completed"
     fallback: Fallback = "refire"
-
-
-class BaselineArm:
-    """The non-streaming arm: at end of turn, G + L on the full query, then F.
-
-    Driven by timers and the resources' callbacks; :attr:`finished` is set when its
-    answer is ready (or the session failed: a confirmed stage was rejected). It starts
-    at the plan's end of turn, or, with ``at_turn_end=False`` (live input, whose end is
-    not known in advance), when the driver calls :meth:`start`."""
-
-    def __init__(
-        self,
-        clock: Clock,
-        rec: Recorder,
-        plan: QuestionPlan,
-        services: Services,
-        on_done: Callable[[], object] | None = None,
-        *,
-        at_turn_end: bool = True,
-    ) -> None:
-        self.clock = clock
-        self.rec = rec
-        self.plan = plan
-        self.services = services
-        self.finished = anyio.Event()
-        self._on_done = on_done
-        if at_turn_end:
-            clock.call_at_us(rec.origin_us + plan.turn_end_us, Priority.TURN_END, self.start)
-
-    def start(self) -> None:
-        """End of turn: the call on the full query."""
-        n = self.plan.question.n_words
-        call = Call(1, n, "baseline", "baseline")
-        self.rec.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
-        launch(call, self.services, self.rec, self.plan, on_result=self._respond, on_lost=lambda _call: self._fail())
-
-    def _respond(self, call: Call) -> None:
-        self.rec.emit("respond", arm="baseline", call=1, prefix_t=call.prefix_t)
-        respond(self.services, self.rec, arm="baseline", f_us=self.plan.f_us, on_ready=self._finish, on_lost=self._fail)
-
-    def _fail(self) -> None:
-        self.rec.emit("failed", arm="baseline")
-        self._finish()
-
-    def _finish(self) -> None:
-        self.finished.set()
-        if self._on_done is not None:
-            self._on_done()
 
 
 def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
@@ -333,9 +260,14 @@ class StreamingArm:
 
     def _start(self, call: Call) -> None:
         launch(
-            call, self.services, self.rec, self.plan, on_result=self._on_result, on_lost=self._on_lost,
+            call,
+            self.services,
+            self.rec,
+            self.plan,
+            on_result=self._on_result,
+            on_lost=self._on_lost,
             submit_tool=self._submit_tool if self.policy.coalesce else None,
-        )  # fmt: skip
+        )
 
     def _submit_tool(self, call: Call, job: Job) -> None:
         """``coalesce``: the newer speculative call takes the tool-queue place of this

@@ -257,7 +257,11 @@ class QueryResource(AwaitingResource):
         self.queries[(job.arm, job.call)] = fallback
         if job.rec is not None:
             job.rec.emit(
-                "gen_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t,
-                error=f"{error}; querying the prefix words instead", query=fallback,
-            )  # fmt: skip
+                "gen_error",
+                arm=job.arm,
+                call=job.call,
+                prefix_t=job.prefix_t,
+                error=f"{error}; querying the prefix words instead",
+                query=fallback,
+            )
         self._complete(job)

@@ -22,15 +22,34 @@ from typing import TYPE_CHECKING, Any
 # Names load on first use (PEP 562): importing one submodule — the retriever registry for
 # a scenario, say — does not import the whole package (scipy.sparse, the dense code).
 _HOME = {
-    "BM25Retriever": "base", "Retriever": "base", "BM25Index": "bm25", "BM25Params": "bm25",
-    "DenseRetriever": "dense", "exact_topk": "dense", "Embedder": "embed", "HashingEmbedder": "embed",
-    "GlobalIndex": "global_index", "ChunkValues": "global_prefix", "GlobalPrefixRankings": "global_prefix",
-    "PrefixScorer": "global_prefix", "global_prefix_rankings": "global_prefix", "load_index": "global_store",
-    "save_index": "global_store", "EmptyCorpusError": "prefix", "EmptyQueryError": "prefix",
-    "NothingToRankError": "prefix", "PrefixRankings": "prefix", "prefix_rankings": "prefix",
-    "prefix_scores": "prefix", "full_ranking": "ranking", "rank_topk": "ranking", "rank_topk_rows": "ranking",
-    "RegexTokenizer": "tokenize", "Tokenizer": "tokenize", "word_tokens": "tokenize",
-}  # fmt: skip
+    "BM25Retriever": "base",
+    "Retriever": "base",
+    "BM25Index": "bm25",
+    "BM25Params": "bm25",
+    "DenseRetriever": "dense",
+    "exact_topk": "dense",
+    "Embedder": "embed",
+    "HashingEmbedder": "embed",
+    "GlobalIndex": "global_index",
+    "ChunkValues": "global_prefix",
+    "GlobalPrefixRankings": "global_prefix",
+    "PrefixScorer": "global_prefix",
+    "global_prefix_rankings": "global_prefix",
+    "load_index": "global_store",
+    "save_index": "global_store",
+    "EmptyCorpusError": "prefix",
+    "EmptyQueryError": "prefix",
+    "NothingToRankError": "prefix",
+    "PrefixRankings": "prefix",
+    "prefix_rankings": "prefix",
+    "prefix_scores": "prefix",
+    "full_ranking": "ranking",
+    "rank_topk": "ranking",
+    "rank_topk_rows": "ranking",
+    "RegexTokenizer": "tokenize",
+    "Tokenizer": "tokenize",
+    "word_tokens": "tokenize",
+}
 
 if TYPE_CHECKING:
     from streamrag.retrieval.base import BM25Retriever, Retriever

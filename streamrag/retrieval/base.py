@@ -49,7 +49,7 @@ def chunk_coverage(index: Postings, tokens: Sequence[str], chunks: np.ndarray) -
 
 class ChunkScores(Protocol):
     """Per-chunk values indexable by chunk id: a float64 array (N,) per question, or
-    :class:`~streamrag.retrieval.global_prefix.ChunkValues` (the returned chunks only)
+    :class:`~streamrag.retrieval.global_rankings.ChunkValues` (the returned chunks only)
     over a pool."""
 
     def __getitem__(self, chunk_idx: int, /) -> Any: ...

@@ -42,8 +42,15 @@ from streamrag.retrieval.ranking import rank_topk_rows
 from streamrag.retrieval.tokenize import Tokenizer
 
 __all__ = [
-    "GRID_BITS", "DenseRetriever", "LexicalIndex", "cosine_scores", "embed_corpus", "exact_topk", "minilm_embedder", "to_grid",
-]  # fmt: skip
+    "GRID_BITS",
+    "DenseRetriever",
+    "LexicalIndex",
+    "cosine_scores",
+    "embed_corpus",
+    "exact_topk",
+    "minilm_embedder",
+    "to_grid",
+]
 
 GRID_BITS = 24
 _GRID = float(1 << GRID_BITS)

@@ -10,7 +10,7 @@ from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.dense import DenseRetriever, embed_corpus, to_grid
 from streamrag.retrieval.embed import Embedder
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings
+from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
 
 __all__ = ["DensePoolScorer"]
 
@@ -46,7 +46,12 @@ class DensePoolScorer:
         for a in arrays:
             a.flags.writeable = False
         return GlobalPrefixRankings(
-            n_words=ranked.n_words, k=k, topk=ranked.topk, topk_scores=topk_scores,
-            final_scores=ChunkValues(support, arrays[1], n), final_coverage=ChunkValues(support, arrays[2], n),
-            final_tokens=ranked.final_tokens, n_chunks=n,
-        )  # fmt: skip
+            n_words=ranked.n_words,
+            k=k,
+            topk=ranked.topk,
+            topk_scores=topk_scores,
+            final_scores=ChunkValues(support, arrays[1], n),
+            final_coverage=ChunkValues(support, arrays[2], n),
+            final_tokens=ranked.final_tokens,
+            n_chunks=n,
+        )

@@ -194,10 +194,17 @@ class GlobalIndex:
         idf = BM25Index._compute_idf(df, n_docs, params)
         impact, max_impact = _impacts(indptr, chunk_idx, tf, idf, doc_len, params)
         return cls(
-            indptr=indptr, chunk_idx=chunk_idx, impact=impact, doc_len=doc_len.astype(np.int32),
-            idf=idf, max_impact=max_impact, head_impact=_head_impacts(indptr, impact),
-            terms=list(terms), params=params, tokenizer=tokenizer,
-        )  # fmt: skip
+            indptr=indptr,
+            chunk_idx=chunk_idx,
+            impact=impact,
+            doc_len=doc_len.astype(np.int32),
+            idf=idf,
+            max_impact=max_impact,
+            head_impact=_head_impacts(indptr, impact),
+            terms=list(terms),
+            params=params,
+            tokenizer=tokenizer,
+        )
 
     # ------------------------------------------------------------------ lookups
 

@@ -402,8 +402,9 @@ def rank_words(
                     cand = scratch[:n_collected].copy()
                     n_collected = -1
                 else:
-                    cand = candidates(pool, acc, mark, level, tau, bound, pend_term, pend_lo, pend_hi, n_pend,
-                                      chunk_idx, impact, max_up, nonneg)  # fmt: skip
+                    cand = candidates(
+                        pool, acc, mark, level, tau, bound, pend_term, pend_lo, pend_hi, n_pend, chunk_idx, impact, max_up, nonneg
+                    )
                 new_pool, new_tau = cut(cand, acc, level, pool_size)
                 if select(new_pool, acc, new_tau, k, trial):
                     row[:] = trial

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -53,7 +52,8 @@ from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.ranking import _topk
+from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
+from streamrag.retrieval.ranking import _topk, best_of_distinct
 
 __all__ = ["ChunkValues", "GlobalPrefixRankings", "PrefixScorer", "global_prefix_rankings"]
 
@@ -66,73 +66,6 @@ COMPILED_POOL_SIZE = 64
 # Below this share of N touched postings, the accumulator is cleared posting by posting.
 _CLEAR_BY_POSTINGS = 0.125
 _NO_TERMS = np.zeros(0, dtype=np.int64)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class ChunkValues:
-    """Read-only values of some chunks of a large corpus: ``values[chunk_idx] → float``.
-
-    Holds only the chunks a question's rankings returned (the heuristic reflector looks up
-    nothing else), so a question costs O(n·k), not O(N). Looking up any other chunk raises
-    ``KeyError``. ``ids`` int64 sorted, ``values`` float64 aligned, ``n_chunks`` = N.
-    """
-
-    ids: np.ndarray
-    values: np.ndarray
-    n_chunks: int
-
-    def __getitem__(self, chunk_idx: int) -> float:
-        c = int(chunk_idx)
-        pos = int(np.searchsorted(self.ids, c))
-        if pos >= self.ids.shape[0] or int(self.ids[pos]) != c:
-            raise KeyError(f"chunk {c} is not among the chunks ranked for this question")
-        return float(self.values[pos])
-
-    def __contains__(self, chunk_idx: object) -> bool:
-        if not isinstance(chunk_idx, (int, np.integer)):
-            return False
-        pos = int(np.searchsorted(self.ids, int(chunk_idx)))
-        return pos < self.ids.shape[0] and int(self.ids[pos]) == int(chunk_idx)
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
-
-    def as_dict(self) -> dict[int, float]:
-        return dict(zip(self.ids.tolist(), self.values.tolist(), strict=True))
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class GlobalPrefixRankings:
-    """Top-k of every prefix of one query over a global corpus (the arrays are read-only).
-
-    Attributes:
-        n_words: n = ``len(query.split())``.
-        k: the requested k.
-        topk: int32 (n, min(k, N)); row t−1 is ``topk(t)``, best first.
-        topk_scores: float64, same shape: the scores of those chunks at that prefix.
-        final_scores: full-query score of every chunk appearing in ``topk``.
-        final_coverage: share of the full query's tokens (with repetition) occurring in
-            each of those chunks.
-        final_tokens: the full query's tokens (all of them, known to the corpus or not).
-        n_chunks: N.
-    """
-
-    n_words: int
-    k: int
-    topk: np.ndarray
-    topk_scores: np.ndarray
-    final_scores: ChunkValues
-    final_coverage: ChunkValues
-    final_tokens: tuple[str, ...]
-    n_chunks: int
-
-    @property
-    def top1(self) -> np.ndarray:
-        return self.topk[:, 0]
-
-    @property
-    def k_eff(self) -> int:
-        return int(self.topk.shape[1])
 
 
 def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
@@ -164,21 +97,6 @@ def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
     view: np.ndarray = np.ascontiguousarray(a, dtype=dtype).view()
     view.flags.writeable = False
     return view
-
-
-def _best(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k best (score desc, id asc) among distinct ``ids``; k ≤ len."""
-    if ids.shape[0] <= 512:
-        return np.lexsort((ids, -scores))[:k]
-    neg = -scores
-    kth = neg[np.argpartition(neg, k - 1)[k - 1]]
-    above = np.flatnonzero(neg < kth)
-    tied = np.flatnonzero(neg == kth)
-    need = k - above.shape[0]
-    if tied.shape[0] > need:  # keep the smallest ids of the tie group
-        tied = tied[np.argpartition(ids[tied], need - 1)[:need]]
-    sel = np.concatenate((above, tied))
-    return sel[np.lexsort((ids[sel], neg[sel]))]
 
 
 class PrefixScorer:
@@ -218,11 +136,20 @@ class PrefixScorer:
         self._scratch = np.empty(index.n_docs if self._kernel is not None else 0, dtype=np.int64)
         # The index's arrays as the kernel reads them: always read-only, so that an index built
         # in memory and one memory-mapped from disk share one compiled (and cached) kernel.
-        self._postings = () if self._kernel is None else tuple(
-            _read_only(a, dtype)
-            for a, dtype in ((index.indptr, np.int64), (index.chunk_idx, np.int32), (index.impact, np.float64),
-                             (self._max_up, np.float64), (index.head_impact, np.float64))
-        )  # fmt: skip
+        self._postings = (
+            ()
+            if self._kernel is None
+            else tuple(
+                _read_only(a, dtype)
+                for a, dtype in (
+                    (index.indptr, np.int64),
+                    (index.chunk_idx, np.int32),
+                    (index.impact, np.float64),
+                    (self._max_up, np.float64),
+                    (index.head_impact, np.float64),
+                )
+            )
+        )
 
     # ------------------------------------------------------------------ ranking
 
@@ -248,9 +175,18 @@ class PrefixScorer:
             indptr = index.indptr
             self._touched.extend(index.chunk_idx[indptr[t] : indptr[t + 1]] for t in terms.tolist())
             self._kernel(
-                *self._postings, self._nonneg, acc, self._mark, self._scratch, terms, word_ptr, k_eff, self.pool_size,
-                topk, top_scores,
-            )  # fmt: skip
+                *self._postings,
+                self._nonneg,
+                acc,
+                self._mark,
+                self._scratch,
+                terms,
+                word_ptr,
+                k_eff,
+                self.pool_size,
+                topk,
+                top_scores,
+            )
             return topk, top_scores
         row = np.arange(k_eff, dtype=np.int64)  # S_0 = 0 everywhere: ids 0 … k−1
         pool = np.zeros(0, dtype=np.int64)
@@ -291,7 +227,7 @@ class PrefixScorer:
         if int(np.count_nonzero(sure)) < k:
             return None
         ids = pool[sure]
-        return ids[_best(ids, scores[sure], k)]
+        return ids[best_of_distinct(ids, scores[sure], k)]
 
     # ------------------------------------------------------------------ pool upkeep
 
@@ -451,11 +387,15 @@ class PrefixScorer:
         for a in (topk, top_scores, support, final_scores, coverage):
             a.flags.writeable = False
         return GlobalPrefixRankings(
-            n_words=len(words), k=k, topk=topk, topk_scores=top_scores,
+            n_words=len(words),
+            k=k,
+            topk=topk,
+            topk_scores=top_scores,
             final_scores=ChunkValues(support, final_scores, index.n_docs),
             final_coverage=ChunkValues(support, coverage, index.n_docs),
-            final_tokens=final_tokens, n_chunks=index.n_docs,
-        )  # fmt: skip
+            final_tokens=final_tokens,
+            n_chunks=index.n_docs,
+        )
 
 
 def global_prefix_rankings(index: GlobalIndex, query: str, *, k: int = 3) -> GlobalPrefixRankings:

@@ -221,9 +221,14 @@ def read_indexed(root: Path, chunk_key: str, params: BM25Params) -> IndexedChunk
         if not consistent:
             return None
         index = BM25Index(
-            tf_indptr=indptr, tf_indices=indices, tf_data=data, vocabulary=vocabulary,
-            doc_len=doc_len, params=params, tokenizer=tokenizer,
-        )  # fmt: skip
+            tf_indptr=indptr,
+            tf_indices=indices,
+            tf_data=data,
+            vocabulary=vocabulary,
+            doc_len=doc_len,
+            params=params,
+            tokenizer=tokenizer,
+        )
         return IndexedChunks(index, normalized, *counts)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None

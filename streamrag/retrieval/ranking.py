@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["full_ranking", "rank_topk", "rank_topk_rows"]
+__all__ = ["best_of_distinct", "full_ranking", "rank_topk", "rank_topk_rows"]
 
 # Below this size a full stable sort beats partition + repair (measured: 4 µs vs 11 µs at
 # N = 150, 20 µs vs 14 µs at N = 1000, k = 3).
@@ -88,3 +88,18 @@ def rank_topk_rows(scores: np.ndarray, k: int) -> np.ndarray:
         if j + 1 < k:
             work[rows, best] = -np.inf  # scores are finite, so a masked id is never picked again
     return out
+
+
+def best_of_distinct(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best (score desc, id asc) among distinct ``ids``; k ≤ len."""
+    if ids.shape[0] <= 512:
+        return np.lexsort((ids, -scores))[:k]
+    neg = -scores
+    kth = neg[np.argpartition(neg, k - 1)[k - 1]]
+    above = np.flatnonzero(neg < kth)
+    tied = np.flatnonzero(neg == kth)
+    need = k - above.shape[0]
+    if tied.shape[0] > need:  # keep the smallest ids of the tie group
+        tied = tied[np.argpartition(ids[tied], need - 1)[:need]]
+    sel = np.concatenate((above, tied))
+    return sel[np.lexsort((ids[sel], neg[sel]))]

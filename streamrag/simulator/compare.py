@@ -50,9 +50,18 @@ from streamrag.base.errors import DataFileError, InputError, TableError
 from streamrag.simulator.results import spearman, stats
 
 __all__ = [
-    "COMPARISON_FIGURE", "COMPARISON_JSON", "PUBLISHED_COLUMNS", "PUBLISHED_OPTIONAL_COLUMNS", "Comparison",
-    "compare_run", "comparison_lines", "plot_comparison", "read_published", "read_run", "write_comparison",
-]  # fmt: skip
+    "COMPARISON_FIGURE",
+    "COMPARISON_JSON",
+    "PUBLISHED_COLUMNS",
+    "PUBLISHED_OPTIONAL_COLUMNS",
+    "Comparison",
+    "compare_run",
+    "comparison_lines",
+    "plot_comparison",
+    "read_published",
+    "read_run",
+    "write_comparison",
+]
 
 PUBLISHED_COLUMNS: tuple[str, ...] = ("interaction_id", "measured_saved_ms", "H_predicted_ms")
 """Required columns of a published per-question latency file."""
@@ -203,8 +212,14 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
     }
     column["abs_delta_saved_ms"] = np.abs(column["saved_ms"] - column["measured_saved_ms"])
     data = {
-        "run": {"dir": str(run), "input_mode": mode, "scenario": scenario, "reflector_model": reflector, "n_replayed": len(replayed),
-                "n_not_replayed": len(skipped)},
+        "run": {
+            "dir": str(run),
+            "input_mode": mode,
+            "scenario": scenario,
+            "reflector_model": reflector,
+            "n_replayed": len(replayed),
+            "n_not_replayed": len(skipped),
+        },
         "published": {"path": str(published_path), "n_questions": len(published), "optional_columns": list(optional)},
         "n_matched": len(matched),
         "ids": {
@@ -218,11 +233,10 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
         "spearman_H_predicted_measured_saved": spearman(column["H_predicted_ms"], column["measured_saved_ms"]),
         "spearman_H_saved": spearman(column["H_ms"], column["saved_ms"]),
         "agreement": {
-            name: _agreement(name, matched, replayed, published) if name in optional else None
-            for name in ("n_words", "t_star")
+            name: _agreement(name, matched, replayed, published) if name in optional else None for name in ("n_words", "t_star")
         },
         "notes": [ORACLE_NOTE] if reflector is not None and reflector.startswith("oracle") else [],
-    }  # fmt: skip
+    }
     return Comparison(data, matched, column["measured_saved_ms"], column["saved_ms"])
 
 

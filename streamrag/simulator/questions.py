@@ -309,6 +309,7 @@ def load_selected(
     if data is None:
         raise ValueError("load_selected: give data or table")
     # The analyzer reads only the requested ids; population and limit apply after it.
-    analyzed = questions_from_data(data, scenario.data, selection.model_copy(update={"population": "all", "limit": None}),
-                                   cache=cache, jobs=jobs, env=env)  # fmt: skip
+    analyzed = questions_from_data(
+        data, scenario.data, selection.model_copy(update={"population": "all", "limit": None}), cache=cache, jobs=jobs, env=env
+    )
     return select(analyzed, population=selection.population, limit=selection.limit)

@@ -50,92 +50,106 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from streamrag.analysis import metrics
+from streamrag.simulator.trace_fold import Event, fold_trace
 
-RESULT_COLUMNS: tuple[str, ...] = (
-    "interaction_id",
-    "n_words",
-    "t_star",
-    "H_ms",
-    "H_G_ms",
-    "baseline_ms",
-    "streaming_ms",
-    "saved_ms",
-    "calls_fired",
-    "calls_used",
-    "misfire",
-    "wasted_calls",
-    "cancelled_calls",
-    "skipped_fires",
-    "used_prefix_t",
-    "H_prime_ms",
-    "llm_busy_ms",
-    "tool_busy_ms",
-    "negative",
-    "question_type",
-    "skip_reason",
-)
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """How ``summary.json`` aggregates a column (``Annotated`` metadata on a field of
+    :class:`ResultRow`): ``numeric`` to ``mean, median, p10, p90, min, max``, ``bool`` to
+    ``n`` and ``rate``. ``after``: the column it follows in the summary, when not its
+    place in the row."""
+
+    kind: Literal["numeric", "bool"]
+    after: str | None = None
+
+
+NUMERIC = Aggregate("numeric")
+BOOL = Aggregate("bool")
 
 
 class ResultRow(BaseModel):
-    """One row of ``results.csv`` (the values of a skipped question are ``None``)."""
+    """One row of ``results.csv`` (the values of a skipped question are ``None``).
+
+    The one declaration of the row: :data:`RESULT_COLUMNS`, :data:`NUMERIC_COLUMNS` and
+    :data:`BOOL_COLUMNS` are read off its fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     interaction_id: str
-    n_words: int | None = None
-    t_star: int | None = None
-    H_ms: float | None = None
-    H_G_ms: float | None = None
-    baseline_ms: float | None = None
-    streaming_ms: float | None = None
-    saved_ms: float | None = None
-    calls_fired: int | None = None
-    calls_used: int | None = None
-    misfire: bool | None = None
-    wasted_calls: int | None = None
-    cancelled_calls: int | None = None
-    skipped_fires: int | None = None
-    used_prefix_t: int | None = None
-    H_prime_ms: float | None = None
-    llm_busy_ms: float | None = None
-    tool_busy_ms: float | None = None
-    negative: bool | None = None
+    n_words: Annotated[int | None, NUMERIC] = None
+    t_star: Annotated[int | None, NUMERIC] = None
+    H_ms: Annotated[float | None, NUMERIC] = None
+    H_G_ms: Annotated[float | None, NUMERIC] = None
+    baseline_ms: Annotated[float | None, NUMERIC] = None
+    streaming_ms: Annotated[float | None, NUMERIC] = None
+    saved_ms: Annotated[float | None, NUMERIC] = None
+    calls_fired: Annotated[int | None, NUMERIC] = None
+    calls_used: Annotated[int | None, NUMERIC] = None
+    misfire: Annotated[bool | None, BOOL] = None
+    wasted_calls: Annotated[int | None, NUMERIC] = None
+    cancelled_calls: Annotated[int | None, NUMERIC] = None
+    skipped_fires: Annotated[int | None, NUMERIC] = None
+    used_prefix_t: Annotated[int | None, NUMERIC] = None
+    H_prime_ms: Annotated[float | None, Aggregate("numeric", after="H_G_ms")] = None
+    """Summarized beside the other bounds."""
+    llm_busy_ms: Annotated[float | None, NUMERIC] = None
+    tool_busy_ms: Annotated[float | None, NUMERIC] = None
+    negative: Annotated[bool | None, BOOL] = None
     question_type: str = ""
     skip_reason: str = ""
     calls_on_revised: int | None = None
-    """ASR hypotheses only (a column then): calls fired on a hypothesis a later one revised."""
+    """ASR hypotheses only (a column then, before ``question_type``; see
+    :func:`result_columns`): calls fired on a hypothesis a later one revised."""
 
     @property
     def replayed(self) -> bool:
         return not self.skip_reason
 
 
-NUMERIC_COLUMNS: tuple[str, ...] = (
-    "n_words", "t_star", "H_ms", "H_G_ms", "H_prime_ms", "baseline_ms", "streaming_ms", "saved_ms", "calls_fired",
-    "calls_used", "wasted_calls", "cancelled_calls", "skipped_fires", "used_prefix_t", "llm_busy_ms", "tool_busy_ms",
-)  # fmt: skip
+_OPTIONAL_COLUMNS = ("calls_on_revised",)
+"""Fields that are a column only when some row has them (:func:`result_columns`)."""
+
+
+def _aggregated(kind: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for name, info in ResultRow.model_fields.items():
+        agg = next((m for m in info.metadata if isinstance(m, Aggregate)), None)
+        if agg is not None and agg.kind == kind:
+            out.insert(out.index(agg.after) + 1 if agg.after else len(out), name)
+    return tuple(out)
+
+
+RESULT_COLUMNS: tuple[str, ...] = tuple(name for name in ResultRow.model_fields if name not in _OPTIONAL_COLUMNS)
+"""The columns of ``results.csv``, in order (a run over ASR hypotheses adds ``calls_on_revised``)."""
+
+NUMERIC_COLUMNS: tuple[str, ...] = _aggregated("numeric")
 """Columns aggregated to ``mean, median, p10, p90, min, max`` in ``summary.json``."""
 
-BOOL_COLUMNS: tuple[str, ...] = ("misfire", "negative")
+BOOL_COLUMNS: tuple[str, ...] = _aggregated("bool")
 """Columns aggregated to ``n`` and ``rate``."""
 
 
 def skipped_result(entry: Any) -> ResultRow:
     """The row of a question that was not replayed (a :class:`SkippedQuestion`)."""
     return ResultRow(
-        interaction_id=entry.interaction_id, n_words=entry.n_words, t_star=entry.t_star,
-        question_type=entry.question_type, skip_reason=entry.reason,
-    )  # fmt: skip
+        interaction_id=entry.interaction_id,
+        n_words=entry.n_words,
+        t_star=entry.t_star,
+        question_type=entry.question_type,
+        skip_reason=entry.reason,
+    )
 
 
 def derive_result(
-    events: Sequence[dict[str, Any]],
+    events: Sequence[Event],
     *,
     n_words: int,
     t_star: int,
@@ -145,72 +159,22 @@ def derive_result(
     question_type: str = "",
     revised: Sequence[bool] | None = None,
 ) -> ResultRow:
-    """A question's result row from its trace events (dicts, as in ``trace.jsonl``).
+    """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
+    of one handler per event kind (:func:`~streamrag.simulator.trace_fold.fold_trace`).
 
     Models read back with :func:`~streamrag.engine.trace.read_trace` work too after
     ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
     calls whose hypothesis a later one revised.
     """
-    qid = events[0]["qid"]
-    input_end = answer_s = answer_b = respond_at = None
-    fired = cancelled = skipped = speculative = 0
-    fallback = False
-    used_t = 0
-    gen_start: dict[int, int] = {}
-    tool_start: dict[int, int] = {}
-    gen_us = tool_us = f_us = 0
-    fired_on: dict[int, int] = {}  # streaming call → the prefix (hypothesis) it carries
-    for e in events:
-        kind = e["kind"]
-        t_us = e["t_us"]
-        if kind == "word":
-            continue
-        if kind == "input_end":
-            input_end = t_us
-        elif e.get("arm") == "baseline":
-            if kind == "answer_ready":
-                answer_b = t_us
-        elif kind == "fire":
-            fired += 1
-            speculative += e["by"] == "trigger"
-            fired_on[e["call"]] = e["prefix_t"]
-        elif kind == "reaim":
-            fired_on[e["call"]] = e["prefix_t"]
-        elif kind == "thread_start":
-            gen_start[e["call"]] = t_us
-        elif kind == "gen_done":
-            gen_us += t_us - gen_start.pop(e["call"])
-            tool_start[e["call"]] = t_us
-        elif kind == "tool_done":
-            tool_us += t_us - tool_start.pop(e["call"])
-        elif kind == "cancel":
-            if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
-                fired -= 1
-                fired_on.pop(e["call"], None)
-                continue
-            cancelled += 1
-            call = e["call"]
-            if call in gen_start:
-                gen_us += t_us - gen_start.pop(call)
-            elif call in tool_start:
-                tool_us += t_us - tool_start.pop(call)
-        elif kind == "skip":
-            skipped += 1
-        elif kind == "decision":
-            fallback = e["outcome"] == "fallback"
-        elif kind == "respond":
-            used_t = e["prefix_t"]
-            respond_at = t_us
-        elif kind == "answer_ready":
-            answer_s = t_us
-            f_us = t_us - respond_at
+    t = fold_trace(events)
+    input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
-        raise ValueError(f"trace of {qid!r} is incomplete (no input_end or answer_ready)")
+        raise ValueError(f"trace of {events[0]['qid']!r} is incomplete (no input_end or answer_ready)")
     baseline_us = answer_b - input_end
     streaming_us = answer_s - input_end
     used = 1
     return ResultRow(
-        interaction_id=qid,
+        interaction_id=events[0]["qid"],
         n_words=n_words,
         t_star=t_star,
         H_ms=metrics.H(n_words, t_star, L_ms, delta_wps),
@@ -218,19 +182,19 @@ def derive_result(
         baseline_ms=baseline_us / 1000,
         streaming_ms=streaming_us / 1000,
         saved_ms=(baseline_us - streaming_us) / 1000,
-        calls_fired=fired,
+        calls_fired=t.fired,
         calls_used=used,
-        misfire=fallback and speculative > 0,
-        wasted_calls=fired - used,
-        cancelled_calls=cancelled,
-        skipped_fires=skipped,
-        used_prefix_t=used_t,
+        misfire=t.fallback and t.speculative > 0,
+        wasted_calls=t.fired - used,
+        cancelled_calls=t.cancelled,
+        skipped_fires=t.skipped,
+        used_prefix_t=t.used_prefix_t,
         H_prime_ms=metrics.H_prime(n_words, t_star, L_ms, delta_wps, G_ms),
-        llm_busy_ms=(gen_us + f_us) / 1000,
-        tool_busy_ms=tool_us / 1000,
+        llm_busy_ms=(t.gen_us + t.response_us) / 1000,
+        tool_busy_ms=t.tool_us / 1000,
         negative=baseline_us < streaming_us,
         question_type=question_type,
-        calls_on_revised=None if revised is None else sum(bool(revised[t - 1]) for t in fired_on.values()),
+        calls_on_revised=None if revised is None else sum(bool(revised[p - 1]) for p in t.fired_on.values()),
     )
 
 

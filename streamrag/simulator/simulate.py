@@ -28,8 +28,9 @@ from streamrag.engine.loop import run_virtual
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import Recorder, dump_events
 from streamrag.pipeline import reflectors
+from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.streaming import QuestionPlan, simulate_question
+from streamrag.pipeline.streaming import simulate_question
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
 from streamrag.simulator.scenario import ResolvedScenario

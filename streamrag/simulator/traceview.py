@@ -278,13 +278,24 @@ def write_figure(events: list[dict[str, Any]], path: str | os.PathLike[str], *, 
     ax = fig.add_subplot()
     for s in spans:
         ax.broken_barh(
-            [(s.start_us / 1000, (s.end_us - s.start_us) / 1000)], (y[s.lane] - 0.35, 0.7),
-            facecolors=colors[s.name], alpha=0.45 if s.cancelled else 0.9,
-            hatch="//" if s.cancelled else None, edgecolor="black", linewidth=0.4,
-        )  # fmt: skip
+            [(s.start_us / 1000, (s.end_us - s.start_us) / 1000)],
+            (y[s.lane] - 0.35, 0.7),
+            facecolors=colors[s.name],
+            alpha=0.45 if s.cancelled else 0.9,
+            hatch="//" if s.cancelled else None,
+            edgecolor="black",
+            linewidth=0.4,
+        )
         ax.text((s.start_us + s.end_us) / 2000, y[s.lane], s.name, ha="center", va="center", fontsize=7)
-    markers = {"word": ("|", "grey"), "fire": (">", "black"), "cancel": ("x", "red"), "decision": ("*", "orange"),
-               "skip": ("_", "red"), "check": (".", "black"), "answer_ready": ("D", "green")}  # fmt: skip
+    markers = {
+        "word": ("|", "grey"),
+        "fire": (">", "black"),
+        "cancel": ("x", "red"),
+        "decision": ("*", "orange"),
+        "skip": ("_", "red"),
+        "check": (".", "black"),
+        "answer_ready": ("D", "green"),
+    }
     for i in instants:
         if i.name in markers:
             m, c = markers[i.name]
@@ -301,12 +312,16 @@ def write_figure(events: list[dict[str, Any]], path: str | os.PathLike[str], *, 
     ax.grid(axis="x", alpha=0.3)
     shown_spans = {s.name for s in spans}
     shown_marks = {i.name for i in instants if i.name in markers}
-    handles: list[Any] = [Patch(facecolor=colors[n], edgecolor="black", linewidth=0.4, label=_SPAN_NAMES[n])
-                          for n in colors if n in shown_spans]  # fmt: skip
+    handles: list[Any] = [
+        Patch(facecolor=colors[n], edgecolor="black", linewidth=0.4, label=_SPAN_NAMES[n]) for n in colors if n in shown_spans
+    ]
     if any(s.cancelled for s in spans):
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="//", linewidth=0.4, label="cancelled"))
-    handles += [Line2D([], [], marker=markers[n][0], color=markers[n][1], linestyle="none", label=n.replace("_", " "))
-                for n in markers if n in shown_marks]  # fmt: skip
+    handles += [
+        Line2D([], [], marker=markers[n][0], color=markers[n][1], linestyle="none", label=n.replace("_", " "))
+        for n in markers
+        if n in shown_marks
+    ]
     handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="E (end of input)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), fontsize=7, frameon=False)
     return save_figure(fig, path, dpi=dpi)
@@ -330,15 +345,31 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
         {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"sort_index": tid[lane]}} for lane in lanes
     ]
     for s in spans:
-        out.append({
-            "name": {"G": "query generation", "L": "tool call", "F": "response", "W": "queued"}[s.name],
-            "cat": "queue" if s.name == "W" else "llm" if s.name in ("G", "F") else "tool",
-            "ph": "X", "ts": s.start_us, "dur": s.end_us - s.start_us, "pid": 1, "tid": tid[s.lane],
-            "args": {"cancelled": s.cancelled},
-        })  # fmt: skip
+        out.append(
+            {
+                "name": {"G": "query generation", "L": "tool call", "F": "response", "W": "queued"}[s.name],
+                "cat": "queue" if s.name == "W" else "llm" if s.name in ("G", "F") else "tool",
+                "ph": "X",
+                "ts": s.start_us,
+                "dur": s.end_us - s.start_us,
+                "pid": 1,
+                "tid": tid[s.lane],
+                "args": {"cancelled": s.cancelled},
+            }
+        )
     for i in instants:
-        out.append({"name": i.name, "cat": "event", "ph": "i", "s": "t", "ts": i.t_us, "pid": 1, "tid": tid[i.lane],
-                    "args": {"detail": i.detail}})  # fmt: skip
+        out.append(
+            {
+                "name": i.name,
+                "cat": "event",
+                "ph": "i",
+                "s": "t",
+                "ts": i.t_us,
+                "pid": 1,
+                "tid": tid[i.lane],
+                "args": {"detail": i.detail},
+            }
+        )
     return {"traceEvents": out, "displayTimeUnit": "ms"}
 
 

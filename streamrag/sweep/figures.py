@@ -29,9 +29,14 @@ if TYPE_CHECKING:
     from streamrag.sweep.grid import Grid
 
 __all__ = [
-    "plot_analysis_arms", "plot_pareto", "plot_saved_vs_H_scatter", "plot_saved_vs_bounds",
-    "plot_streamable_heatmaps", "reference_rows", "write_figures",
-]  # fmt: skip
+    "plot_analysis_arms",
+    "plot_pareto",
+    "plot_saved_vs_H_scatter",
+    "plot_saved_vs_bounds",
+    "plot_streamable_heatmaps",
+    "reference_rows",
+    "write_figures",
+]
 
 PREFERRED = {"delta_wps": 3.0, "theta": 0.8}
 """Values figures fix an axis at when they cannot show it (the paper's point)."""
@@ -44,8 +49,11 @@ def _closest(values: Sequence[float], target: float) -> float:
 def reference_rows(table: pd.DataFrame, keep: Sequence[str]) -> pd.DataFrame:
     """Rows with every varying column except ``keep`` fixed at one value: δ at the value
     closest to 3 w/s, θ closest to 0.8, anything else at its first value."""
-    fixed = [c for c in ("delta_wps", "theta", "trigger", "reflector", "max_threads", "profile", "population")
-             if c in table.columns and c not in keep and table[c].nunique() > 1]  # fmt: skip
+    fixed = [
+        c
+        for c in ("delta_wps", "theta", "trigger", "reflector", "max_threads", "profile", "population")
+        if c in table.columns and c not in keep and table[c].nunique() > 1
+    ]
     rows = table
     for column in fixed:
         values = list(dict.fromkeys(rows[column]))
@@ -75,8 +83,15 @@ def plot_streamable_heatmaps(table: pd.DataFrame, path: str | os.PathLike[str]) 
         for i in range(len(Ls)):
             for j in range(len(deltas)):
                 if not np.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=8,
-                            color="white" if grid[i, j] < 55 else "black")  # fmt: skip
+                    ax.text(
+                        j,
+                        i,
+                        f"{grid[i, j]:.1f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white" if grid[i, j] < 55 else "black",
+                    )
         ax.set_xticks(range(len(deltas)), [f"{d:g}" for d in deltas])
         ax.set_yticks(range(len(Ls)), [f"{L:g}" for L in Ls])
         ax.set_xlabel("cadence δ (words/s)")
@@ -134,15 +149,31 @@ def plot_pareto(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         oracle = panel["trigger_kind"] == "oracle" if "trigger_kind" in panel.columns else pd.Series(False, index=panel.index)
         on_front = pareto_front(panel[~oracle]).reindex(panel.index, fill_value=False)
         front = panel[on_front].sort_values("wasted_calls.mean")
-        ax.plot(front["wasted_calls.mean"], front["saved_ms.mean"], color="0.5", linewidth=1, zorder=1,
-                drawstyle="steps-post", label="Pareto front")  # fmt: skip
+        ax.plot(
+            front["wasted_calls.mean"],
+            front["saved_ms.mean"],
+            color="0.5",
+            linewidth=1,
+            zorder=1,
+            drawstyle="steps-post",
+            label="Pareto front",
+        )
         for idx, r in panel.iterrows():
             trig = str(r.get("trigger", ""))
             colour, marker, size = style.get(trig, ("C0", "o", 40))
             if oracle[idx]:
                 marker, size, trig = "*", 160, f"{trig} (bound)"
-            ax.scatter(r["wasted_calls.mean"], r["saved_ms.mean"], s=size, color=colour, marker=marker,
-                       edgecolor="black" if on_front[idx] else "none", linewidth=1.2, zorder=2, label=trig)  # fmt: skip
+            ax.scatter(
+                r["wasted_calls.mean"],
+                r["saved_ms.mean"],
+                s=size,
+                color=colour,
+                marker=marker,
+                edgecolor="black" if on_front[idx] else "none",
+                linewidth=1.2,
+                zorder=2,
+                label=trig,
+            )
         ax.axhline(0, color="0.3", linewidth=0.6)
         ax.set_xlabel("wasted calls per question")
         ax.set_title("" if L is None else f"L = {L:g} ms", fontsize=10)
@@ -204,8 +235,9 @@ def plot_saved_vs_H_scatter(
         rho = point.get("spearman_H_saved.rho")
         rho_text = "ρ undefined" if rho is None or pd.isna(rho) else f"ρ = {rho:+.2f}"
         title = ", ".join(_fmt(c, point[c]) for c in ("trigger", "L_ms", "delta_wps") if c in point.index)
-        ax.set_title(f"{title}\nmean saved {point['saved_ms.mean']:.0f} ms vs H {point['H_ms.mean']:.0f} ms, {rho_text}",
-                     fontsize=9)  # fmt: skip
+        ax.set_title(
+            f"{title}\nmean saved {point['saved_ms.mean']:.0f} ms vs H {point['H_ms.mean']:.0f} ms, {rho_text}", fontsize=9
+        )
         ax.set_xlabel("H (ms); both axes jittered")
         ax.grid(color="0.92")
     axes[0].set_ylabel("saved (ms)")

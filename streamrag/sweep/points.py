@@ -29,8 +29,11 @@ def point_key(kind: str, fingerprint: dict[str, Any], identity: dict[str, Any]) 
     """The stable key of a point: 16 hex digits of a SHA-256 (see the module docstring)."""
     blob = json.dumps(
         {"format": FORMAT, "kind": kind, "input": fingerprint, "settings": identity},
-        sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True,
-    )  # fmt: skip
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=False,
+        ensure_ascii=True,
+    )
     return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16]
 
 
@@ -105,9 +108,11 @@ def plan(grid: Grid, inputs: PreparedInputs) -> SweepPlan:
             raise _fail(grid, index, values, exc) from None
         if resolved.incompatible and grid.on_incompatible == "error":
             raise _fail(
-                grid, index, values,
-                ConfigError(f"{resolved.incompatible}; give a data file as input, or set on_incompatible = \"skip\""),
-            )  # fmt: skip
+                grid,
+                index,
+                values,
+                ConfigError(f'{resolved.incompatible}; give a data file as input, or set on_incompatible = "skip"'),
+            )
         for axis in grid.axes:  # a value axis that is also a descriptor shows the resolved value (600 → 600.0)
             if axis.path is not None and axis.name in resolved.descriptors:
                 values[axis.name] = resolved.descriptors[axis.name]

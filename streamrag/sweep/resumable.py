@@ -107,10 +107,16 @@ def _write_point(out: Path, point: Point, output: PointOutput) -> None:
 
 
 def _point_json(point: Point) -> bytes:
-    return _json({
-        "index": point.index, "key": point.key, "values": point.values,
-        "overrides": [list(o) for o in point.overrides], "settings": point.identity, "descriptors": point.descriptors,
-    })  # fmt: skip
+    return _json(
+        {
+            "index": point.index,
+            "key": point.key,
+            "values": point.values,
+            "overrides": [list(o) for o in point.overrides],
+            "settings": point.identity,
+            "descriptors": point.descriptors,
+        }
+    )
 
 
 def _check_same_grid(out: Path, swept: SweepPlan) -> None:
@@ -135,10 +141,15 @@ def _check_same_grid(out: Path, swept: SweepPlan) -> None:
 
 def _plan_json(p: SweepPlan) -> bytes:
     g = p.grid
-    return _json({
-        "grid": g.name, "kind": g.kind, "input": g.input.source, "axes": [a.name for a in g.axes],
-        "points": [{"index": x.index, "key": x.key, "values": x.values, "skipped": x.skipped} for x in p.points],
-    })  # fmt: skip
+    return _json(
+        {
+            "grid": g.name,
+            "kind": g.kind,
+            "input": g.input.source,
+            "axes": [a.name for a in g.axes],
+            "points": [{"index": x.index, "key": x.key, "values": x.values, "skipped": x.skipped} for x in p.points],
+        }
+    )
 
 
 def _read_metrics(out: Path, key: str) -> dict[str, Any]:
@@ -177,18 +188,40 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
         if table is not None and "reflector_model" in table.columns
         else []
     )
-    return _json({
-        "streamrag_version": __version__, "format": FORMAT, "reflector_models": models,
-        "grid": {"origin": g.origin, "name": g.name, "description": g.description, "kind": g.kind,
-                 "on_incompatible": g.on_incompatible, "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest()},
-        "input": {"source": spec.source, "kind": spec.kind, "path": spec.path, "split": spec.split, "limit": spec.limit,
-                  "fingerprint": p.inputs.fingerprint()},
-        "executor": executor,
-        "n_points": len(p.points), "n_computed": len(computed), "n_reused": len(reused), "n_skipped": len(p.skipped),
-        "points": points,
-        "outputs": [str(f.relative_to(result.out)) for f in result.files],
-        "command": command, "python": platform.python_version(), "wall_s": result.wall_s, "created": wall_clock_iso(),
-    })  # fmt: skip
+    return _json(
+        {
+            "streamrag_version": __version__,
+            "format": FORMAT,
+            "reflector_models": models,
+            "grid": {
+                "origin": g.origin,
+                "name": g.name,
+                "description": g.description,
+                "kind": g.kind,
+                "on_incompatible": g.on_incompatible,
+                "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest(),
+            },
+            "input": {
+                "source": spec.source,
+                "kind": spec.kind,
+                "path": spec.path,
+                "split": spec.split,
+                "limit": spec.limit,
+                "fingerprint": p.inputs.fingerprint(),
+            },
+            "executor": executor,
+            "n_points": len(p.points),
+            "n_computed": len(computed),
+            "n_reused": len(reused),
+            "n_skipped": len(p.skipped),
+            "points": points,
+            "outputs": [str(f.relative_to(result.out)) for f in result.files],
+            "command": command,
+            "python": platform.python_version(),
+            "wall_s": result.wall_s,
+            "created": wall_clock_iso(),
+        }
+    )
 
 
 def run_sweep(

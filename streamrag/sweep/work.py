@@ -143,7 +143,8 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
     from pathlib import Path
 
     from streamrag.analysis.stats import pick
-    from streamrag.simulator.load import load_summary, run_load, summary_bytes, write_load_trace, write_sessions_csv
+    from streamrag.simulator.load import run_load
+    from streamrag.simulator.load_output import load_summary, summary_bytes, write_load_trace, write_sessions_csv
     from streamrag.simulator.simulate import parameters, reflector_model_of
 
     rs = job.settings

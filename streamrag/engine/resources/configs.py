@@ -1,0 +1,72 @@
+"""The configs that build a resource, chosen by ``kind`` (a discriminated union)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from streamrag.engine.clock import Clock
+from streamrag.engine.resources.base import Resource, Unlimited
+from streamrag.engine.resources.batching import Batching
+from streamrag.engine.resources.queued import CancelRule, Discipline
+from streamrag.engine.resources.servers import Servers
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class UnlimitedResourceConfig(_Config):
+    """No capacity limit: every job starts at once."""
+
+    kind: Literal["unlimited"] = "unlimited"
+
+    def build(self, clock: Clock, name: str) -> Resource:
+        return Unlimited(clock, name)
+
+
+class ServersResourceConfig(_Config):
+    """``servers`` identical servers and a queue."""
+
+    kind: Literal["servers"] = "servers"
+    servers: int = Field(ge=1)
+    discipline: Discipline = "fifo"
+    queue_limit: int | None = Field(default=None, ge=0)
+    cancel: CancelRule = "frees"
+
+    def build(self, clock: Clock, name: str) -> Resource:
+        return Servers(
+            clock, name=name, servers=self.servers, discipline=self.discipline, queue_limit=self.queue_limit, cancel=self.cancel
+        )
+
+
+class BatchingResourceConfig(_Config):
+    """An LLM with continuous batching: s(b) = 1 + slowdown·(b − 1)."""
+
+    kind: Literal["batching"] = "batching"
+    max_batch: int = Field(ge=1)
+    slowdown: float = Field(default=0.048, ge=0, allow_inf_nan=False)
+    """Per-token time at batch b is s(b) = 1 + slowdown·(b − 1); 0.048 gives s(64) = 4, the
+    latency factor Databricks measured at batch 64 on an A100 (calibration source ``batching``)."""
+    discipline: Discipline = "fifo"
+    queue_limit: int | None = Field(default=None, ge=0)
+    cancel: CancelRule = "frees"
+
+    def build(self, clock: Clock, name: str) -> Resource:
+        return Batching(
+            clock,
+            name=name,
+            max_batch=self.max_batch,
+            slowdown=self.slowdown,
+            discipline=self.discipline,
+            queue_limit=self.queue_limit,
+            cancel=self.cancel,
+        )
+
+
+ResourceConfig = Annotated[
+    UnlimitedResourceConfig | ServersResourceConfig | BatchingResourceConfig,
+    Field(discriminator="kind"),
+]
+"""One resource, chosen by ``kind``."""

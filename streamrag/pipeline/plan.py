@@ -1,0 +1,32 @@
+"""What is drawn in advance for one question: word arrivals, end of turn, stage latencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from streamrag.pipeline.question import SimQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPlan:
+    """Everything drawn in advance for one question (µs offsets from its arrival)."""
+
+    question: SimQuestion
+    word_us: tuple[int, ...]
+    """Arrival of words 1..n."""
+    end_of_turn_us: int
+    """Delay from the last word to end of turn (when reflector and baseline start)."""
+    g_us: tuple[int, ...]
+    """Query-generation latency of a call on prefix t at index t-1."""
+    l_us: tuple[int, ...]
+    """Tool latency of a call on prefix t at index t-1."""
+    f_us: int
+    """Response-generation latency (both arms)."""
+
+    @property
+    def input_end_us(self) -> int:
+        return self.word_us[-1]
+
+    @property
+    def turn_end_us(self) -> int:
+        return self.word_us[-1] + self.end_of_turn_us

@@ -1,0 +1,141 @@
+"""A question's trace folded into what its result row needs: one small handler per event
+kind updating a :class:`Tally` (used by :func:`~streamrag.simulator.results.derive_result`).
+
+The handlers are keyed by the kinds of the trace models (:mod:`streamrag.engine.trace`),
+so a renamed kind fails at import, not as a silently ignored event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from streamrag.engine import trace
+
+Event = dict[str, Any]
+"""A trace event as ``trace.jsonl`` holds it (a :mod:`streamrag.engine.trace` model, dumped)."""
+
+
+@dataclass(slots=True)
+class Tally:
+    """What the fold over one question's events has gathered so far (µs, counts)."""
+
+    input_end_us: int | None = None
+    streaming_answer_us: int | None = None
+    baseline_answer_us: int | None = None
+    respond_us: int = 0
+    fired: int = 0
+    """Calls started (a call cancelled before it started is taken back)."""
+    speculative: int = 0
+    cancelled: int = 0
+    skipped: int = 0
+    fallback: bool = False
+    used_prefix_t: int = 0
+    gen_started_us: dict[int, int] = field(default_factory=dict)
+    """Call → start of its query generation, while it runs."""
+    tool_started_us: dict[int, int] = field(default_factory=dict)
+    """Call → start of its tool call, while it runs."""
+    gen_us: int = 0
+    tool_us: int = 0
+    response_us: int = 0
+    fired_on: dict[int, int] = field(default_factory=dict)
+    """Streaming call → the prefix (hypothesis) it carries."""
+
+
+def _on_input_end(t: Tally, e: Event) -> None:
+    t.input_end_us = e["t_us"]
+
+
+def _on_fire(t: Tally, e: Event) -> None:
+    t.fired += 1
+    t.speculative += e["by"] == "trigger"
+    t.fired_on[e["call"]] = e["prefix_t"]
+
+
+def _on_reaim(t: Tally, e: Event) -> None:
+    t.fired_on[e["call"]] = e["prefix_t"]
+
+
+def _on_thread_start(t: Tally, e: Event) -> None:
+    t.gen_started_us[e["call"]] = e["t_us"]
+
+
+def _on_gen_done(t: Tally, e: Event) -> None:
+    t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
+    t.tool_started_us[e["call"]] = e["t_us"]
+
+
+def _on_tool_done(t: Tally, e: Event) -> None:
+    t.tool_us += e["t_us"] - t.tool_started_us.pop(e["call"])
+
+
+def _on_cancel(t: Tally, e: Event) -> None:
+    call = e["call"]
+    if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
+        t.fired -= 1
+        t.fired_on.pop(call, None)
+        return
+    t.cancelled += 1  # in flight: its stage's time counts up to the cancel
+    if call in t.gen_started_us:
+        t.gen_us += e["t_us"] - t.gen_started_us.pop(call)
+    elif call in t.tool_started_us:
+        t.tool_us += e["t_us"] - t.tool_started_us.pop(call)
+
+
+def _on_skip(t: Tally, e: Event) -> None:
+    t.skipped += 1
+
+
+def _on_decision(t: Tally, e: Event) -> None:
+    t.fallback = e["outcome"] == "fallback"
+
+
+def _on_respond(t: Tally, e: Event) -> None:
+    t.used_prefix_t = e["prefix_t"]
+    t.respond_us = e["t_us"]
+
+
+def _on_answer_ready(t: Tally, e: Event) -> None:
+    t.streaming_answer_us = e["t_us"]
+    t.response_us = e["t_us"] - t.respond_us
+
+
+def _on_baseline_answer_ready(t: Tally, e: Event) -> None:
+    t.baseline_answer_us = e["t_us"]
+
+
+def _kind(model: type[BaseModel]) -> str:
+    return str(model.model_fields["kind"].default)
+
+
+Handler = Callable[[Tally, Event], None]
+_STREAMING: dict[str, Handler] = {
+    _kind(trace.InputEndEvent): _on_input_end,
+    _kind(trace.FireEvent): _on_fire,
+    _kind(trace.ReaimEvent): _on_reaim,
+    _kind(trace.ThreadStartEvent): _on_thread_start,
+    _kind(trace.GenDoneEvent): _on_gen_done,
+    _kind(trace.ToolDoneEvent): _on_tool_done,
+    _kind(trace.CancelEvent): _on_cancel,
+    _kind(trace.SkipEvent): _on_skip,
+    _kind(trace.DecisionEvent): _on_decision,
+    _kind(trace.RespondEvent): _on_respond,
+    _kind(trace.AnswerReadyEvent): _on_answer_ready,
+}
+"""The handler of each event kind of the streaming arm (and the arm-less ``input_end``,
+``skip``); every other kind (words, checks, resource events) changes no result."""
+_BASELINE: dict[str, Handler] = {_kind(trace.AnswerReadyEvent): _on_baseline_answer_ready}
+"""Of the baseline arm only its answer counts."""
+
+
+def fold_trace(events: Sequence[Event]) -> Tally:
+    """The :class:`Tally` of one question's events, in trace order."""
+    t = Tally()
+    for e in events:
+        handler = (_BASELINE if e.get("arm") == "baseline" else _STREAMING).get(e["kind"])
+        if handler is not None:
+            handler(t, e)
+    return t
