@@ -94,9 +94,14 @@ async def replay_schedule(clock: Clock, plan: QuestionPlan, schedule: frozenset[
     rec = Recorder(q.interaction_id, clock, clock.now_us())
     await simulate_question(clock, plan, ScheduleTrigger(schedule), rs.scenario.reflector.build(q), rs.arm_rules, rec)
     return derive_result(
-        rec.events, n_words=q.n_words, t_star=q.t_star, L_ms=rs.L_ms, G_ms=rs.G_ms, delta_wps=rs.delta_wps,
+        rec.events,
+        n_words=q.n_words,
+        t_star=q.t_star,
+        L_ms=rs.L_ms,
+        G_ms=rs.G_ms,
+        delta_wps=rs.delta_wps,
         question_type=q.question_type,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,12 +99,24 @@ def break_even_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
                 ]
                 values = [v for v in found if v is not None]
                 mean, low, high = _interval(values)
-                rows.append({
-                    **labels, "crossing": name, "axis": axis, "x": x_column, "difference": column, "meaning": meaning,
-                    "n_replications": len(found), "n_not_crossed": len(found) - len(values),
-                    "mean": mean, "ci_low": low, "ci_high": high, "confidence": CONFIDENCE,
-                    "min": min(values) if values else None, "max": max(values) if values else None,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        **labels,
+                        "crossing": name,
+                        "axis": axis,
+                        "x": x_column,
+                        "difference": column,
+                        "meaning": meaning,
+                        "n_replications": len(found),
+                        "n_not_crossed": len(found) - len(values),
+                        "mean": mean,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "confidence": CONFIDENCE,
+                        "min": min(values) if values else None,
+                        "max": max(values) if values else None,
+                    }
+                )
     return rows
 
 

@@ -211,10 +211,15 @@ def compute_frontier(
         opts: list[Optimum] = optima([questions[i] for i in ids], rs, jobs=jobs, on_progress=on_optimum)
         opt = np.array([o.saved_ms for o in opts])
         optimum_rows += [
-            {**dict(group), "interaction_id": o.interaction_id, "optimum_saved_ms": o.saved_ms, "optimum_fire_t": o.fire_t,
-             "n_candidates": o.n_candidates}
+            {
+                **dict(group),
+                "interaction_id": o.interaction_id,
+                "optimum_saved_ms": o.saved_ms,
+                "optimum_fire_t": o.fire_t,
+                "n_candidates": o.n_candidates,
+            }
             for o in opts
-        ]  # fmt: skip
+        ]
         point_rows += _point_table(group, members, cols, opt, n_boot, seed)
         operating += _operating_points(group, members, cols, opt, n_boot, seed)
     optima_df = pd.DataFrame(optimum_rows)
@@ -248,8 +253,15 @@ def _point_table(
     for i, m in enumerate(members):
         same = np.array([o.policy == m.policy for o in members])
         own = _envelope(means["extra_calls"], means["saved_ms"], same)
-        row: dict[str, Any] = {**dict(group), "policy": m.policy, "knob": m.knob or None, "knob_value": m.knob_value,
-                               "label": m.label, "trigger": m.trigger, "n_questions": n}  # fmt: skip
+        row: dict[str, Any] = {
+            **dict(group),
+            "policy": m.policy,
+            "knob": m.knob or None,
+            "knob_value": m.knob_value,
+            "label": m.label,
+            "trigger": m.trigger,
+            "n_questions": n,
+        }
         for name in ("extra_calls", "saved_ms", "misfire", "negative"):
             stat = "mean" if name in ("extra_calls", "saved_ms") else "rate"
             low, high = _ci(boot[name][:, i])
@@ -306,9 +318,14 @@ def _operating_points(
 
 
 def _op_row(
-    group: tuple[tuple[str, Any], ...], policy: str, at: str, level: float, members: list[PointRow], idx: int,
+    group: tuple[tuple[str, Any], ...],
+    policy: str,
+    at: str,
+    level: float,
+    members: list[PointRow],
+    idx: int,
     full: dict[str, np.ndarray],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     row: dict[str, Any] = {**dict(group), "policy": policy, "at": at, "level": level}
     chosen = members[idx] if idx >= 0 else None
     row["label"] = chosen.label if chosen else None

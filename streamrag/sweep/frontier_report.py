@@ -56,8 +56,10 @@ def _groups(df: pd.DataFrame, skip: set[str]) -> list[tuple[dict[str, Any], pd.D
     cols = [c for c in df.columns if c not in skip]
     if not cols:
         return [({}, df)]
-    return [(dict(zip(cols, key if isinstance(key, tuple) else (key,), strict=True)), part)
-            for key, part in df.groupby(cols, sort=False, dropna=False)]  # fmt: skip
+    return [
+        (dict(zip(cols, key if isinstance(key, tuple) else (key,), strict=True)), part)
+        for key, part in df.groupby(cols, sort=False, dropna=False)
+    ]
 
 
 def leaderboard(frontier: Frontier, *, title: str = "") -> str:
@@ -91,8 +93,11 @@ def leaderboard(frontier: Frontier, *, title: str = "") -> str:
                 )
         budget_cols = " | ".join(f"saved ms @ ≤ {b:g}" for b in BUDGETS)
         saving_cols = " | ".join(f"mis-fire / neg. @ ≥ {s:g} ms" for s in SAVINGS)
-        lines += ["", f"| # | policy | {budget_cols} | % of optimum @ ≤ 1 | {saving_cols} |",
-                  "|" + "---|" * (3 + len(BUDGETS) + len(SAVINGS))]  # fmt: skip
+        lines += [
+            "",
+            f"| # | policy | {budget_cols} | % of optimum @ ≤ 1 | {saving_cols} |",
+            "|" + "---|" * (3 + len(BUDGETS) + len(SAVINGS)),
+        ]
         ranked = []
         for policy in dict.fromkeys(part["policy"]):
             mine = gops[gops["policy"] == policy]
@@ -119,8 +124,20 @@ def leaderboard(frontier: Frontier, *, title: str = "") -> str:
     return "\n".join(lines)
 
 
-_POINT_COLUMNS = {"policy", "knob", "knob_value", "label", "trigger", "n_questions", "optimum_saved_ms", "pct_of_optimal",
-                  "regret_ms", "bound", "on_frontier", "policy_frontier"}  # fmt: skip
+_POINT_COLUMNS = {
+    "policy",
+    "knob",
+    "knob_value",
+    "label",
+    "trigger",
+    "n_questions",
+    "optimum_saved_ms",
+    "pct_of_optimal",
+    "regret_ms",
+    "bound",
+    "on_frontier",
+    "policy_frontier",
+}
 _POINT_PREFIXES = ("extra_calls.", "saved_ms.", "misfire.", "negative.", "pct_of_optimal.", "regret_ms.")
 
 
@@ -130,8 +147,9 @@ def plot_frontier(points: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 
     group_cols = [c for c in points.columns if c not in _POINT_COLUMNS and not c.startswith(_POINT_PREFIXES)]
     groups = _groups(points, set(points.columns) - set(group_cols))
-    with mpl.rc_context({"font.size": 7, "axes.titlesize": 7, "legend.fontsize": 5.5, "svg.hashsalt": "streamrag",
-                         "path.simplify": False}):  # fmt: skip
+    with mpl.rc_context(
+        {"font.size": 7, "axes.titlesize": 7, "legend.fontsize": 5.5, "svg.hashsalt": "streamrag", "path.simplify": False}
+    ):
         fig = agg_figure(WIDTH_IN, 1.2 + 1.7 * len(groups))
         axes = np.atleast_1d(fig.subplots(len(groups), 1, squeeze=False)[:, 0])
         policies = list(dict.fromkeys(points["policy"]))
@@ -139,18 +157,33 @@ def plot_frontier(points: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         for ax, (group, part) in zip(axes, groups, strict=True):
             deployable = part[~part["bound"].astype(bool)]
             front = deployable[deployable["on_frontier"].astype(bool)].sort_values("extra_calls.mean")
-            ax.plot(front["extra_calls.mean"], front["saved_ms.mean"], color="0.6", linewidth=2.2, alpha=0.5,
-                    drawstyle="steps-post", zorder=1, label="envelope")  # fmt: skip
+            ax.plot(
+                front["extra_calls.mean"],
+                front["saved_ms.mean"],
+                color="0.6",
+                linewidth=2.2,
+                alpha=0.5,
+                drawstyle="steps-post",
+                zorder=1,
+                label="envelope",
+            )
             for policy in policies:
                 mine = part[part["policy"] == policy].sort_values("extra_calls.mean")
                 if not len(mine):
                     continue
                 colour, marker = style[policy]
                 bound = bool(mine["bound"].iloc[0])
-                ax.plot(mine["extra_calls.mean"], mine["saved_ms.mean"], color=colour, linewidth=0.8,
-                        marker="*" if bound else marker, markersize=6 if bound else 3.2,
-                        markerfacecolor="none" if bound else colour, zorder=2,
-                        label=f"{policy} (bound)" if bound else policy)  # fmt: skip
+                ax.plot(
+                    mine["extra_calls.mean"],
+                    mine["saved_ms.mean"],
+                    color=colour,
+                    linewidth=0.8,
+                    marker="*" if bound else marker,
+                    markersize=6 if bound else 3.2,
+                    markerfacecolor="none" if bound else colour,
+                    zorder=2,
+                    label=f"{policy} (bound)" if bound else policy,
+                )
             optimum = float(part["optimum_saved_ms"].iloc[0])
             ax.axhline(optimum, color="black", linestyle=":", linewidth=0.8, zorder=1, label="offline optimum")
             ax.axhline(0, color="0.3", linewidth=0.4, zorder=0)
