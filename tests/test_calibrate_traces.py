@@ -125,3 +125,17 @@ def test_a_bad_jaeger_span_is_one_line_naming_file_line_and_field(tmp_path, caps
     assert main(["calibrate", str(bad), "--span", "llm=G", "--out", str(tmp_path / "x.toml")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "duration" in err[0]
+
+
+def test_a_per_tool_profile_simulates_the_tool_it_is_asked_for(tmp_path, exports):
+    from streamrag.simulator.scenario import load_scenario
+
+    out = tmp_path / "agent.toml"
+    calibrate(exports["livekit"], out, spans=LIVEKIT_RULES, turn="span:agent_turn")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[latency]\nprofile = "agent.toml"\nL_stage = "L.get_weather"\n', encoding="utf-8")
+    rs = load_scenario(str(scenario))
+    assert rs.stages.L.quantile_ms(0.5) == pytest.approx(exports["truth"]["L.get_weather"], rel=0.05)
+    assert rs.stages.G.quantile_ms(0.5) == pytest.approx(exports["truth"]["G"], rel=0.05)
+    with pytest.raises(ConfigError, match=r"latency\.L_stage: .* has no stage 'L\.search'"):
+        load_scenario(str(scenario), ["latency.L_stage=L.search"])
