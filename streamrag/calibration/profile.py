@@ -57,6 +57,7 @@ import numpy as np
 from streamrag.base.atomic import write_text_atomic
 from streamrag.calibration.fit import ALPHA, MIN_N, PARAMETRIC, SUPPORT_MIN_ABOVE, TAIL_MIN_EXCEEDANCES, TAIL_Q, StageFit
 from streamrag.calibration.measurements import Measurements
+from streamrag.engine.latency import QuantileLatency
 from streamrag.engine.profiles import validate_profile
 
 HEADER = "# Fitted by `streamrag calibrate`; regenerate it rather than edit it ([provenance] says from what).\n"
@@ -76,8 +77,8 @@ def profile_tables(
         how = "constant: all durations equal" if fit.chosen == "constant" else f"{fit.chosen}"
         if fit.chosen in PARAMETRIC:
             how += ", maximum likelihood"
-        elif fit.chosen == "quantiles" and fit.model.tail is not None:  # type: ignore[union-attr]
-            how += f" to P{round(100 * fit.model.tail.q)}, generalized-Pareto tail by moments"  # type: ignore[union-attr]
+        elif isinstance(fit.model, QuantileLatency) and fit.model.tail is not None:
+            how += f" to P{round(100 * fit.model.tail.q)}, generalized-Pareto tail by moments"
         source = f"{label}, stage {fit.stage}: {how}, n = {fit.n}"
         stages[fit.stage] = fit.model.model_copy(update={"source": source}).model_dump(mode="json")
         prov_stages[fit.stage] = _stage_provenance(meas, fit)
