@@ -75,9 +75,12 @@ def test_a_mixture_no_parametric_model_fits_gets_the_empirical_quantiles():
     x = np.concatenate([rng.normal(200, 20, 600), rng.normal(900, 50, 600)])
     fit = fit_stage("F", x, origin="t")
     assert fit.chosen == "quantiles" and fit.model.kind == "quantiles"
-    assert len(fit.model.points) == 101 and fit.model.points[0] == (0.0, round(x.min(), 3))
-    assert "both parametric fits exceed the 5% KS critical value" in fit.reason
-    assert all(c.ks > fit.ks_critical for c in fit.candidates[:2])
+    # every percentile to P90, then the fitted tail (120 of the 1,200 durations exceed P90)
+    assert len(fit.model.points) == 91 and fit.model.points[0] == (0.0, round(x.min(), 3))
+    assert fit.model.points[-1] == (0.9, round(float(np.quantile(x, 0.9)), 3)) and fit.model.tail.q == 0.9
+    assert fit.candidate("quantiles").params["n_exceedances"] == 120
+    assert "with a generalized-Pareto tail above P90: the smallest-AIC parametric fit" in fit.reason
+    assert all(c.ks > fit.ks_critical for c in fit.candidates if c.kind != "quantiles")
 
 
 def test_ks_distance_is_scipys_statistic_ties_included():
@@ -124,7 +127,8 @@ def test_cli_end_to_end_profile_figure_and_a_simulation(tmp_path, measurements, 
     assert {s: (p["n"], p["chosen"]) for s, p in prov["stages"].items()} == {
         "G": (400, "lognormal"), "L": (400, "gamma"), "F": (30, "constant"),
     }  # fmt: skip
-    assert set(prov["stages"]["G"]["candidates"]) == {"lognormal", "gamma", "quantiles"}
+    assert set(prov["stages"]["G"]["candidates"]) == {"lognormal", "gamma", "weibull", "quantiles"}
+    assert "400 durations measure quantiles up to P97 only" in prov["stages"]["G"]["warning"]  # not P99
     assert {"ks", "aic", "mu", "sigma"} == set(prov["stages"]["G"]["candidates"]["lognormal"])
     assert prov["stages"]["G"]["first_timestamp"] == "2025-03-01T10:00:00Z"
 
@@ -238,7 +242,7 @@ def test_opentelemetry_spans_mapped_to_stages(tmp_path, capsys):
     assert np.array_equal(read_measurements(lines, {"retrieve": "L"}).stages["L"].durations_ms, expected)
     with pytest.raises(
         ConfigError,
-        match=r"OpenTelemetry span export: map span names to stages with --span NAME=STAGE \(span names: llm\.generate \(60\), retrieve \(60\), http GET \(7\)\)",
+        match=r"is a trace export: map spans to stages with --span NAME=STAGE, or NAME:first=G with --turn \(span names: llm\.generate \(60\), retrieve \(60\), http GET \(7\)\)",
     ):
         read_measurements(path)
     with pytest.raises(ConfigError, match=r"--span retrieval=L: no span named 'retrieval'"):
@@ -287,7 +291,8 @@ def test_hostile_input_is_exit_1_and_one_line_naming_file_line_field(tmp_path, c
     ("args", "expected"),
     [
         (["--out", "p.json"], "a profile file name ends in .toml"),
-        (["--out", "p.toml", "--span", "retrieve=L"], "--span applies to OpenTelemetry span exports"),
+        (["--out", "p.toml", "--span", "retrieve=L"], "--span applies to trace exports (OTLP or Jaeger JSON)"),
+        (["--out", "p.toml", "--turn", "trace"], "--turn applies to trace exports (OTLP or Jaeger JSON)"),
     ],
 )
 def test_bad_options_are_one_line(tmp_path, measurements, capsys, args, expected):

@@ -83,7 +83,7 @@ def test_a_profile_file_loads_with_extra_stages_and_provenance(tmp_path):
     ("text", "message"),
     [
         ('name = "x"\n[stages.L]\nkind = "gamma"\nshape = 2\n', r"profile .*bad\.toml: stages\.L\.scale_ms: Field required"),
-        ('name = "x"\n[stages.L]\nkind = "weibull"\n', r"profile .*bad\.toml: stages\.L\.kind: Input tag 'weibull'"),
+        ('name = "x"\n[stages.L]\nkind = "pareto"\n', r"profile .*bad\.toml: stages\.L\.kind: Input tag 'pareto'"),
         ("name = \n", r"latency\.profile: .*bad\.toml:1: invalid TOML"),
         ('name = "x"\n[stages]\n', r"profile .*bad\.toml: stages: Dictionary should have at least 1 item"),
     ],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +26,8 @@ def calibrate(
     measurements: str | os.PathLike[str],
     out: str | os.PathLike[str],
     *,
-    spans: Mapping[str, str] | None = None,
+    spans: Mapping[str, str] | Sequence[str] | None = None,
+    turn: str | None = None,
     name: str | None = None,
     description: str | None = None,
     min_n: int = MIN_N,
@@ -35,7 +36,7 @@ def calibrate(
 ) -> Calibration:
     """Fit every stage of ``measurements`` and write the profile ``out`` (and the figure
     ``figure``, when given). Nothing is written unless every stage can be fitted."""
-    meas = read_measurements(measurements, spans)
+    meas = read_measurements(measurements, spans, turn=turn)
     fits = [fit_stage(s.stage, s.durations_ms, origin=str(meas.path), min_n=min_n, choice=choice) for s in meas.stages.values()]
     out_path = Path(out)
     tables = profile_tables(meas, fits, name=name or out_path.stem, description=description, min_n=min_n)

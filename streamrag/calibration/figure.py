@@ -16,10 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from streamrag.base.figures import agg_figure, save_figure
-from streamrag.calibration.fit import StageFit, cdf, quantiles_ms
+from streamrag.calibration.fit import StageFit
 from streamrag.calibration.measurements import Measurements
 
-_COLORS = {"lognormal": "tab:blue", "gamma": "tab:orange", "quantiles": "tab:green", "constant": "tab:purple"}
+_COLORS = {
+    "lognormal": "tab:blue",
+    "gamma": "tab:orange",
+    "weibull": "tab:red",
+    "quantiles": "tab:green",
+    "constant": "tab:purple",
+}
 
 
 def plot_fits(meas: Measurements, fits: Sequence[StageFit], path: str | os.PathLike[str]) -> Path:
@@ -43,8 +49,8 @@ def plot_fits(meas: Measurements, fits: Sequence[StageFit], path: str | os.PathL
             chosen = cand.kind == fit.chosen
             style = {"color": _COLORS[cand.kind], "linewidth": 2.2 if chosen else 1.0, "alpha": 1.0 if chosen else 0.8}
             label = f"{cand.kind} (D = {cand.ks:.3f}){' chosen' if chosen else ''}"
-            top.plot(grid, cdf(cand.model, grid), label=label, **style)
-            bottom.plot(quantiles_ms(cand.model, positions), x, ".", markersize=3, label=cand.kind, **style)
+            top.plot(grid, cand.model.cdf(grid), label=label, **style)
+            bottom.plot(cand.model.ppf(positions), x, ".", markersize=3, label=cand.kind, **style)
         if not fit.candidates:
             top.axvline(x[0], color=_COLORS["constant"], linewidth=2.0, label=f"constant {x[0]:g} ms")
             bottom.text(0.5, 0.5, "all durations equal:\na constant", ha="center", va="center", transform=bottom.transAxes)

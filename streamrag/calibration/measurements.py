@@ -6,12 +6,14 @@ Formats, told apart by the file name and content:
   are ignored; an optional ``timestamp`` column is kept for provenance);
 - JSON lines (``*.jsonl``, ``*.jsonl.bz2``, …) — one object per line with the same
   fields: ``{"stage": "L", "duration_ms": 412.5, "timestamp": "…"}``;
-- an OpenTelemetry span export in the OTLP JSON shape — ``resourceSpans[] →
-  scopeSpans[] → spans[]`` with ``name``, ``startTimeUnixNano``, ``endTimeUnixNano``
-  (decimal strings or integers): one document (``*.json``) or one export per line (what
-  the collector's file exporter writes). Span names become stages only through an
-  explicit mapping (``--span retrieve=L``); a span's duration is ``end − start``, its
-  timestamp the start. Spans of other names are counted and reported, never fitted.
+- a trace export: OpenTelemetry's OTLP JSON or Jaeger's JSON (:mod:`~streamrag.calibration.exports`),
+  one document (``*.json``) or one export per line (what the collector's file exporter
+  writes). Spans become stages only through explicit rules (``--span retrieve=L``,
+  ``--span llm_request:first=G`` with ``--turn span:agent_turn``;
+  :mod:`~streamrag.calibration.spans`): by name, attributes and position within a turn,
+  each span once (duplicates dropped and counted), failed spans counted per stage and
+  not fitted. A span's duration is ``end − start``, its timestamp the start. Spans no
+  rule selects are counted by name and reported, never fitted.
 
 Every duration must be a finite number of milliseconds > 0 (log-normal and gamma models
 live on positive durations; a 0 ms measurement is a clock too coarse for the stage). A
@@ -26,18 +28,22 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError, DataFileError, RecordError
 from streamrag.base.lines import iter_json_objects
+from streamrag.calibration.exports import export_kind, jaeger_spans, otlp_spans
+from streamrag.calibration.spans import Selection, Span, SpanRule, TurnKey, parse_rule, parse_turn, select
 
-Format = Literal["csv", "jsonl", "otlp"]
+Format = Literal["csv", "jsonl", "otlp", "jaeger"]
+SPAN_EXPORTS = ("otlp", "jaeger")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +73,14 @@ class Measurements:
     stages: dict[str, StageDurations]
     """Stage → durations, stages in order of first appearance."""
     spans: dict[str, str] = field(default_factory=dict)
-    """OTLP: the span name → stage mapping used."""
+    """Span exports: each rule's text → its stage (``NAME=STAGE`` for a plain mapping)."""
     ignored_spans: dict[str, int] = field(default_factory=dict)
-    """OTLP: spans of unmapped names, counted by name."""
+    """Span exports: spans no rule selected, counted by name."""
+    turn: str | None = None
+    """Span exports: how spans were grouped into turns (``span:NAME``, ``attr:KEY``, ``trace``)."""
+    selection: dict[str, Any] = field(default_factory=dict)
+    """Span exports: ``duplicate_spans``, ``excluded`` (stage → error/timeout counts),
+    ``missing_attribute``, ``outside_turns``, ``n_turns``."""
 
 
 class _Collector:
@@ -99,29 +110,64 @@ def _timestamp_order(text: str) -> tuple[float, str]:
         return (math.inf, text)  # ISO 8601 text: lexically, after numbers
 
 
-def read_measurements(path: str | os.PathLike[str], spans: Mapping[str, str] | None = None) -> Measurements:
-    """Read ``path`` (see the module docstring); ``spans`` maps span names to stages and
-    is required for, and only allowed with, an OpenTelemetry export."""
+def read_measurements(
+    path: str | os.PathLike[str], spans: Mapping[str, str] | Sequence[str] | None = None, *, turn: str | None = None
+) -> Measurements:
+    """Read ``path`` (see the module docstring). ``spans`` — rules (``NAME[…][:ORDER]=STAGE``)
+    or a mapping of span names to stages — and ``turn`` are required for, and only
+    allowed with, a trace export."""
     path = Path(path)
     if not path.exists():
         raise DataFileError(f"{path}: no such file")
     if path.is_dir():
         raise DataFileError(f"{path}: is a folder, expected a .csv, .jsonl or .json file of durations")
-    spans = dict(spans or {})
+    rules = _rules(spans)
+    turn_key = _turn(turn)
     sha = file_sha256(path)
     if path.suffix.lower() == ".csv":
         fmt: Format = "csv"
         stages = _read_csv(path)
         ignored: dict[str, int] = {}
+        chosen: Selection | None = None
     else:
-        fmt, stages, ignored = _read_json(path, spans)
-    if fmt != "otlp" and spans:
+        fmt, stages, ignored, chosen = _read_json(path, rules, turn_key)
+    if fmt not in SPAN_EXPORTS and (rules or turn_key):
+        option = "--span" if rules else "--turn"
         raise ConfigError(
-            f"--span applies to OpenTelemetry span exports; {path} is a {fmt.upper()} of durations (its stage column names the stages)"
+            f"{option} applies to trace exports (OTLP or Jaeger JSON); {path} is a {fmt.upper()} of durations (its stage column names the stages)"
         )
     if not stages:
         raise DataFileError(f"{path}: no measurements (expected rows of stage, duration_ms)")
-    return Measurements(path, sha, fmt, stages, spans if fmt == "otlp" else {}, ignored)
+    if chosen is None:
+        return Measurements(path, sha, fmt, stages)
+    selection = {
+        "duplicate_spans": chosen.duplicates,
+        "excluded": chosen.excluded,
+        "missing_attribute": chosen.missing_attribute,
+        "outside_turns": chosen.outside_turns,
+        **({"n_turns": chosen.n_turns} if chosen.n_turns is not None else {}),
+    }
+    mapping = {r.text.rpartition("=")[0]: r.stage for r in rules}
+    return Measurements(path, sha, fmt, stages, mapping, ignored, turn_key.text if turn_key else None, selection)
+
+
+def _rules(spans: Mapping[str, str] | Sequence[str] | None) -> list[SpanRule]:
+    if spans is None:
+        return []
+    texts = [f"{name}={stage}" for name, stage in spans.items()] if isinstance(spans, Mapping) else list(spans)
+    try:
+        return [parse_rule(t) for t in texts]
+    except ValueError as exc:
+        raise ConfigError(f"--span: {exc}") from None
+
+
+def _turn(turn: str | None) -> TurnKey | None:
+    if turn is None:
+        return None
+    try:
+        return parse_turn(turn)
+    except ValueError as exc:
+        raise ConfigError(f"--turn: {exc}") from None
 
 
 # ------------------------------------------------------------------------ durations
@@ -201,18 +247,24 @@ def _json_documents(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     yield from iter_json_objects(path)
 
 
-def _read_json(path: Path, spans: dict[str, str]) -> tuple[Format, dict[str, StageDurations], dict[str, int]]:
+def _read_json(
+    path: Path, rules: list[SpanRule], turn: TurnKey | None
+) -> tuple[Format, dict[str, StageDurations], dict[str, int], Selection | None]:
     out = _Collector()
     fmt: Format | None = None
-    span_counts: dict[str, int] = {}
+    names = {r.name for r in rules}
+    spans: list[Span] = []
     for line_no, obj in _json_documents(path):
-        kind: Format = "otlp" if "resourceSpans" in obj else "jsonl"
+        kind: Format = cast(Format, export_kind(obj) or "jsonl")
         if fmt is not None and kind != fmt:
-            what = "an OpenTelemetry export" if kind == "otlp" else "a duration row"
-            raise RecordError(str(path), line_no, "", f"{what} among lines of the other kind")
+            what = "a duration row" if kind == "jsonl" else f"an {kind.upper()} trace export"
+            raise RecordError(str(path), line_no, "", f"{what} among lines of another kind")
         fmt = kind
         if kind == "otlp":
-            _read_otlp(path, line_no, obj, spans, out, span_counts)
+            spans.extend(otlp_spans(path, line_no, obj, names))
+            continue
+        if kind == "jaeger":
+            spans.extend(jaeger_spans(path, line_no, obj, names))
             continue
         for name in ("stage", "duration_ms"):
             if name not in obj:
@@ -223,85 +275,26 @@ def _read_json(path: Path, spans: dict[str, str]) -> tuple[Format, dict[str, Sta
             _duration(path, line_no, obj["duration_ms"], from_text=False),
             None if stamp is None else str(stamp),
         )
-    ignored = {name: n for name, n in span_counts.items() if name not in spans}
-    if fmt == "otlp":
-        _check_mapping(path, spans, span_counts, ignored)
-    return fmt or "jsonl", out.stages(), ignored
+    if fmt not in SPAN_EXPORTS:
+        return fmt or "jsonl", out.stages(), {}, None
+    chosen = select(spans, rules, turn)
+    selected = {r.name for r in rules}
+    ignored = {name: n for name, n in chosen.span_counts.items() if name not in selected}
+    _check_rules(path, rules, chosen.span_counts, ignored)
+    for stage, durations in chosen.durations.items():
+        for ms, start_ns in durations:
+            stamp = datetime.fromtimestamp(start_ns // 1_000_000_000, tz=UTC).isoformat().replace("+00:00", "Z")
+            out.add(stage, ms, stamp)
+    return fmt, out.stages(), ignored, chosen
 
 
-def _list(path: Path, line_no: int, where: str, value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RecordError(str(path), line_no, where, f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _nanos(value: Any) -> int | None:
-    """OTLP JSON writes uint64 nanoseconds as decimal strings; some exporters as numbers."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _read_otlp(
-    path: Path, line_no: int, doc: dict[str, Any], spans: dict[str, str], out: _Collector, span_counts: dict[str, int]
-) -> None:
-    from datetime import UTC, datetime
-
-    def bad(span: Any, where: str, problem: str) -> RecordError:
-        return RecordError(str(path), _line_of(path, line_no, span), where, problem)
-
-    for i, resource in enumerate(_list(path, line_no, "resourceSpans", doc.get("resourceSpans"))):
-        where_r = f"resourceSpans[{i}]"
-        if not isinstance(resource, dict):
-            raise RecordError(str(path), line_no, where_r, "expected an object")
-        # OTLP before 1.0 named this level instrumentationLibrarySpans
-        key = "scopeSpans" if "scopeSpans" in resource else "instrumentationLibrarySpans"
-        for j, scope in enumerate(_list(path, line_no, f"{where_r}.{key}", resource.get(key))):
-            where_s = f"{where_r}.{key}[{j}]"
-            if not isinstance(scope, dict):
-                raise RecordError(str(path), line_no, where_s, "expected an object")
-            for k, span in enumerate(_list(path, line_no, f"{where_s}.spans", scope.get("spans"))):
-                where = f"{where_s}.spans[{k}]"
-                if not isinstance(span, dict) or not isinstance(span.get("name"), str):
-                    raise bad(span, f"{where}.name", "missing (a span needs a name)")
-                name = span["name"]
-                span_counts[name] = span_counts.get(name, 0) + 1
-                stage = spans.get(name)
-                if stage is None:
-                    continue
-                start, end = _nanos(span.get("startTimeUnixNano")), _nanos(span.get("endTimeUnixNano"))
-                if start is None or end is None:
-                    field_name = "startTimeUnixNano" if start is None else "endTimeUnixNano"
-                    given = span.get(field_name)
-                    problem = "missing" if given is None else f"expected Unix nanoseconds (a decimal string), got {given!r}"
-                    raise bad(span, f"{where}.{field_name}", problem)
-                if end <= start:
-                    raise bad(span, f"{where}.endTimeUnixNano", f"span {name!r} does not end after its start ({end - start} ns)")
-                stamp = datetime.fromtimestamp(start // 1_000_000_000, tz=UTC).isoformat().replace("+00:00", "Z")
-                out.add(stage, (end - start) / 1e6, stamp)
-
-
-def _line_of(path: Path, line_no: int, span: Any) -> int:
-    """The line of a span in a one-document export: where its ``spanId`` appears (the
-    JSON parser keeps no positions); ``line_no`` otherwise. Called for errors only."""
-    span_id = span.get("spanId") if isinstance(span, dict) else None
-    if line_no != 1 or path.suffix.lower() != ".json" or not isinstance(span_id, str) or not span_id:
-        return line_no
-    text = path.read_text(encoding="utf-8")
-    at = text.find(json.dumps(span_id))
-    return line_no if at < 0 else text.count("\n", 0, at) + 1
-
-
-def _check_mapping(path: Path, spans: dict[str, str], span_counts: dict[str, int], ignored: dict[str, int]) -> None:
+def _check_rules(path: Path, rules: list[SpanRule], span_counts: dict[str, int], ignored: dict[str, int]) -> None:
     names = ", ".join(f"{n} ({c})" for n, c in sorted(ignored.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
-    if not spans:
+    if not rules:
         raise ConfigError(
-            f"{path} is an OpenTelemetry span export: map span names to stages with --span NAME=STAGE (span names: {names})"
+            f"{path} is a trace export: map spans to stages with --span NAME=STAGE, or NAME:first=G with --turn "
+            f"(span names: {names})"
         )
-    for name, stage in spans.items():
-        if name not in span_counts:
-            raise ConfigError(f"--span {name}={stage}: no span named {name!r} in {path} (unmapped span names: {names})")
+    for rule in rules:
+        if rule.name not in span_counts:
+            raise ConfigError(f"--span {rule.text}: no span named {rule.name!r} in {path} (unmapped span names: {names})")

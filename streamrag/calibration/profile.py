@@ -15,21 +15,23 @@
     [provenance]                     # how it was made
     input = "m.csv"                  # the path as given
     input_sha256 = "…"               # of the file's bytes
-    input_format = "csv"             # csv | jsonl | otlp
+    input_format = "csv"             # csv | jsonl | otlp | jaeger
     min_n = 20
     alpha = 0.05
-    quantile_points = 101
+    tail_q = 0.9                     # the empirical model's tail threshold (see fit.py)
     streamrag_version = "0.1.0"
-    spans = { … }                    # otlp: span name → stage; ignored_spans: name → count
+    spans = { … }                    # trace exports: rule → stage; turn; ignored_spans: name → count;
+                                     # selection: duplicate_spans, excluded (stage → error/timeout), …
 
     [provenance.stages.L]
     n = 500
     chosen = "gamma"
-    reason = "gamma: the smaller KS distance of the parametric fits (…)"
+    reason = "gamma: the smallest AIC of the parametric fits (…)"
+    warning = "…"                    # a sample too small for its tail (P99 not measured)
     ks_critical = 0.0607
     min_ms, median_ms, p90_ms, max_ms, first_timestamp, last_timestamp
 
-    [provenance.stages.L.candidates.lognormal]   # and .gamma, .quantiles
+    [provenance.stages.L.candidates.lognormal]   # and .gamma, .weibull, .quantiles
     ks = 0.071
     aic = 6402.3
     mu = 6.3
@@ -53,8 +55,9 @@ import numpy as np
 
 from streamrag.base.atomic import write_text_atomic
 from streamrag.base.tomlfile import parse_toml
-from streamrag.calibration.fit import ALPHA, MIN_N, N_QUANTILE_POINTS, StageFit
+from streamrag.calibration.fit import ALPHA, MIN_N, PARAMETRIC, SUPPORT_MIN_ABOVE, TAIL_MIN_EXCEEDANCES, TAIL_Q, StageFit
 from streamrag.calibration.measurements import Measurements
+from streamrag.engine.latency import QuantileLatency
 from streamrag.engine.profiles import validate_profile
 
 HEADER = "# Fitted by `streamrag calibrate`; regenerate it rather than edit it ([provenance] says from what).\n"
@@ -72,8 +75,10 @@ def profile_tables(
     prov_stages: dict[str, Any] = {}
     for fit in fits:
         how = "constant: all durations equal" if fit.chosen == "constant" else f"{fit.chosen}"
-        if fit.chosen in ("lognormal", "gamma"):
+        if fit.chosen in PARAMETRIC:
             how += ", maximum likelihood"
+        elif isinstance(fit.model, QuantileLatency) and fit.model.tail is not None:
+            how += f" to P{round(100 * fit.model.tail.q)}, generalized-Pareto tail by moments"
         source = f"{label}, stage {fit.stage}: {how}, n = {fit.n}"
         stages[fit.stage] = fit.model.model_copy(update={"source": source}).model_dump(mode="json")
         prov_stages[fit.stage] = _stage_provenance(meas, fit)
@@ -83,12 +88,17 @@ def profile_tables(
         "input_format": meas.format,
         "min_n": min_n,
         "alpha": ALPHA,
-        "quantile_points": N_QUANTILE_POINTS,
+        "tail_q": TAIL_Q,
+        "tail_min_exceedances": TAIL_MIN_EXCEEDANCES,
+        "support_min_above": SUPPORT_MIN_ABOVE,
         "streamrag_version": __version__,
     }
     if meas.spans:
         provenance["spans"] = dict(meas.spans)
+        if meas.turn is not None:
+            provenance["turn"] = meas.turn
         provenance["ignored_spans"] = dict(meas.ignored_spans)
+        provenance["selection"] = dict(meas.selection)
     provenance["stages"] = prov_stages
     return {
         "name": name,
@@ -111,8 +121,10 @@ def _stage_provenance(meas: Measurements, fit: StageFit) -> dict[str, Any]:
         "p90_ms": float(np.quantile(x, 0.9)),
         "max_ms": float(x.max()),
     }
-    if fit.n < MIN_N:
-        out["warning"] = f"fitted to only {fit.n} durations (min_n lowered below {MIN_N}): the fit is unreliable"
+    warnings = [f"fitted to only {fit.n} durations (min_n lowered below {MIN_N}): the fit is unreliable"] if fit.n < MIN_N else []
+    warnings += [fit.warning] if fit.warning else []
+    if warnings:
+        out["warning"] = "; ".join(warnings)
     if data.first_timestamp is not None:
         out["first_timestamp"] = data.first_timestamp
         out["last_timestamp"] = data.last_timestamp

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from streamrag.calibration.calibrate import Calibration
@@ -17,27 +17,51 @@ EPILOG = """\
 examples:
   streamrag calibrate timings.csv --out profiles/mine.toml
   streamrag calibrate traces.json --span retrieve=L --span llm.generate=G --out mine.toml
+  streamrag calibrate livekit.json --turn span:agent_turn --span llm_request:last=F \
+      --span llm_request:first=G --span 'function_tool=L.{lk.function_tool.name}' --out agent.toml
+  streamrag calibrate jaeger.json --turn span:turn --span llm:last=F --span llm:first=G \
+      --span 'execute_tool search_docs=L' --out pipecat.toml
   streamrag simulate --table t.csv --scenario my.toml --set latency.profile=profiles/mine.toml --out runs/x
 
 MEASUREMENTS is a CSV or JSON lines of `stage, duration_ms` (an optional `timestamp` is
-kept for provenance), or an OpenTelemetry span export (OTLP JSON) with span names
-mapped to stages by --span. Each stage gets a log-normal and a gamma fit (maximum
-likelihood) and its empirical quantiles (101 points); the parametric fit with the
-smaller KS distance is chosen if the 5% KS test does not reject it, else the quantiles.
-A stage with fewer than --min-n durations is an error; one whose durations are all equal
-becomes a constant. The profile records the input's sha256, n per stage and every
-candidate's KS distance and AIC; PROFILE.png (next to it) plots the fits.
+kept for provenance), or a trace export — OpenTelemetry's OTLP JSON or Jaeger's JSON
+download — with spans mapped to stages by --span rules NAME[KEY=VALUE,...][:ORDER]=STAGE:
+the span name, attribute filters, the position within a turn (first, last, N, -N; the
+turn given by --turn span:NAME, attr:KEY or trace), and the stage, where {KEY} is
+replaced by the span's attribute (one stage per tool). Rules apply in the order given
+and a span counts once; a span exported twice counts once; failed and timed-out spans
+are counted per stage and not fitted. Each stage gets a log-normal, a gamma and a Weibull fit
+(maximum likelihood) and its empirical quantiles up to P90 with a generalized-Pareto
+tail above; the parametric fit with the smallest AIC is chosen if the 5% KS test does
+not reject it, else the quantiles. A stage with fewer than --min-n durations is an
+error; one whose durations are all equal becomes a constant; one too small to measure
+its P99 (fewer than 1,000 durations) gets a warning. The profile records the input's
+sha256, n per stage and every candidate's KS distance and AIC; PROFILE.png (next to it)
+plots the fits.
 """
 
-MODELS = ("auto", "lognormal", "gamma", "quantiles")
+MODELS = ("auto", "lognormal", "gamma", "weibull", "quantiles")
 
 
-def span_mapping(text: str) -> tuple[str, str]:
-    """``NAME=STAGE`` (the span name may itself hold ``=``: the last one splits)."""
-    name, sep, stage = text.rpartition("=")
-    if not sep or not name or not stage.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=STAGE, e.g. retrieve=L, got {text!r}")
-    return name, stage.strip()
+def span_rule(text: str) -> str:
+    """A ``--span`` rule, checked (:func:`streamrag.calibration.spans.parse_rule`)."""
+    from streamrag.calibration.spans import parse_rule
+
+    try:
+        parse_rule(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def turn_key(text: str) -> str:
+    from streamrag.calibration.spans import parse_turn
+
+    try:
+        parse_turn(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def min_n_value(text: str) -> int:
@@ -63,9 +87,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         dest="spans",
         action="append",
         default=[],
-        type=span_mapping,
-        metavar="NAME=STAGE",
-        help="OpenTelemetry exports: fit spans named NAME as stage STAGE (repeatable)",
+        type=span_rule,
+        metavar="RULE",
+        help="trace exports: NAME[KEY=VALUE,...][:first|last|N]=STAGE, e.g. llm_request:first=G (repeatable)",
+    )
+    p.add_argument(
+        "--turn",
+        type=turn_key,
+        metavar="SPEC",
+        help="trace exports: what a turn is, for :first/:last — span:NAME (an ancestor span), attr:KEY or trace",
     )
     p.add_argument("--name", help="the profile's name (default: the file name without .toml)")
     p.add_argument("--description", help="the profile's description (default: what was fitted to what)")
@@ -88,15 +118,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _mapping(pairs: list[tuple[str, str]]) -> dict[str, str]:
+def _rules(texts: list[str]) -> list[str]:
+    """The rules, each selector (what is left of its last ``=``) given one stage only."""
     from streamrag.base.errors import ConfigError
 
-    out: dict[str, str] = {}
-    for name, stage in pairs:
-        if out.get(name, stage) != stage:
-            raise ConfigError(f"--span {name}={stage}: span {name!r} is already mapped to stage {out[name]!r}")
-        out[name] = stage
-    return out
+    stage_of: dict[str, str] = {}
+    for text in texts:
+        selector, _, stage = text.rpartition("=")
+        if stage_of.get(selector, stage) != stage:
+            raise ConfigError(f"--span {text}: spans {selector!r} are already mapped to stage {stage_of[selector]!r}")
+        stage_of[selector] = stage
+    return list(dict.fromkeys(texts))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
         result = calibrate(
             args.measurements,
             out,
-            spans=_mapping(args.spans),
+            spans=_rules(args.spans),
+            turn=args.turn,
             name=args.name,
             description=args.description,
             min_n=args.min_n,
@@ -135,26 +168,46 @@ def run(args: argparse.Namespace) -> int:
                 f"streamrag: warning: stage {fit.stage!r} fitted to only {fit.n} durations (--min-n {args.min_n})",
                 file=sys.stderr,
             )
+        if fit.warning:
+            print(f"streamrag: warning: {fit.warning}", file=sys.stderr)
     print("\n".join(_table(result)))
-    ignored = result.measurements.ignored_spans
+    meas = result.measurements
+    ignored = meas.ignored_spans
     if ignored:
         print(f"ignored {sum(ignored.values())} spans of {len(ignored)} unmapped names: {', '.join(sorted(ignored))}")
+    for line in _selection_lines(meas.selection):
+        print(line)
     wrote = f"wrote {result.profile_path}" + (f" and {result.figure_path}" if result.figure_path else "")
     print(f"{wrote}; use it with --set latency.profile={result.profile_path}")
     return 0
 
 
+def _selection_lines(selection: dict[str, Any]) -> list[str]:
+    """What the span rules left out: duplicates, failed spans per stage, spans outside turns."""
+    lines = []
+    if selection.get("n_turns") is not None:
+        lines.append(f"turns: {selection['n_turns']}")
+    if selection.get("duplicate_spans"):
+        lines.append(f"dropped {selection['duplicate_spans']} spans exported twice (same trace and span id)")
+    for stage, counts in selection.get("excluded", {}).items():
+        lines.append(f"stage {stage}: not fitted {counts['error']} failed and {counts['timeout']} timed-out spans")
+    if selection.get("outside_turns"):
+        lines.append(f"skipped {selection['outside_turns']} spans outside any turn")
+    for rule, n in selection.get("missing_attribute", {}).items():
+        lines.append(f"--span {rule}: skipped {n} spans without the attribute its stage names")
+    return lines
+
+
 def _table(result: Calibration) -> list[str]:
-    """One line per stage: n, chosen model, KS distances, AIC, the chosen model's P50/P90."""
+    """One line per stage: n, chosen model, AIC and KS distances, the chosen model's P50/P90."""
+    from streamrag.calibration.fit import PARAMETRIC
+
     header = (
         "stage",
         "n",
         "chosen",
-        "KS lognormal",
-        "KS gamma",
-        "KS quantiles",
-        "AIC lognormal",
-        "AIC gamma",
+        *(f"AIC {k}" for k in PARAMETRIC),
+        *(f"KS {k}" for k in (*PARAMETRIC, "quantiles")),
         "P50 ms",
         "P90 ms",
     )
@@ -168,11 +221,8 @@ def _table(result: Calibration) -> list[str]:
                 fit.stage,
                 str(fit.n),
                 fit.chosen,
-                ks.get("lognormal", "-"),
-                ks.get("gamma", "-"),
-                ks.get("quantiles", "-"),
-                aic.get("lognormal", "-"),
-                aic.get("gamma", "-"),
+                *(aic.get(k, "-") for k in PARAMETRIC),
+                *(ks.get(k, "-") for k in (*PARAMETRIC, "quantiles")),
                 f"{p50:.1f}",
                 f"{p90:.1f}",
             )

@@ -24,8 +24,9 @@ process over --corpus, optionally delayed by --latency-ms or a profile's L. The
 heuristic reflector re-scores results with BM25 over --corpus, so the endpoint must
 serve that corpus (chunk ids are positions in it). Outputs as simulate's (trace.jsonl,
 results.csv, summary.json, manifest.json); streamrag trace reads them. --replay N also
-simulates the same questions with L fitted to the measured calls and writes replay.csv
-and replay.json (per question |delta saved|, overheads).
+simulates the same questions replaying each call's measured G, L and F (the twin) and
+writes replay.csv and replay.json (per question |delta saved|, overheads, and the part
+of delta that the timers' lateness and the event loop's handoffs explain).
 
 Query generation G is the scenario's delay unless --llm-url is given (off by default):
 then each call first asks an OpenAI-compatible endpoint, POST URL/chat/completions
@@ -231,36 +232,49 @@ def _data_path(data: str) -> Any:
 
 
 def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], live_rows: list[Any]) -> None:
-    """Simulate the replayed questions with L fitted to the live calls; compare."""
+    """Simulate the replayed questions replaying the measured durations (the twin); compare."""
     from pathlib import Path
 
     from streamrag.engine.trace import read_trace
-    from streamrag.live.replay import compare, fitted, measured_L_ms, write_comparison
-    from streamrag.simulator.simulate import manifest_json, simulate, write_run
+    from streamrag.live.replay import Twins, compare, fitted, measured_L_ms, write_comparison
+    from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures
+    from streamrag.simulator.simulate import manifest_json, plan_question, simulate, write_run
 
     out = Path(args.out)
     events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]
     measured = measured_L_ms(events)
+    measures = turn_measures(events)
     rs_fit, fit = fitted(rs, measured)
     done = {r.interaction_id for r in live_rows}
-    sim = simulate([q for q in questions if q.interaction_id in done], rs_fit)
+    replayed = [q for q in questions if q.interaction_id in done]
+    twin = run_twin(replayed, rs_fit, measures)
+    twins = Twins(
+        twin={r.interaction_id: r for r in twin.rows},
+        live_words={r.interaction_id: r for r in run_twin(replayed, rs_fit, measures, live_words=True).rows},
+        fitted={r.interaction_id: r for r in simulate(replayed, rs_fit).rows},
+    )
+    lateness = {q.interaction_id: timer_lateness_us(plan_question(q, rs), measures[q.interaction_id]) for q in replayed}
     manifest = manifest_json(
         rs_fit,
-        sim.reflector_model,
+        twin.reflector_model,
         input_path=str(_data_path(args.data)),
         input_mode="data",
         command=["streamrag", "live", "--replay"],
         jobs=1,
-        n_questions=len(sim.rows),
+        n_questions=len(twin.rows),
     )
-    write_run(out / "simulated", sim, rs_fit, manifest=manifest)
-    comparison = compare(live_rows, sim.rows, measured, fit)
+    write_run(out / "simulated", twin, rs_fit, manifest=manifest)
+    comparison = compare(live_rows, twins, lateness, measures, measured, fit)
     write_comparison(out, comparison)
     s = comparison.summary
+    late = s["timer_lateness_ms"]["word"]
     print(
-        f"simulated with L fitted to {len(measured)} live calls ({fit.chosen}, median {s['measured_L_ms']['median']:.1f} ms): "
-        f"mean delta saved {s['delta_saved_ms']['mean']:+.1f} ms, |delta| p90 {s['abs_delta_saved_ms']['p90']:.1f} ms, "
-        f"overhead streaming median {s['overhead_streaming_ms']['median']:+.1f} ms (p90 {s['overhead_streaming_ms']['p90']:+.1f}), "
-        f"baseline median {s['overhead_baseline_ms']['median']:+.1f} ms; same decision {s['same_decision']['n']}/{s['n_questions']}; "
-        f"wrote {out}/replay.csv"
+        f"twin (each call's measured G, L, F replayed; {len(measured)} tool calls, median {s['measured_L_ms']['median']:.1f} ms): "
+        f"mean delta saved {s['delta_saved_ms']['mean']:+.1f} ms, |delta| mean {s['abs_delta_saved_ms']['mean']:.1f} ms, "
+        f"p90 {s['abs_delta_saved_ms']['p90']:.1f} ms (L drawn from the fit instead: p90 {s['abs_fitted_delta_saved_ms']['p90']:.1f} ms); "
+        f"same decision {s['same_decision']['n']}/{s['n_questions']}; attributed: word timers "
+        f"{s['words_delta_ms']['mean']:+.2f} ms (words late by {late['median']:.2f} ms median), event loop "
+        f"{s['loop_delta_ms']['mean']:+.2f} ms (handoffs streaming {s['handoff_streaming_ms']['median']:.2f} ms, of which the "
+        f"reflector's look {s['reflector_ms']['median']:.2f} ms, baseline {s['handoff_baseline_ms']['median']:.2f} ms median; "
+        f"unexplained {s['residual_ms']['mean']:+.2f} ms); wrote {out}/replay.csv"
     )

@@ -6,22 +6,29 @@ latencies the live run measured.
 1. the first N questions of the data (the demo set by default), analyzed in global scope
    against the corpus the tool serves, are replayed live — their words at the scenario's
    cadence, G and F as the plan drew them, every tool call a real call;
-2. every completed tool call's duration (``gen_done`` → ``tool_done``) is fitted as the
-   L stage (:func:`streamrag.calibration.fit.fit_stage`: log-normal, gamma or the
-   empirical quantiles, chosen by KS distance);
-3. the same questions are simulated in virtual time with that L (G, F and the cadence
-   unchanged, the same seed);
-4. per question: ``delta_saved_ms`` = live ``saved_ms`` − simulated ``saved_ms`` and its
+2. the same questions are simulated in virtual time by the *twin*
+   (:mod:`streamrag.live.twin`): each call's G, L and F as the live run measured them,
+   per arm and per prefix, the words at the plan's instants, the same seed — so what
+   differs is what the simulator does not model, not the spread of the latencies;
+3. per question: ``delta_saved_ms`` = live ``saved_ms`` − twin ``saved_ms`` and its
    absolute value; the overhead of each arm, ``overhead_streaming_ms`` and
-   ``overhead_baseline_ms`` = live − simulated answer latency after the last word (what
-   the wall clock, the event loop and the HTTP stack add that the model does not
-   know); whether both took the same decision (same prefix answered from, same
-   mis-fire flag).
+   ``overhead_baseline_ms`` = live − twin answer latency after the last word; whether
+   both took the same decision (same prefix answered from, same mis-fire flag);
+4. the attribution of Δ: ``words_delta_ms`` = what the words' timer lateness explains
+   (the twin with the words at their live instants − the twin), ``loop_delta_ms`` = the
+   rest (live − that twin: the event loop's handoffs and the reflector's compute, which
+   take no virtual time), measured directly too as ``handoff_streaming_ms`` /
+   ``handoff_baseline_ms`` (``residual_ms`` = the loop's part minus their difference,
+   ≈ 0 when the attribution is complete), of which ``reflector_ms`` is the reflector's
+   look (``reflect`` → ``decision``); ``last_word_late_ms`` (the last word's timer lateness);
+   and ``fitted_delta_saved_ms``, Δ against a simulation that draws L from the model
+   fitted to every measured call (:func:`fitted`; the twin before it replayed calls),
+   to show how much of that error was L's spread.
 
 Outputs beside the live run: ``replay.csv`` (one row per question), ``replay.json``
 (``abs_delta_saved_ms.mean``/``p90`` and the other columns' statistics by the
-simulator's naming rule, the measured L and the fitted model) and ``simulated/`` (the
-simulation's own run folder).
+simulator's naming rule, the timers' lateness over all words, G and F delays, the
+measured L and the fitted model) and ``simulated/`` (the twin's own run folder).
 """
 
 from __future__ import annotations
@@ -60,8 +67,31 @@ COMPARE_COLUMNS = (
     "live_calls_fired",
     "sim_calls_fired",
     "same_decision",
+    "words_delta_ms",
+    "loop_delta_ms",
+    "handoff_streaming_ms",
+    "handoff_baseline_ms",
+    "last_word_late_ms",
+    "reflector_ms",
+    "residual_ms",
+    "fitted_delta_saved_ms",
+    "abs_fitted_delta_saved_ms",
 )
-NUMERIC = ("delta_saved_ms", "abs_delta_saved_ms", "overhead_streaming_ms", "overhead_baseline_ms")
+NUMERIC = (
+    "delta_saved_ms",
+    "abs_delta_saved_ms",
+    "overhead_streaming_ms",
+    "overhead_baseline_ms",
+    "words_delta_ms",
+    "loop_delta_ms",
+    "handoff_streaming_ms",
+    "handoff_baseline_ms",
+    "last_word_late_ms",
+    "reflector_ms",
+    "residual_ms",
+    "fitted_delta_saved_ms",
+    "abs_fitted_delta_saved_ms",
+)
 
 
 def replay_turns(questions: Sequence[SimQuestion], queries: dict[str, str], rs: ResolvedScenario) -> list[Turn]:
@@ -102,18 +132,50 @@ class Comparison:
     summary: dict[str, Any]
 
 
-def compare(live: Sequence[ResultRow], simulated: Sequence[ResultRow], measured_ms: Sequence[float], fit: Any) -> Comparison:
-    """Per-question live vs simulated (questions both ran, in live order) and the summary."""
-    sim_by_id = {r.interaction_id: r for r in simulated if r.replayed}
+@dataclass(frozen=True, slots=True)
+class Twins:
+    """The simulations a live run is compared with, rows by question id."""
+
+    twin: dict[str, ResultRow]
+    """Measured durations replayed, words at the plan's instants."""
+    live_words: dict[str, ResultRow]
+    """The same with the words at their live instants."""
+    fitted: dict[str, ResultRow]
+    """L drawn from the model fitted to all measured calls (G and F as planned)."""
+
+
+def _ms(us: int | None) -> float | None:
+    return None if us is None else us / 1000
+
+
+def compare(
+    live: Sequence[ResultRow],
+    twins: Twins,
+    lateness: dict[str, dict[str, list[int]]],
+    measures: dict[str, Any],
+    measured_ms: Sequence[float],
+    fit: Any,
+) -> Comparison:
+    """Per-question live vs twin (questions both ran, in live order), the attribution
+    columns and the summary; ``lateness`` and ``measures`` by question id
+    (:func:`~streamrag.live.twin.timer_lateness_us`, :func:`~streamrag.live.twin.turn_measures`)."""
     rows = []
     for lr in live:
-        sr = sim_by_id.get(lr.interaction_id)
+        sr = twins.twin.get(lr.interaction_id)
         if sr is None or not lr.replayed:
             continue
+        qid = lr.interaction_id
         delta = lr.saved_ms - sr.saved_ms  # type: ignore[operator]
+        words_delta = twins.live_words[qid].saved_ms - sr.saved_ms  # type: ignore[operator]
+        fitted_delta = lr.saved_ms - twins.fitted[qid].saved_ms  # type: ignore[operator]
+        arms = measures[qid].arms
+        late = lateness[qid]["word"]
+        handoff_s, handoff_b = _ms(arms["streaming"].handoff_us), _ms(arms["baseline"].handoff_us)
+        # what the handoffs do not explain of the loop's part (≈ 0 when the attribution is complete)
+        residual = None if handoff_s is None or handoff_b is None else delta - words_delta - (handoff_b - handoff_s)
         rows.append(
             {
-                "interaction_id": lr.interaction_id,
+                "interaction_id": qid,
                 "live_saved_ms": lr.saved_ms,
                 "sim_saved_ms": sr.saved_ms,
                 "delta_saved_ms": delta,
@@ -127,13 +189,28 @@ def compare(live: Sequence[ResultRow], simulated: Sequence[ResultRow], measured_
                 "live_calls_fired": lr.calls_fired,
                 "sim_calls_fired": sr.calls_fired,
                 "same_decision": lr.used_prefix_t == sr.used_prefix_t and lr.misfire == sr.misfire,
+                "words_delta_ms": words_delta,
+                "loop_delta_ms": delta - words_delta,
+                "handoff_streaming_ms": handoff_s,
+                "handoff_baseline_ms": handoff_b,
+                "last_word_late_ms": _ms(late[-1]) if late else None,
+                "reflector_ms": _ms(measures[qid].reflector_us),
+                "residual_ms": residual,
+                "fitted_delta_saved_ms": fitted_delta,
+                "abs_fitted_delta_saved_ms": abs(fitted_delta),
             }
         )
     summary: dict[str, Any] = {"n_questions": len(rows)}
     for name in NUMERIC:
-        summary[name] = stats(np.array([r[name] for r in rows], dtype=float))
+        summary[name] = stats(np.array([r[name] for r in rows if r[name] is not None], dtype=float))
     same = sum(1 for r in rows if r["same_decision"])
     summary["same_decision"] = {"n": same, "rate": same / len(rows) if rows else None}
+    kept = {r["interaction_id"] for r in rows}
+    summary["timer_lateness_ms"] = {
+        timer: {**stats(np.array(v, dtype=float) / 1000), "n": len(v)}
+        for timer in ("word", "G", "F")
+        for v in [[us for qid in kept for us in lateness[qid][timer]]]
+    }
     summary["measured_L_ms"] = {**stats(np.asarray(measured_ms, dtype=float)), "n": len(measured_ms)}
     summary["fitted_L"] = {"model": fit.model.model_dump(mode="json"), "chosen": fit.chosen, "reason": fit.reason}
     return Comparison(rows, summary)

@@ -23,7 +23,8 @@ Sections::
                  [latency.stages.X] replaces stage X by any model (the constant wins);
                  an override changing profile or stages.X drops the scenario's X_ms
                  (:attr:`LatencyConfig.SHADOWS`), so ``--set latency.profile=P.toml``
-                 simulates P's stages
+                 simulates P's stages; L_stage names the profile's stage simulated as
+                 L (a per-tool ``L.search_docs``)
     [select]     population = all | retrieved_gold | fallback; limit
     [data]       split, k, grounding, retriever.kind = bm25 | dense, scope, gold (how
                  ``simulate DATA`` builds questions)
@@ -107,6 +108,9 @@ class LatencyConfig(_Section):
     ``profile`` or ``stages.X`` drops the starting tables' ``X_ms`` (and a new profile
     their ``stages``), so it takes effect (:mod:`streamrag.base.overrides`)."""
     profile: str = "paper-rq3"
+    L_stage: str = "L"
+    """The profile's stage simulated as L: ``L``, or one tool's stage of a profile fitted
+    per tool (``L.search_docs``, from ``streamrag calibrate --span 'NAME=L.{ATTR}'``)."""
     G_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     L_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     F_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -120,6 +124,12 @@ class LatencyConfig(_Section):
         """
         profile = load_profile(self.profile)
         stages = {name: model for name, model in profile.stages.items() if name in STAGES}
+        if self.L_stage != "L":
+            if self.L_stage not in profile.stages:
+                raise ConfigError(
+                    f"latency.L_stage: {self.profile!r} has no stage {self.L_stage!r} (its stages: {', '.join(profile.stages)})"
+                )
+            stages["L"] = profile.stages[self.L_stage]
         stages.update(self.stages.items())  # as pairs: dict keys are invariant, Literal["G", "L", "F"] is not str
         for stage in STAGES:
             ms = getattr(self, f"{stage}_ms")

@@ -89,7 +89,8 @@ class QuestionOutput(NamedTuple):
     """Replayed duration: first word → streaming answer ready."""
 
 
-def _output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedScenario) -> QuestionOutput:
+def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedScenario) -> QuestionOutput:
+    """A replayed question's row (derived from ``events``) and its trace lines."""
     row = derive_result(
         events,
         n_words=q.n_words,
@@ -109,7 +110,7 @@ def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[Qu
     """Replay questions one after another on one virtual loop (a worker's unit of work)."""
 
     async def main(clock: Clock) -> list[QuestionOutput]:
-        return [_output(q, await replay_question(clock, q, rs), rs) for q in questions]
+        return [question_output(q, await replay_question(clock, q, rs), rs) for q in questions]
 
     return run_virtual(main)
 
