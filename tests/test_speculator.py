@@ -162,3 +162,22 @@ async def _one_word(spec):
     async with spec:
         spec.hear("hello", final=True)
         return await spec.resolve()
+
+
+def test_turns_follow_one_another_and_an_abandoned_turn_cancels_its_calls() -> None:
+    tool = Recording(delay_s=0.1)
+
+    async def session():
+        async with streamrag.Speculator(tool, scenario(), reflector="unchanged") as spec:
+            spec.hear("play some jazz")
+            await asyncio.sleep(0.02)
+            spec.cancel()  # the user was interrupted: nobody wants these calls
+            await asyncio.sleep(0.01)
+            first = spec.report()
+            spec.hear("stop the music", final=True)
+            answer = await spec.resolve()
+            return first, answer, spec.report()
+
+    first, answer, second = asyncio.run(session())
+    assert sorted(tool.cancelled) == ["play", "play some", "play some jazz"] and first.outcome is None
+    assert answer.value == {"answer": "STOP THE MUSIC"} and second.qid == "turn2" and second.n_words == 3

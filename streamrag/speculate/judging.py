@@ -1,7 +1,8 @@
 """What a speculative call returned, and the rules that judge it at end of turn.
 
 A call is an async tool function awaited with JSON-serializable arguments; what it
-returns is kept as a :class:`Called` (its query, arguments and value). A reflector
+returns is kept as a :class:`~streamrag.pipeline.tools.Called` (its query, arguments
+and value). A reflector
 decides whether one speculative call's value may stand for the full query's:
 
 - ``"scenario"`` (default): the scenario's rule. The heuristic one (the simulator's
@@ -19,22 +20,11 @@ protocol, so the streaming arm's shell (pick, wait, re-judge, fall back) is the 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.reflectors import Coverage, HeuristicReflectorConfig, Reflector, Verdict
-from streamrag.pipeline.tools import Hit, ToolResult
-
-
-@dataclass(frozen=True, slots=True)
-class Called:
-    """One finished call: the prefix it was fired on, its query, arguments and value."""
-
-    prefix_t: int
-    query: str
-    arguments: Mapping[str, Any]
-    value: Any
+from streamrag.pipeline.tools import Called, Hit, ToolResult
 
 
 class Judge(Protocol):

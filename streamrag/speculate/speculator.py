@@ -27,29 +27,25 @@ given; F is the agent's own LLM, outside (0 here, or a drawn delay in a measured
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import BaseModel, ConfigDict
 
 from streamrag.base.errors import ConfigError, StreamragError, ToolError
 from streamrag.engine.clock import Clock, RealClock
 from streamrag.engine.resources import Job, Unlimited
-from streamrag.engine.trace import Recorder
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import BaselineArm, StreamingArm
-from streamrag.pipeline.tools import AwaitingResource, QueryGenerator, QueryResource
+from streamrag.pipeline.tools import QueryGenerator, QueryResource, ToolFunction, ToolResource
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
-from streamrag.speculate.judging import Called, Judge, ReflectorChoice, build_reflector, hits_of
+from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
+from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
 
 LIVE_TRIGGERS = ("interval", "every_word", "none")
 """Triggers that need nothing but the words heard (the others read a known question)."""
-
-ToolFunction = Callable[..., Awaitable[Any]]
 
 
 def check_scenario(rs: ResolvedScenario, known: bool) -> None:
@@ -61,170 +57,6 @@ def check_scenario(rs: ResolvedScenario, known: bool) -> None:
         )
     if sc.resources.limited or sc.load is not None:
         raise ConfigError("live runs replay one turn at a time on unlimited capacity: remove [resources] and [load]")
-
-
-class TurnRecorder(Recorder):
-    """A :class:`Recorder` that passes each event to ``sink`` as it is emitted."""
-
-    __slots__ = ("sink",)
-
-    def __init__(self, qid: str, clock: Clock, origin_us: int, sink: Callable[[dict[str, Any]], object] | None) -> None:
-        super().__init__(qid, clock, origin_us, validate=True)
-        self.sink = sink
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        super().emit(kind, **fields)
-        if self.sink is not None:
-            self.sink(self.events[-1])
-
-
-class TurnQuestion:
-    """What the arms read of the turn: its id, its length once input ended (0 before),
-    and the top hits of the call on each prefix (``None``: not hits, or no call)."""
-
-    def __init__(self, interaction_id: str, results: Mapping[int, Called]) -> None:
-        self.interaction_id = interaction_id
-        self.n_words = 0
-        self.results = results
-
-    def top(self, t: int) -> tuple[int, ...] | None:
-        called = self.results.get(t)
-        hits = None if called is None else hits_of(called.value)
-        return None if hits is None else tuple(h.chunk_id for h in hits)
-
-
-class _Zeros(Sequence[int]):
-    """A stage that takes no time, for every prefix."""
-
-    def __getitem__(self, i: Any) -> Any:
-        return 0
-
-    def __len__(self) -> int:
-        return 0
-
-
-class TurnPlan:
-    """A :class:`~streamrag.pipeline.streaming.QuestionPlan` filled in as the turn goes."""
-
-    end_of_turn_us = 0
-
-    def __init__(self, question: TurnQuestion, g_us: Sequence[int], f_us: int) -> None:
-        self.question = question
-        self.g_us = g_us
-        self.l_us: Sequence[int] = _Zeros()
-        self.f_us = f_us
-        self.word_us: list[int] = []
-
-    @property
-    def turn_end_us(self) -> int:
-        return self.word_us[-1] if self.word_us else 0
-
-
-class CallResource(AwaitingResource):
-    """Serves L jobs by awaiting the tool function on the job's query; a finished call's
-    :class:`Called` is kept in :attr:`results` by prefix before the job completes. An
-    exception from the tool is a ``tool_error`` event and a rejected job."""
-
-    def __init__(
-        self,
-        clock: Clock,
-        tasks: TaskGroup,
-        fn: ToolFunction,
-        arguments: Callable[[str], Mapping[str, Any]],
-        query_of: Callable[[Job], str],
-        name: str,
-    ) -> None:
-        super().__init__(clock, tasks, "tool")
-        self.fn = fn
-        self.arguments = arguments
-        self.query_of = query_of
-        self.tool_name = name
-        self.results: dict[int, Called] = {}
-        self.last_error = ""
-
-    def request(self, job: Job) -> str:
-        return self.query_of(job)
-
-    async def serve(self, job: Job, request: str) -> None:
-        args = dict(self.arguments(request))
-        try:
-            json.dumps(args, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ToolError(f"tool {self.tool_name}: arguments are not JSON-serializable ({exc})") from None
-        try:
-            value = await self.fn(**args)
-        except ToolError:
-            raise
-        except Exception as exc:  # a user's tool: its failure is a lost call, not a crash
-            raise ToolError(f"tool {self.tool_name}: {type(exc).__name__}: {exc}") from None
-        self.results[job.prefix_t] = Called(job.prefix_t, request, args, value)
-
-    def failed(self, job: Job, error: ToolError) -> None:
-        self.last_error = str(error)
-        if job.rec is not None:
-            job.rec.emit("tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error))
-        self._reject(job)
-
-
-class Resolution(BaseModel):
-    """What ``resolve()`` returns: the value to answer from and where it came from."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    value: Any
-    """The tool's return value."""
-    query: str
-    arguments: dict[str, Any]
-    prefix_t: int
-    """The words the call was fired on (``n_words``: the full query)."""
-    n_words: int
-    speculative: bool
-    """True: a speculative call's result; False: none was sufficient and the full query was called."""
-    waited_ms: float
-    """From ``resolve()`` to the result (0 when a finished call was sufficient at once)."""
-
-
-class TurnReport(BaseModel):
-    """A turn's metrics, read from its trace."""
-
-    model_config = ConfigDict(frozen=True)
-
-    qid: str
-    n_words: int
-    fired: int
-    """Speculative calls fired (by the trigger)."""
-    cancelled: int
-    """Calls cancelled: no longer wanted once a result was chosen, replaced, or stale."""
-    revisions: int
-    """Times the transcript rewrote words already heard."""
-    stale: int
-    """Calls made stale by a revision (cancelled in flight or dropped finished)."""
-    outcome: str | None
-    """``speculative`` | ``fallback`` (None: not resolved)."""
-    waited_ms: float | None
-    saved_ms: float | None
-    """Shadow mode: the baseline's result time minus the streaming arm's (None without shadow)."""
-
-
-class _Turn:
-    """The objects of one turn."""
-
-    def __init__(self, qid: str, rec: TurnRecorder, words: list[str]) -> None:
-        self.qid = qid
-        self.rec = rec
-        self.words = words
-        self.final = False
-        self.turn_end = anyio.Event()
-        self.done = anyio.Event()
-        self.scope = anyio.CancelScope()
-        self.error: StreamragError | None = None
-        self.stale = 0
-        self.waited_us: int | None = None
-        self.arm: StreamingArm
-        self.baseline: BaselineArm | None = None
-        self.resource: CallResource
-        self.question: TurnQuestion
-        self.plan: TurnPlan
 
 
 class Speculator:
@@ -276,7 +108,7 @@ class Speculator:
         self.sink = sink
         build_reflector(reflector, self.rs.scenario.reflector, {}, str, self.arguments, self.judge)  # bad settings: now
         self._tasks: TaskGroup | None = None
-        self._turn: _Turn | None = None
+        self._turn: TurnState | None = None
         self._n_turns = 0
 
     async def __aenter__(self) -> Speculator:
@@ -332,7 +164,7 @@ class Speculator:
         self._n_turns += 1
         qid = qid or f"turn{self._n_turns}"
         clock, sc = self.clock, self.rs.scenario
-        turn = _Turn(qid, TurnRecorder(qid, clock, clock.now_us(), self.sink), [] if words is None else words)
+        turn = TurnState(qid, TurnRecorder(qid, clock, clock.now_us(), self.sink), [] if words is None else words)
         turn.words.clear()
 
         def heard(prefix_t: int) -> str:
@@ -344,9 +176,9 @@ class Speculator:
         def query_of(job: Job) -> str:
             return heard(job.prefix_t) if generated is None else generated.query_of(job)
 
-        turn.resource = CallResource(clock, self._tasks, self.fn, self.arguments, query_of, self.name)
+        turn.resource = ToolResource(clock, self.fn, self._tasks, query_of, self.arguments, name=self.name)
         turn.question = TurnQuestion(qid, turn.resource.results)
-        turn.plan = TurnPlan(turn.question, _Zeros() if g_us is None else g_us, f_us)
+        turn.plan = TurnPlan(turn.question, Zeros() if g_us is None else g_us, f_us)
         known = question or SimQuestion(qid, n_words=1, t_sc=1, t_suf=None)
         trigger = sc.trigger.build(known)
         reflector = build_reflector(
@@ -361,7 +193,7 @@ class Speculator:
         if trigger.tick_us:
             self._tasks.start_soon(self._tick, turn, trigger.tick_us)
 
-    async def _drive(self, turn: _Turn) -> None:
+    async def _drive(self, turn: TurnState) -> None:
         with turn.scope:
             try:
                 await turn.arm.run(turn.turn_end)
@@ -369,7 +201,7 @@ class Speculator:
                 turn.error = exc
         turn.done.set()
 
-    async def _tick(self, turn: _Turn, period_us: int) -> None:
+    async def _tick(self, turn: TurnState, period_us: int) -> None:
         k = 1
         with turn.scope:
             while not turn.turn_end.is_set():
