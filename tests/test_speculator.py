@@ -150,6 +150,12 @@ def test_bad_settings_are_one_line_errors() -> None:
     with pytest.raises(ConfigError, match="expected 'scenario', 'unchanged' or a callable"):
         streamrag.Speculator(Recording(), scenario(), reflector="newest")  # type: ignore[arg-type]
 
+    def boom(full, call):
+        return 1 / 0
+
+    with pytest.raises(ConfigError, match="reflector boom: ZeroDivisionError"):
+        asyncio.run(_one_word(streamrag.Speculator(Recording(), scenario(), reflector=boom)))
+
     async def not_json(**_):
         return 1
 
@@ -181,3 +187,28 @@ def test_turns_follow_one_another_and_an_abandoned_turn_cancels_its_calls() -> N
     first, answer, second = asyncio.run(session())
     assert sorted(tool.cancelled) == ["play", "play some", "play some jazz"] and first.outcome is None
     assert answer.value == {"answer": "STOP THE MUSIC"} and second.qid == "turn2" and second.n_words == 3
+
+
+def test_a_retrieval_tool_is_judged_by_the_heuristic_rule_on_its_hits() -> None:
+    from streamrag.engine.clock import RealClock
+    from streamrag.live.tools import BM25Tool
+
+    chunks = ["Madrid is the capital of Spain and its largest city.", "Paris is the capital of France.",
+              "Rome is the capital of Italy.", "The Nile flows through Egypt.", "Berlin is known for its museums."]  # fmt: skip
+    clock = RealClock()
+    tool = BM25Tool(chunks, clock)  # a Tool (search(query, k)) and its own judge
+
+    async def turn():
+        async with streamrag.Speculator(tool, scenario(), clock=clock) as spec:
+            for text in ["madrid", "madrid spain", "madrid spain largest city today"]:
+                spec.hear(text)
+                await asyncio.sleep(0.02)
+            return await spec.resolve(), list(spec.events)
+
+    answer, events = asyncio.run(turn())
+    full = "madrid spain largest city today"
+    assert answer.speculative and answer.prefix_t == 1 and answer.arguments == {"query": "madrid", "k": 3}
+    assert answer.value.top[0] == 0
+    (check,) = kinds(events, "check")  # the best finished result (first on ties) is sufficient at once
+    assert (check["score"], check["coverage"]) == tool.judge(full, 0) and check["coverage"] == 0.8
+    assert check["score"] >= 2.0 and answer.waited_ms < 20

@@ -212,7 +212,8 @@ class Speculator:
 
     def hear(self, text: str, at_us: int | None = None, final: bool = False) -> None:
         """The turn's transcript so far (interim hypotheses may rewrite earlier words;
-        see the module docstring); ``final``: input has ended (``resolve`` implies it).
+        see the module docstring); ``final``: input has ended (``resolve`` implies it; a
+        ``hear`` after a final one starts a new turn and abandons an unresolved one).
         ``at_us``: when it was heard on the clock (default now), kept as the words' times."""
         turn = self._turn
         if turn is None or turn.final:
