@@ -28,9 +28,20 @@ _PUBLIC = {
     "load_scenario": "streamrag.simulator.scenario",
     "list_scenarios": "streamrag.simulator.scenario",
     "StreamragError": "streamrag.base.errors",
+    "Speculator": "streamrag.speculate.speculator",
 }
 
-__all__ = ["StreamragError", "__version__", "analyze", "list_scenarios", "load_scenario", "read_run", "read_table", "simulate"]
+__all__ = [
+    "Speculator",
+    "StreamragError",
+    "__version__",
+    "analyze",
+    "list_scenarios",
+    "load_scenario",
+    "read_run",
+    "read_table",
+    "simulate",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,17 @@ from _inputs import record, run_cli, write_jsonl
 
 import streamrag
 
-API = ["StreamragError", "__version__", "analyze", "list_scenarios", "load_scenario", "read_run", "read_table", "simulate"]
+API = [
+    "Speculator",
+    "StreamragError",
+    "__version__",
+    "analyze",
+    "list_scenarios",
+    "load_scenario",
+    "read_run",
+    "read_table",
+    "simulate",
+]
 
 
 def test_the_public_names_are_pinned() -> None:

@@ -19,6 +19,7 @@ engine       the simulation kernel: clock, loop, latency, trace    base
 calibration  measurements → latency models                         base, engine
 pipeline     Trigger, Reflector, threads (async components)        base, engine
 simulator    scenarios, questions, runs, results, load             base, data, retrieval, analysis, engine, pipeline
+speculate    the Speculator (agents), LiveKit and Pipecat adapters base, engine, pipeline, simulator
 live         real clock, real tools, real words                    everything above but sweep
 sweep        grids, points, executors, the sweep table             base, data, analysis, engine, simulator
 commands     one module per ``streamrag`` subcommand               everything above
@@ -48,7 +49,8 @@ ALLOWED: dict[str, set[str]] = {
     "calibration": {"base", "engine"},
     "pipeline": {"base", "engine"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
-    "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
+    "speculate": {"base", "engine", "pipeline", "simulator"},
+    "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "speculate"},
     "sweep": {"base", "data", "analysis", "engine", "simulator"},
     "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"},
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},

@@ -17,6 +17,7 @@ one output allowed to differ between two runs).
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -161,7 +162,21 @@ class RealClock:
         import asyncio
 
         loop = asyncio.get_running_loop()
-        return loop.call_later(max(0, at_us - self.now_us()) / US_PER_S, callback)
+        return loop.call_later(max(0, at_us - self.now_us()) / US_PER_S, callback, context=_asyncio_context())
+
+
+def _asyncio_context() -> contextvars.Context:
+    """The caller's context, marked as running on asyncio: a timer callback runs outside
+    any task, and anyio (when sniffio is installed) finds its event loop only through
+    that mark, which ``anyio.run`` sets and a plain ``asyncio.run`` (an agent
+    framework's loop) does not."""
+    context = contextvars.copy_context()
+    try:
+        import sniffio
+    except ImportError:  # anyio then asks asyncio for the running loop, which works in a callback
+        return context
+    context.run(sniffio.current_async_library_cvar.set, "asyncio")
+    return context
 
 
 def wall_clock_iso() -> str:

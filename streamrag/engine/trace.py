@@ -27,7 +27,10 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
                   once it chose another result); ``unstarted``: a call fired on the last
                   word that the reflector's first look made unnecessary before it
                   started (not counted as fired); ``superseded`` (``coalesce``): a newer
-                  call of the session took its place in the tool queue
+                  call of the session took its place in the tool queue; ``revised``
+                  (live): a revised transcript dropped the words its prefix ended with
+``revise``        (live) a partial transcript rewrote the words after word ``kept``
+                  (``dropped`` words were withdrawn); calls on longer prefixes are stale
 ``reflect``       end of turn: the reflector starts (calls ``finished``, ``in_flight``)
 ``check``         the reflector judged a result (``sufficient``, ``score``, ``coverage``)
 ``decision``      ``speculative`` (a speculative result is used) or ``fallback`` (none
@@ -142,7 +145,13 @@ class CancelEvent(_Event):
     kind: Literal["cancel"] = "cancel"
     arm: Arm
     call: int
-    reason: Literal["replaced", "reflector", "unstarted", "superseded"]
+    reason: Literal["replaced", "reflector", "unstarted", "superseded", "revised"]
+
+
+class ReviseEvent(_Event):
+    kind: Literal["revise"] = "revise"
+    kept: int
+    dropped: int
 
 
 class ReflectEvent(_Event):
@@ -259,6 +268,7 @@ TraceEvent = Annotated[
     | ToolDoneEvent
     | ToolErrorEvent
     | CancelEvent
+    | ReviseEvent
     | ReflectEvent
     | CheckEvent
     | DecisionEvent

@@ -6,10 +6,11 @@
 - :mod:`~streamrag.live.words` — where words come from: stdin as typed, a timestamped
   transcript, a known question replayed at its cadence;
 - :mod:`~streamrag.live.session` — one turn through both arms on a real clock, traced
-  exactly as a simulated question is;
+  exactly as a simulated question is (a :class:`~streamrag.speculate.speculator.Speculator`
+  turn in shadow mode);
 - :mod:`~streamrag.live.display` — the terminal view, event by event;
 - :mod:`~streamrag.live.replay` — the simulator against the live runs of the same questions.
 
-A layer of its own above the simulator (it builds questions and profiles the simulator
-defines); nothing below imports it. Nothing is imported at import time.
+A layer of its own above the simulator and the Speculator (it builds questions and
+profiles the simulator defines); nothing below imports it. Nothing is imported at import time.
 """

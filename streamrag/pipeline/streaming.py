@@ -152,6 +152,8 @@ class StreamingArm:
         self.heard = 0
         """Words heard so far."""
         self.failed = False
+        self.chosen: Call | None = None
+        """The call whose result the answer is built from, once the reflector decided."""
         self._completions = _Inbox()
 
     # -- input and trigger ------------------------------------------------------------
@@ -172,6 +174,21 @@ class StreamingArm:
         """A time-based trigger opportunity (live input)."""
         self._on_tick()
 
+    def revise(self, kept_t: int) -> None:
+        """Live input revised every word after ``kept_t``: calls on longer prefixes asked
+        a question nobody asks any more. Those in flight (or held) are cancelled
+        (``revised``), finished ones are never judged, and their prefixes may fire again
+        on the new words. Trigger state is not rewound: it counts words, and the new
+        words after ``kept_t`` are heard as words ``kept_t + 1``, … again."""
+        for call in list(self.in_flight.values()):
+            if call.prefix_t > kept_t:
+                self._cancel(call, "revised")
+        self.held = [c for c in self.held if c.prefix_t <= kept_t]
+        self.finished = [c for c in self.finished if c.prefix_t <= kept_t]
+        self.fired_prefixes = {t for t in self.fired_prefixes if t <= kept_t}
+        self.heard = min(self.heard, kept_t)
+        self.last_fire_t = min(self.last_fire_t, kept_t)
+
     async def _run(self, turn_end: anyio.Event | None = None) -> None:
         clock, rec, plan = self.clock, self.rec, self.plan
         origin = rec.origin_us
@@ -182,7 +199,7 @@ class StreamingArm:
             await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         else:
             await turn_end.wait()
-        chosen = await self._reflect()
+        chosen = self.chosen = await self._reflect()
         if chosen is None:  # the fallback call was rejected: the session failed
             return
         rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)

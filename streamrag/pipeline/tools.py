@@ -16,9 +16,11 @@ on the clock unless a :class:`QueryResource` serves it with a real LLM call.
 - :class:`QueryGenerator` — ``await generator.generate(words)`` → a search query;
 - :class:`AwaitingResource` — a :class:`~streamrag.engine.resources.Resource` that runs
   each job as a task of the session's task group; its two kinds:
-- :class:`ToolResource` (L). A tool error becomes a ``tool_error`` trace event and the
-  job is *rejected*: the arm treats it as it treats a call a full queue refused (a
-  speculative call is lost; the full-query call failing fails the arm);
+- :class:`ToolResource` (L): awaits a tool function (``fn(**arguments(query))``, a
+  :class:`Tool`'s ``search`` being one) and keeps each call as a :class:`Called`. A tool
+  error becomes a ``tool_error`` trace event and the job is *rejected*: the arm treats
+  it as it treats a call a full queue refused (a speculative call is lost; the
+  full-query call failing fails the arm);
 - :class:`QueryResource` (G). The query and G's duration are a ``gen_query`` event; a
   failed generation is a ``gen_error`` event and the call searches the prefix words.
 
@@ -28,10 +30,11 @@ OpenAI-compatible LLM) live in :mod:`streamrag.live`, above the pipeline.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import numpy as np
@@ -176,39 +179,69 @@ class AwaitingResource(Unlimited, ABC):
         return LoadView(None, self.in_flight, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class Called:
+    """One finished call: the prefix it was fired on, its query, arguments and value."""
+
+    prefix_t: int
+    query: str
+    arguments: Mapping[str, Any]
+    value: Any
+
+
+ToolFunction = Callable[..., Awaitable[Any]]
+"""A tool as an agent has it: an async function of JSON-serializable keyword arguments."""
+
+
 class ToolResource(AwaitingResource):
-    """Serves L jobs by awaiting a real tool.
+    """Serves L jobs by awaiting a tool function on the job's arguments.
 
     ``query_of(job)`` gives the query of the job's call (the words heard up to its
-    prefix, or the query G generated for it); the result of the call on prefix t is
-    kept in :attr:`results` before the job completes, so the ``tool_done`` event and the
-    reflector read it. The tool's own concurrency limit, if any, queues inside the tool.
-    A failed call is a ``tool_error`` event and a rejected job.
+    prefix, or the query G generated for it) and ``arguments(query)`` the call's keyword
+    arguments (checked JSON-serializable); the call on prefix t is kept in
+    :attr:`results` as a :class:`Called` before the job completes, so the ``tool_done``
+    event and the reflector read it. The tool's own concurrency limit, if any, queues
+    inside the tool. A failed call — a :class:`~streamrag.base.errors.ToolError` or any
+    exception of the tool — is a ``tool_error`` event and a rejected job.
     """
 
     def __init__(
         self,
         clock: Clock,
-        tool: Tool,
+        fn: ToolFunction,
         tasks: TaskGroup,
         query_of: Callable[[Job], str],
+        arguments: Callable[[str], Mapping[str, Any]],
         *,
-        k: int = 3,
         name: str = "tool",
     ) -> None:
-        super().__init__(clock, tasks, name)
-        self.tool = tool
+        super().__init__(clock, tasks, "tool")
+        self.fn = fn
         self.query_of = query_of
-        self.k = k
-        self.results: dict[int, ToolResult] = {}
+        self.arguments = arguments
+        self.tool_name = name
+        self.results: dict[int, Called] = {}
+        self.last_error = ""
 
     def request(self, job: Job) -> str:
         return self.query_of(job)
 
     async def serve(self, job: Job, request: str) -> None:
-        self.results[job.prefix_t] = await self.tool.search(request, self.k)
+        args = dict(self.arguments(request))
+        try:
+            json.dumps(args, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(f"tool {self.tool_name}: arguments are not JSON-serializable ({exc})") from None
+        try:
+            value = await self.fn(**args)
+        except ToolError:
+            raise
+        except Exception as exc:  # a user's tool: its failure is a lost call, not a crash
+            raise ToolError(f"tool {self.tool_name}: {type(exc).__name__}: {exc}") from None
+        self.results[job.prefix_t] = Called(job.prefix_t, request, args, value)
 
     def failed(self, job: Job, error: ToolError) -> None:
+        self.last_error = str(error)
         if job.rec is not None:
             job.rec.emit("tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error))
         self._reject(job)

@@ -1,0 +1,136 @@
+"""The parts of one Speculator turn: its recorder, what the arms read of it, its plan,
+and what it hands back (:class:`Resolution`, :class:`TurnReport`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict
+
+from streamrag.base.errors import StreamragError
+from streamrag.engine.clock import Clock
+from streamrag.engine.trace import Recorder
+from streamrag.pipeline.baseline import BaselineArm
+from streamrag.pipeline.streaming import StreamingArm
+from streamrag.pipeline.tools import Called, ToolResource
+from streamrag.speculate.judging import hits_of
+
+
+class TurnRecorder(Recorder):
+    """A :class:`Recorder` that passes each event to ``sink`` as it is emitted."""
+
+    __slots__ = ("sink",)
+
+    def __init__(self, qid: str, clock: Clock, origin_us: int, sink: Callable[[dict[str, Any]], object] | None) -> None:
+        super().__init__(qid, clock, origin_us, validate=True)
+        self.sink = sink
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        super().emit(kind, **fields)
+        if self.sink is not None:
+            self.sink(self.events[-1])
+
+
+class TurnQuestion:
+    """What the arms read of the turn: its id, its length once input ended (0 before),
+    and the top hits of the call on each prefix (``None``: not hits, or no call)."""
+
+    def __init__(self, interaction_id: str, results: Mapping[int, Called]) -> None:
+        self.interaction_id = interaction_id
+        self.n_words = 0
+        self.results = results
+
+    def top(self, t: int) -> tuple[int, ...] | None:
+        called = self.results.get(t)
+        hits = None if called is None else hits_of(called.value)
+        return None if hits is None else tuple(h.chunk_id for h in hits)
+
+
+class Zeros(Sequence[int]):
+    """A stage that takes no time, for every prefix."""
+
+    def __getitem__(self, i: Any) -> Any:
+        return 0
+
+    def __len__(self) -> int:
+        return 0
+
+
+class TurnPlan:
+    """A :class:`~streamrag.pipeline.streaming.QuestionPlan` filled in as the turn goes."""
+
+    end_of_turn_us = 0
+
+    def __init__(self, question: TurnQuestion, g_us: Sequence[int], f_us: int) -> None:
+        self.question = question
+        self.g_us = g_us
+        self.l_us: Sequence[int] = Zeros()
+        self.f_us = f_us
+        self.word_us: list[int] = []
+
+    @property
+    def turn_end_us(self) -> int:
+        return self.word_us[-1] if self.word_us else 0
+
+
+class Resolution(BaseModel):
+    """What ``resolve()`` returns: the value to answer from and where it came from."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    value: Any
+    """The tool's return value."""
+    query: str
+    arguments: dict[str, Any]
+    prefix_t: int
+    """The words the call was fired on (``n_words``: the full query)."""
+    n_words: int
+    speculative: bool
+    """True: a speculative call's result; False: none was sufficient and the full query was called."""
+    waited_ms: float
+    """From ``resolve()`` to the result (0 when a finished call was sufficient at once)."""
+
+
+class TurnReport(BaseModel):
+    """A turn's metrics, read from its trace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    qid: str
+    n_words: int
+    fired: int
+    """Speculative calls fired (by the trigger)."""
+    cancelled: int
+    """Calls cancelled: no longer wanted once a result was chosen, replaced, or stale."""
+    revisions: int
+    """Times the transcript rewrote words already heard."""
+    stale: int
+    """Calls made stale by a revision (cancelled in flight or dropped finished)."""
+    outcome: str | None
+    """``speculative`` | ``fallback`` (None: not resolved)."""
+    waited_ms: float | None
+    saved_ms: float | None
+    """Shadow mode: the baseline's result time minus the streaming arm's (None without shadow)."""
+
+
+class TurnState:
+    """The objects of one turn."""
+
+    def __init__(self, qid: str, rec: TurnRecorder, words: list[str]) -> None:
+        self.qid = qid
+        self.rec = rec
+        self.words = words
+        self.final = False
+        self.turn_end = anyio.Event()
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.error: StreamragError | None = None
+        self.stale = 0
+        self.waited_us: int | None = None
+        self.arm: StreamingArm
+        self.baseline: BaselineArm | None = None
+        self.resource: ToolResource
+        self.question: TurnQuestion
+        self.plan: TurnPlan
