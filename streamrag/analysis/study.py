@@ -60,7 +60,7 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
     present = [c for c in ("t_entity", *ASR_COLUMNS) if any(c in a.row for a in analyses)]
     extra = [*EXTRA_COLUMNS[:-1], *present, EXTRA_COLUMNS[-1]]
     df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
-    for column in (*INT_COLUMNS, "t_entity", "n_revisions"):
+    for column in (*INT_COLUMNS, "t_entity", "n_revisions", "n_hypotheses", "t_sc_words", "t_suf_words"):
         if column in df.columns:
             df[column] = df[column].astype("Int64")
     for column in ("groundable", "retrieved_gold", "no_overlap"):
