@@ -147,3 +147,18 @@ def test_a_spoken_question_becomes_timed_hypotheses_the_analyzer_reads(tmp_path:
     an = tmp_path / "an"
     assert main(["analyze", DEMO, "--limit", "2", "--asr-hypotheses", str(out), "--out", str(an), "--no-figures"]) == 0
     assert pd.read_csv(an / "stabilization.csv")["n_words"].tolist() == [len(q.split()) for q in _demo_queries()[:2]]
+
+
+def test_fit_input_fits_the_logged_revisions_and_checks_held_out_participants(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "k"
+    for pid in range(6):
+        rows = [r.replace("7\t", f"{pid}\t", 1) for r in _typed("the cat <<r car is here", step=100 + 20 * pid)]
+        _log(folder, rows, name=f"{pid}_keystrokes.txt")
+    out = tmp_path / "fit.json"
+    assert main(["fit-input", "--keystrokes", str(folder), "--held-out-share", "0.34", "--out", str(out)]) == 0
+    fit = json.loads(out.read_text())["typed"]
+    assert (fit["n_fit_participants"], fit["n_held_out_participants"]) == (4, 2)
+    # Each sentence: 5 words, 1 revision event over 4 later word arrivals, rewriting 1 word.
+    assert fit["fit"]["p"]["value"] == pytest.approx(0.25) and fit["fit"]["r_mean"]["value"] == 1.0
+    assert fit["held_out_logged"]["revisions_per_session"]["value"] == 1.0
+    assert "typed model" in capsys.readouterr().out
