@@ -207,9 +207,9 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
     keys: list[str] = [text[0]]
     t = 0.0
     for pos in range(1, len(text)):
-        end = episodes.get(pos)
-        if end is not None:
-            wrong = _typo(text[pos], rng) + text[pos + 1 : end + 1]
+        run_end = episodes.get(pos)
+        if run_end is not None:
+            wrong = _typo(text[pos], rng) + text[pos + 1 : run_end + 1]
             for j, ch in enumerate(wrong):
                 t += clean[pos] if j == 0 else _interval(profile, keys[-1], ch, rng)
                 times.append(t)
