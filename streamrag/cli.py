@@ -1,6 +1,6 @@
 """The ``streamrag`` command.
 
-Each subcommand lives in ``streamrag/commands/<name>.py`` and exposes
+Each subcommand lives in ``streamrag/commands/<name>.py`` (``-`` in a name is ``_`` there) and exposes
 ``add_parser(subparsers)`` and ``run(args) -> int``. Command modules import only the
 standard library at top level; heavy imports happen inside ``run`` so that ``--help``
 is instant.
@@ -36,6 +36,8 @@ COMMANDS = (
     "live",
     "list",
     "frontier",
+    "speak",
+    "fit-input",
 )
 
 
@@ -50,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
-        importlib.import_module(f"streamrag.commands.{name}").add_parser(sub)
+        importlib.import_module(f"streamrag.commands.{name.replace('-', '_')}").add_parser(sub)
     for subparser in sub.choices.values():
         _add_logging_options(subparser, defaults=False)
         _add_figure_options(subparser, defaults=False)

@@ -145,10 +145,13 @@ def stabilization_row(
     return row, arm_t_suf, arm_groundable
 
 
-def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any) -> dict[str, Any]:
-    """Stabilization in time: a recorded hypothesis at its time; the model's hypothesis t
-    with word t, at t/δ s from the start of speech. Recorded hypotheses are not word
-    prefixes, so the word-position anchors do not apply to them."""
+def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any, query: str) -> dict[str, Any]:
+    """One meaning per column over hypotheses: ``n_words`` is the question's words,
+    ``n_hypotheses`` the input events (hypotheses); ``t_sc`` / ``t_suf`` (and ``phi_*``)
+    count hypotheses, ``t_*_words`` the words hypothesis t showed and ``t_*_ms`` its time
+    from the start of input (a recorded or typed hypothesis at its time; the model's
+    hypothesis t with word t, at t/δ s). With word prefixes all counts are words.
+    Recorded hypotheses are not word prefixes, so the word-position anchors do not apply."""
     times = hypotheses.times_ms
 
     def at(t: int | None) -> float | None:
@@ -156,7 +159,14 @@ def asr_columns(row: dict[str, Any], hypotheses: Hypotheses, asr: Any) -> dict[s
             return None
         return times[t - 1] if times is not None else t / asr.delta_wps * 1000
 
+    def words(t: int | None) -> int | None:
+        return None if t is None else len(hypotheses.words[t - 1])
+
     out: dict[str, Any] = {
+        "n_words": len(query.split()),
+        "n_hypotheses": len(hypotheses.words),
+        "t_sc_words": words(row["t_sc"]),
+        "t_suf_words": words(row["t_suf"]),
         "t_sc_ms": at(row["t_sc"]),
         "t_suf_ms": at(row["t_suf"]),
         "revised_share": hypotheses.revised_share,
@@ -204,7 +214,7 @@ def analyze_question(
     golds = gold_by_mode(normalized, record.answers, GROUNDING_MODES)
     row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(normalized), settings)
     if hypotheses is not None:
-        row.update(asr_columns(row, hypotheses, asr))
+        row.update(asr_columns(row, hypotheses, asr, record.query))
     row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)

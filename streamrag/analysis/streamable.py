@@ -23,9 +23,11 @@ GRID_THETA: tuple[float, ...] = (0.5, 0.8, 1.0)
 def _t_star(q: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n_words, t*, retrieved-gold mask): t* = t_suf for retrieved-gold, else t_sc;
     t* = n for a question flagged ``no_overlap`` (its t_sc = 1 is a tie-break: nothing
-    can be known before the question ends, so it hides no latency)."""
+    can be known before the question ends, so it hides no latency). Over hypotheses, t*
+    counts input events, so n is the hypotheses (``n_hypotheses``) and the residual is in
+    events at the nominal δ; the replay in time is the simulator's."""
     rg = bool_column(q, "retrieved_gold")
-    n_words = num_column(q, "n_words")
+    n_words = num_column(q, "n_hypotheses" if "n_hypotheses" in q.columns else "n_words")
     t_star = np.where(rg, num_column(q, "t_suf"), num_column(q, "t_sc"))
     if "no_overlap" in q.columns:
         t_star = np.where(bool_column(q, "no_overlap"), n_words, t_star)

@@ -53,6 +53,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="rank recorded ASR partial hypotheses instead: JSON lines of {interaction_id, hypotheses: [{t_ms, text}, ...]}",
     )
+    p.add_argument(
+        "--typed",
+        type=Path,
+        default=None,
+        metavar="KEYSTROKES_DIR",
+        help="type each question as a participant of these keystroke logs typed (136M Keystrokes *_keystrokes.txt): "
+        "a word is heard at the space after it, a backspace into a heard word revises it (seed: --asr-seed)",
+    )
     p.add_argument("--asr-window", type=positive_int, default=2, metavar="R", help="words a revision rewrites (default 2)")
     p.add_argument(
         "--asr-final-words",
@@ -61,7 +69,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="F",
         help="a word is final once F later words arrived (default 3)",
     )
-    p.add_argument("--asr-seed", type=non_negative_int, default=0, help="seed of the revision model (default 0)")
+    p.add_argument(
+        "--asr-seed", type=non_negative_int, default=0, help="seed of the revision model or of the typed input (default 0)"
+    )
     p.add_argument(
         "--compare-retrievers",
         action="store_true",
@@ -83,8 +93,12 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     """``AnalysisSettings.asr`` from the command line (None: word prefixes)."""
     from streamrag.base.errors import ConfigError
 
-    if args.asr_revisions is not None and args.asr_hypotheses is not None:
-        raise ConfigError("give --asr-revisions (the revision model) or --asr-hypotheses (a file), not both")
+    given = [n for n, v in (("--asr-revisions", args.asr_revisions), ("--asr-hypotheses", args.asr_hypotheses),
+                            ("--typed", args.typed)) if v is not None]  # fmt: skip
+    if len(given) > 1:
+        raise ConfigError(f"give one input of {', '.join(given)}, not several")
+    if args.typed is not None:
+        return {"kind": "typed", "path": str(args.typed), "seed": args.asr_seed}
     if args.asr_hypotheses is not None:
         return {"kind": "file", "path": str(args.asr_hypotheses)}
     if args.asr_revisions is not None:

@@ -98,13 +98,35 @@ class HypothesesFile(BaseModel):
     path: str
 
 
+class TypedInput(BaseModel):
+    """Questions typed the way the participants of a keystroke folder typed
+    (:mod:`streamrag.data.typed`): each word is heard when the space after it is typed,
+    and a backspace run into a heard word revises it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["typed"] = "typed"
+    path: str
+    """A folder of 136M Keystrokes ``*_keystrokes.txt`` files (or one with ``participants/``)."""
+    seed: int = 0
+    """Draws the participant and the keys of each question (with its id)."""
+    participants: Literal["all", "fit", "held-out"] = "all"
+    """Every participant, or one side of the seeded fit / held-out split."""
+    held_out_share: float = Field(0.2, gt=0.0, lt=1.0, allow_inf_nan=False)
+    split_seed: int = 0
+
+
 def _asr_kind(value: Any) -> str:
     kind = value.get("kind", "model") if isinstance(value, dict) else getattr(value, "kind", "model")
     return str(kind)
 
 
-AsrConfig = Annotated[Annotated[RevisionModel, Tag("model")] | Annotated[HypothesesFile, Tag("file")], Discriminator(_asr_kind)]
-"""ASR input: the revision model (``kind = "model"``, the default) or a file."""
+AsrConfig = Annotated[
+    Annotated[RevisionModel, Tag("model")] | Annotated[HypothesesFile, Tag("file")] | Annotated[TypedInput, Tag("typed")],
+    Discriminator(_asr_kind),
+]
+"""Input events that may revise: the revision model (``kind = "model"``, the default),
+recorded hypotheses (``"file"``: a recognizer's) or typed keys (``"typed"``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,10 +272,16 @@ def recorded_hypotheses(path: str | os.PathLike[str]) -> RecordedHypotheses:
     return _cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-def question_hypotheses(asr: RevisionModel | HypothesesFile, interaction_id: str, query: str) -> Hypotheses:
-    """One question's hypotheses: drawn by the model, or recorded in the file."""
+def question_hypotheses(asr: RevisionModel | HypothesesFile | TypedInput, interaction_id: str, query: str) -> Hypotheses:
+    """One question's hypotheses: drawn by the model, typed by a participant, or recorded in the file."""
     if isinstance(asr, RevisionModel):
         return revise(query, asr, interaction_id)
+    if isinstance(asr, TypedInput):
+        from streamrag.data.typed import type_question, typists
+
+        pool = typists(asr.path, asr.participants, asr.held_out_share, asr.split_seed)
+        shown, times = type_question(query, pool, question_rng(asr.seed, interaction_id))
+        return hypotheses_of(shown, times)
     found = recorded_hypotheses(asr.path).questions.get(interaction_id)
     if found is None:
         raise InputError(f"{asr.path}: no hypotheses for question {interaction_id!r}")

@@ -63,6 +63,11 @@ class StabilizationRow:
     n_pages_unread: Annotated[int | None, Column("int", read_rank=6)]
     n_chunks_cut: Annotated[int | None, Column("int", read_rank=7)]
     t_entity: Annotated[int | None, Column("int", when="entity", read_rank=4)]
+    n_hypotheses: Annotated[int | None, Column("int", when="asr", read_rank=12)]
+    """Over hypotheses: the input events; ``n_words`` stays the question's words."""
+    t_sc_words: Annotated[int | None, Column("int", when="asr", read_rank=13)]
+    t_suf_words: Annotated[int | None, Column("int", when="asr", read_rank=14)]
+    """The words hypothesis t_sc (t_suf) showed (``t_sc``/``t_suf`` count hypotheses)."""
     t_sc_ms: Annotated[float | None, Column("float", when="asr", read_rank=8)]
     t_suf_ms: Annotated[float | None, Column("float", when="asr", read_rank=9)]
     revised_share: Annotated[float | None, Column("float", when="asr", read_rank=10)]

@@ -182,3 +182,8 @@ def _asyncio_context() -> contextvars.Context:
 def wall_clock_iso() -> str:
     """UTC wall-clock time as ISO 8601 (seconds) — for run manifests only."""
     return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def process_cpu_s() -> float:
+    """CPU seconds this process has used (user + system) — for reporting a command's cost."""
+    return time.process_time()

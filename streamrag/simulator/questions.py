@@ -101,12 +101,19 @@ def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k:
     )
 
 
+def input_events(row: Mapping[str, Any]) -> Any:
+    """A row's input events: its hypotheses when the analysis ran over ASR or typed input
+    (``n_hypotheses``), else its words (one event per word)."""
+    n = row.get("n_hypotheses")
+    return row["n_words"] if n is None or (isinstance(n, float) and n != n) else n
+
+
 def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
     """The simulator's view of an analyzed question (full mode); None if it was skipped."""
     if analysis.evidence is None:
         return None
     row = analysis.row
-    return sim_question(row["interaction_id"], row["n_words"], analysis.evidence, k, question_type=row["question_type"])
+    return sim_question(row["interaction_id"], input_events(row), analysis.evidence, k, question_type=row["question_type"])
 
 
 def questions_from_analyses(analyses: Iterable[QuestionAnalysis], k: int) -> QuestionSet:
@@ -181,7 +188,7 @@ def questions_from_records(
     entries: list[Entry] = []
     for row in records:
         reason, qtype = text(row, "skip_reason"), text(row, "question_type")
-        n_words, t_sc, t_suf = row["n_words"], row["t_sc"], row["t_suf"]
+        n_words, t_sc, t_suf = input_events(row), row["t_sc"], row["t_suf"]
         if reason:
             entries.append(SkippedQuestion(text(row, "interaction_id"), reason, opt_int(n_words), None, qtype))
             continue

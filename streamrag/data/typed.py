@@ -1,0 +1,277 @@
+"""Typed questions: a CRAG question typed the way a real participant of the keystroke logs
+typed (:mod:`streamrag.data.keystrokes`).
+
+A logged sentence's timing cannot be replayed onto a different text key for key, so each
+participant becomes a **typist profile**, drawn from their own logged sentences alone:
+
+- **word times by word length**: the participant's logged times from the space before a
+  word to the space after it, for words of that length typed without a backspace (the
+  nearest logged length, scaled by its number of key intervals, when none has it). This
+  carries the inter-word gaps — hesitations, hard words — onto the new text;
+- **key intervals by key pair** inside a word: the participant's intervals for that
+  lower-cased character bigram when they typed it at least ``MIN_BIGRAM`` times, else
+  for the pair's class (letter→letter, letter→space, space→letter, space→space); a
+  word's key intervals are then rescaled to sum to its drawn word time;
+- **backspace episodes**: the participant's rate of backspace runs begun right after a
+  space and right after another key (per such key of the typed sentences), the run lengths of each, the
+  pause before a run, the interval between backspaces and the pause before typing resumes.
+
+Typing question ``q`` (``typed_keys``): at each key, with the rate of its class, a run of
+``b`` backspaces (drawn from that class's run lengths) is planned to follow it; the
+``b`` keys it takes back are typed first with the first one wrong (a QWERTY neighbour
+of the intended key), then deleted, and typing resumes at the intended key. A run begun
+right after a space with ``b ≥ 2`` takes back a word already heard with the typo, and
+the retyped word revises it — as a logged run that reaches across a space does. Every
+interval is one draw from the pools above.
+
+Which participant types which question is seeded by the question's id (``seed``), so a
+question's keys never depend on the other questions of a run, and under load each
+session's question is typed by one participant throughout.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamrag.base.errors import InputError
+from streamrag.data.keystrokes import KeystrokeLogs, TypedSentence, heard, log_files, read_keystrokes
+
+MIN_BIGRAM = 3
+_QWERTY = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS: dict[str, str] = {}
+for _r, _row in enumerate(_QWERTY):
+    for _c, _ch in enumerate(_row):
+        near = [_row[j] for j in (_c - 1, _c + 1) if 0 <= j < len(_row)]
+        for _other in (_r - 1, _r + 1):
+            if 0 <= _other < len(_QWERTY):
+                near += [_QWERTY[_other][j] for j in (_c - 1, _c, _c + 1) if 0 <= j < len(_QWERTY[_other])]
+        _NEIGHBOURS[_ch] = "".join(near)
+
+
+def pair_class(prev: str, ch: str) -> str:
+    """``cc``, ``cs``, ``sc`` or ``ss``: whether each key of the pair is a space."""
+    return ("s" if prev == " " else "c") + ("s" if ch == " " else "c")
+
+
+@dataclass(frozen=True, slots=True)
+class TypistProfile:
+    """One participant's typing, as pools of logged intervals (ms) and episode counts."""
+
+    participant: str
+    bigram_ms: dict[str, np.ndarray]
+    class_ms: dict[str, np.ndarray]
+    all_ms: np.ndarray
+    word_ms: dict[int, np.ndarray]
+    """Word length → logged times from the space before a word to the space after it
+    (words typed without a backspace)."""
+    episode_rate: dict[str, float]
+    """``"s"`` / ``"c"``: backspace runs begun right after a space / another key, per such
+    key of the sentences typed."""
+    run_lengths: dict[str, np.ndarray]
+    before_run_ms: np.ndarray
+    within_run_ms: np.ndarray
+    after_run_ms: np.ndarray
+
+
+def _arr(values: list[float], fallback: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64) if values else fallback
+
+
+def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> TypistProfile:
+    """The pools of one participant's logged sentences (module docstring)."""
+    bigram: dict[str, list[float]] = defaultdict(list)
+    klass: dict[str, list[float]] = defaultdict(list)
+    words: dict[int, list[float]] = defaultdict(list)
+    everything: list[float] = []
+    runs: dict[str, list[float]] = {"s": [], "c": []}
+    typed = {"s": 0, "c": 0}
+    before: list[float] = []
+    within: list[float] = []
+    after: list[float] = []
+    for s in sentences:
+        chars, times = s.chars, s.press_ms
+        run, run_class = 0, "c"
+        last_space: int | None = None
+        clean = True
+        for i, ch in enumerate(chars):
+            gap = float(times[i] - times[i - 1]) if i else None
+            if ch == "\b":
+                if not run:
+                    run_class = "s" if i and chars[i - 1] == " " else "c"
+                run += 1
+                clean = False
+                if gap is not None:
+                    (within if chars[i - 1] == "\b" else before).append(gap)
+                continue
+            if run:
+                runs[run_class].append(run)
+                run = 0
+                if gap is not None:
+                    after.append(gap)
+            elif gap is not None and chars[i - 1] != "\b":
+                prev = chars[i - 1]
+                bigram[(prev + ch).lower()].append(gap)
+                klass[pair_class(prev, ch)].append(gap)
+                everything.append(gap)
+            if ch == " ":
+                if last_space is not None and clean and i - last_space > 1:
+                    words[i - last_space - 1].append(float(times[i] - times[last_space]))
+                last_space, clean = i, True
+        if run:
+            runs[run_class].append(run)
+        # Rates per key of the text (not per key pressed: retyped keys are the runs' own),
+        # as typed_keys draws them once per key of the new text.
+        text = " ".join(s.sentence.split())
+        typed["s"] += text.count(" ")
+        typed["c"] += len(text) - text.count(" ")
+    all_ms = np.asarray(everything or [200.0], dtype=np.float64)
+    return TypistProfile(
+        participant,
+        {k: np.asarray(v) for k, v in bigram.items() if len(v) >= MIN_BIGRAM},
+        {k: np.asarray(v) for k, v in klass.items()},
+        all_ms,
+        {k: np.asarray(v) for k, v in words.items()},
+        {k: len(runs[k]) / typed[k] if typed[k] else 0.0 for k in ("s", "c")},
+        {k: _arr(runs[k], np.ones(1)) for k in ("s", "c")},
+        _arr(before, all_ms),
+        _arr(within, all_ms),
+        _arr(after, all_ms),
+    )
+
+
+def _draw(pool: np.ndarray, rng: np.random.Generator) -> float:
+    return float(pool[int(rng.integers(len(pool)))])
+
+
+def _interval(profile: TypistProfile, prev: str, ch: str, rng: np.random.Generator) -> float:
+    pool = profile.bigram_ms.get((prev + ch).lower())
+    if pool is None:
+        pool = profile.class_ms.get(pair_class(prev, ch), profile.all_ms)
+    return _draw(pool, rng)
+
+
+def _typo(ch: str, rng: np.random.Generator) -> str:
+    near = _NEIGHBOURS.get(ch.lower(), "") or _NEIGHBOURS["g"]
+    wrong = near[int(rng.integers(len(near)))]
+    return wrong.upper() if ch.isupper() else wrong
+
+
+def _word_time(profile: TypistProfile, length: int, rng: np.random.Generator) -> float | None:
+    """A logged space-to-space time of a word of ``length`` (the nearest logged length,
+    scaled by its number of key intervals); None when the participant logged no word."""
+    if not profile.word_ms:
+        return None
+    nearest = min(profile.word_ms, key=lambda n: (abs(n - length), n))
+    return _draw(profile.word_ms[nearest], rng) * (length + 1) / (nearest + 1)
+
+
+def _clean_intervals(text: str, profile: TypistProfile, rng: np.random.Generator) -> list[float]:
+    """Interval before each key of ``text`` typed without error (index 0: none): key-pair
+    draws, rescaled per word to a logged word time of its length."""
+    base = [0.0] + [_interval(profile, text[pos - 1], text[pos], rng) for pos in range(1, len(text))]
+    unit = [text[:pos].count(" ") for pos in range(len(text))]
+    lengths = [len(w) for w in text.split(" ")]
+    for u, length in enumerate(lengths):
+        members = [pos for pos in range(1, len(text)) if unit[pos] == u]
+        total = sum(base[pos] for pos in members)
+        drawn = _word_time(profile, length, rng)
+        if not members or drawn is None or total <= 0:
+            continue
+        scale = drawn * len(members) / (length + 1) / total
+        for pos in members:
+            base[pos] *= scale
+    return base
+
+
+def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> tuple[list[float], str]:
+    """``(press times in ms from the first key, characters with "\\b" for backspace)``:
+    ``text`` typed by ``profile`` (module docstring). The keys always end on ``text``."""
+    episodes: dict[int, int] = {}  # start → end of each planned backspace run
+    last_end = 0
+    for end in range(1, len(text)):
+        cls = "s" if text[end] == " " else "c"
+        if rng.random() < profile.episode_rate[cls]:
+            b = int(_draw(profile.run_lengths[cls], rng))
+            start = end - b + 1
+            if start >= 1 and start > last_end:
+                episodes[start] = end
+                last_end = end
+    clean = _clean_intervals(text, profile, rng)
+    times: list[float] = [0.0]
+    keys: list[str] = [text[0]]
+    t = 0.0
+    for pos in range(1, len(text)):
+        run_end = episodes.get(pos)
+        if run_end is not None:
+            wrong = _typo(text[pos], rng) + text[pos + 1 : run_end + 1]
+            for j, ch in enumerate(wrong):
+                t += clean[pos] if j == 0 else _interval(profile, keys[-1], ch, rng)
+                times.append(t)
+                keys.append(ch)
+            for j in range(len(wrong)):
+                t += _draw(profile.within_run_ms if j else profile.before_run_ms, rng)
+                times.append(t)
+                keys.append("\b")
+            t += _draw(profile.after_run_ms, rng)
+        else:
+            t += clean[pos]
+        times.append(t)
+        keys.append(text[pos])
+    return times, "".join(keys)
+
+
+def split_participants(ids: Sequence[str], held_out_share: float, seed: int) -> tuple[list[str], list[str]]:
+    """``(fit, held out)``: a seeded split of the participants, each side in id order."""
+    order = np.random.default_rng(seed).permutation(len(ids))
+    n_out = round(len(ids) * held_out_share)
+    out = {ids[i] for i in order[:n_out]}
+    return [p for p in ids if p not in out], [p for p in ids if p in out]
+
+
+@dataclass(frozen=True, slots=True)
+class Typists:
+    """The profiles of a keystroke folder's participants, in id order."""
+
+    root: str
+    profiles: tuple[TypistProfile, ...]
+    skipped: tuple[str, ...]
+
+
+def typists_of(logs: KeystrokeLogs, participants: Sequence[str] | None = None) -> Typists:
+    ids = sorted(logs.participants) if participants is None else list(participants)
+    return Typists(logs.root, tuple(typist_profile(p, logs.participants[p]) for p in ids), logs.skipped)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached(root: str, stamp: tuple[int, int], use: str, held_out_share: float, split_seed: int) -> Typists:
+    logs = read_keystrokes(root, on_error="skip")
+    if use == "all":
+        return typists_of(logs)
+    fit, held = split_participants(sorted(logs.participants), held_out_share, split_seed)
+    return typists_of(logs, fit if use == "fit" else held)
+
+
+def typists(root: str | os.PathLike[str], use: str = "all", held_out_share: float = 0.2, split_seed: int = 0) -> Typists:
+    """The profiles of ``root``'s participants (``use``: all, the fit side or the held-out
+    side of :func:`split_participants`), read once per process while the folder's files
+    are unchanged."""
+    files = log_files(root)
+    stamp = (len(files), max(f.stat().st_mtime_ns for f in files))
+    return _cached(str(root), stamp, use, held_out_share, split_seed)
+
+
+def type_question(text: str, pool: Typists, rng: np.random.Generator) -> tuple[list[tuple[str, ...]], list[float]]:
+    """``text`` typed by one participant drawn from ``pool``: hypotheses' words and times."""
+    if not text.strip():
+        raise InputError("a typed question needs at least one word")
+    profile = pool.profiles[int(rng.integers(len(pool.profiles)))]
+    times, keys = typed_keys(" ".join(text.split()), profile, rng)
+    out = heard(times, keys)
+    assert out is not None  # the keys end on the text, which has a word
+    return out

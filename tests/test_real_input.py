@@ -1,0 +1,164 @@
+"""Real input: keystroke logs read and typed onto questions, spoken questions recognized
+offline, and the columns that keep one meaning over hypotheses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamrag.base.errors import RecordError
+from streamrag.cli import main
+from streamrag.data.demo import demo_path
+from streamrag.data.hypotheses import TypedInput, hypotheses_of, question_hypotheses
+from streamrag.data.keystrokes import FIELDS, heard, read_keystrokes
+from streamrag.data.speech import speech_available, word_error_rate
+from streamrag.data.typed import typed_keys, typist_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYSTROKES = ROOT.parent / "shared" / "data" / "keystrokes"
+DEMO = str(demo_path())
+
+
+def _row(section: str, sentence: str, press: int, letter: str, code: int) -> str:
+    return "\t".join(["7", section, sentence, sentence, "1", str(press), str(press + 80), letter, str(code)])
+
+
+def _log(folder: Path, rows: list[str], name: str = "7_keystrokes.txt") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("\t".join(FIELDS) + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return folder
+
+
+def _typed(text: str, start: int = 1000, step: int = 100) -> list[str]:
+    """``text`` as key rows, one press every ``step`` ms (``<`` is a backspace)."""
+    rows = []
+    for i, ch in enumerate(text):
+        letter, code = ("BKSP", 8) if ch == "<" else (ch, 32 if ch == " " else ord(ch.upper()))
+        rows.append(_row("s1", "the car", start + i * step, letter, code))
+    return rows
+
+
+def test_a_backspace_into_a_heard_word_revises_it_at_exact_key_times(tmp_path: Path) -> None:
+    # "the cat " is heard word by word; two backspaces reach back into "cat"; "r " retypes it.
+    rows = _typed("the cat <<r car")
+    rows.insert(1, _row("s1", "the car", 1050, "SHIFT", 16))  # a modifier types nothing
+    logs = read_keystrokes(_log(tmp_path / "k", rows))
+    (sentence,) = logs.participants["7"]
+    shown, times = heard(sentence.press_ms, sentence.chars)
+    assert shown == [("the",), ("the", "cat"), ("the", "car"), ("the", "car", "car")]
+    assert times == [300.0, 700.0, 1100.0, 1400.0]
+    h = hypotheses_of(shown, times)
+    assert h.revised == (False, True, False, False) and h.n_revisions == 1
+
+
+def test_a_malformed_row_names_file_line_and_field_and_is_skipped_only_when_asked(tmp_path: Path) -> None:
+    rows = _typed("ab")
+    rows.insert(1, "7\ts1\tab\tab\t1\tsoon\t5\ta\t65")
+    folder = _log(tmp_path / "k", rows)
+    with pytest.raises(RecordError, match=r"7_keystrokes.txt:3: field 'PRESS_TIME'"):
+        read_keystrokes(folder)
+    logs = read_keystrokes(folder, on_error="skip")
+    assert len(logs.skipped) == 1 and "7_keystrokes.txt:3" in logs.skipped[0]
+    rows[1] = "7\ts1\tab"
+    with pytest.raises(RecordError, match=r":3: field 'row': expected 9 tab-separated fields, got 3"):
+        read_keystrokes(_log(tmp_path / "k2", rows))
+
+
+def test_typing_another_text_is_seeded_and_always_ends_on_that_text(tmp_path: Path) -> None:
+    logs = read_keystrokes(_log(tmp_path / "k", _typed("the cat <<<r car is here <<<<ere")))
+    profile = typist_profile("7", logs.participants["7"])
+    assert profile.episode_rate["s"] > 0  # both runs begin right after a space
+    text = "who directed the movie inception in 2010?"
+    a = typed_keys(text, profile, np.random.default_rng(3))
+    assert a == typed_keys(text, profile, np.random.default_rng(3))
+    buffer: list[str] = []
+    for ch in a[1]:
+        if ch == "\b":
+            buffer.pop()
+        else:
+            buffer.append(ch)
+    assert "".join(buffer) == text and a[0] == sorted(a[0])
+
+
+@pytest.mark.skipif(not KEYSTROKES.is_dir(), reason=f"keystroke logs not found at {KEYSTROKES}")
+def test_typed_input_of_real_participants_through_the_analyzer(tmp_path: Path) -> None:
+    asr = TypedInput(path=str(KEYSTROKES))
+    h = question_hypotheses(asr, "q-1", "what is the capital of france")
+    assert h.words[-1] == ("what", "is", "the", "capital", "of", "france") and h.times_ms is not None
+    assert h == question_hypotheses(asr, "q-1", "what is the capital of france")
+    out = tmp_path / "an"
+    assert main(["analyze", DEMO, "--typed", str(KEYSTROKES), "--limit", "4", "--out", str(out), "--no-figures"]) == 0
+    table = pd.read_csv(out / "stabilization.csv")
+    n_words = [len(q.split()) for q in _demo_queries()[: len(table)]]
+    assert table["n_words"].tolist() == n_words
+    assert (table["n_hypotheses"] >= table["n_words"]).all()
+
+
+def _demo_queries() -> list[str]:
+    lines = [json.loads(line) for line in Path(DEMO).read_text(encoding="utf-8").splitlines()]
+    return [obj["query"] for obj in lines if obj.get("split") == 0]
+
+
+def test_n_words_counts_the_question_and_hypotheses_have_their_own_column(tmp_path: Path) -> None:
+    first = json.loads(Path(DEMO).read_text(encoding="utf-8").splitlines()[0])
+    words = first["query"].split()
+    steps = [" ".join(words[:1]), "zz", *(" ".join(words[:t]) for t in range(2, len(words) + 1))]
+    hyps = tmp_path / "h.jsonl"
+    items = [{"t_ms": 100.0 * (i + 1), "text": text} for i, text in enumerate(steps)]
+    hyps.write_text(json.dumps({"interaction_id": first["interaction_id"], "hypotheses": items}) + "\n", encoding="utf-8")
+    out = tmp_path / "an"
+    assert main(["analyze", DEMO, "--ids", str(_ids(tmp_path, first["interaction_id"])), "--asr-hypotheses", str(hyps),
+                 "--out", str(out), "--no-figures"]) == 0  # fmt: skip
+    row = pd.read_csv(out / "stabilization.csv").iloc[0]
+    assert row["n_words"] == len(words) and row["n_hypotheses"] == len(steps)
+    assert row["t_sc_ms"] == 100.0 * row["t_sc"]
+    assert row["t_sc_words"] == len(steps[int(row["t_sc"]) - 1].split())
+
+
+def _ids(tmp_path: Path, qid: str) -> Path:
+    path = tmp_path / "ids.txt"
+    path.write_text(qid + "\n", encoding="utf-8")
+    return path
+
+
+def test_word_error_rate_counts_edits_on_normalized_words() -> None:
+    assert word_error_rate("Who won in 2023?", "who won in two thousand twenty three") == (4, 4)
+    assert word_error_rate("the cat sat", "the cat sat") == (0, 3)
+    assert word_error_rate("the cat sat", "a cat") == (2, 3)
+
+
+@pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
+def test_a_spoken_question_becomes_timed_hypotheses_the_analyzer_reads(tmp_path: Path) -> None:
+    out = tmp_path / "spoken.jsonl"
+    assert main(["--quiet", "speak", DEMO, "--limit", "2", "--out", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 2
+    for line in lines:
+        times = [h["t_ms"] for h in line["hypotheses"]]
+        assert times == sorted(times) and times[-1] <= line["audio_ms"] + 1e-6
+        assert line["hypotheses"][-1]["text"] == line["final"]
+        assert line["word_edits"] == word_error_rate(line["query"], line["final"])[0]
+    summary = json.loads((tmp_path / "spoken.jsonl.summary.json").read_text())
+    assert summary["n_questions"] == 2 and summary["cpu_s"] > 0
+    an = tmp_path / "an"
+    assert main(["analyze", DEMO, "--limit", "2", "--asr-hypotheses", str(out), "--out", str(an), "--no-figures"]) == 0
+    assert pd.read_csv(an / "stabilization.csv")["n_words"].tolist() == [len(q.split()) for q in _demo_queries()[:2]]
+
+
+def test_fit_input_fits_the_logged_revisions_and_checks_held_out_participants(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "k"
+    for pid in range(6):
+        rows = [r.replace("7\t", f"{pid}\t", 1) for r in _typed("the cat <<r car is here", step=100 + 20 * pid)]
+        _log(folder, rows, name=f"{pid}_keystrokes.txt")
+    out = tmp_path / "fit.json"
+    assert main(["fit-input", "--keystrokes", str(folder), "--held-out-share", "0.34", "--out", str(out)]) == 0
+    fit = json.loads(out.read_text())["typed"]
+    assert (fit["n_fit_participants"], fit["n_held_out_participants"]) == (4, 2)
+    # Each sentence: 5 words, 1 revision event over 4 later word arrivals, rewriting 1 word.
+    assert fit["fit"]["p"]["value"] == pytest.approx(0.25) and fit["fit"]["r_mean"]["value"] == 1.0
+    assert fit["held_out_logged"]["revisions_per_session"]["value"] == 1.0
+    assert "typed model" in capsys.readouterr().out
