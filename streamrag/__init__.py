@@ -24,13 +24,18 @@ _PUBLIC = {
     "analyze": "streamrag.api",
     "simulate": "streamrag.api",
     "read_run": "streamrag.api",
+    "compare_runs": "streamrag.api",
+    "demo_path": "streamrag.data.demo",
     "read_table": "streamrag.analysis.table",
     "load_scenario": "streamrag.simulator.scenario",
     "list_scenarios": "streamrag.simulator.scenario",
     "StreamragError": "streamrag.base.errors",
 }
 
-__all__ = ["StreamragError", "__version__", "analyze", "list_scenarios", "load_scenario", "read_run", "read_table", "simulate"]
+__all__ = [
+    "StreamragError", "__version__", "analyze", "compare_runs", "demo_path", "list_scenarios", "load_scenario", "read_run",
+    "read_table", "simulate",
+]  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:

@@ -22,7 +22,7 @@ import sys
 from streamrag.base.version import __version__
 
 COMMANDS = (
-    "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
+    "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "report", "calibrate", "ingest", "generate", "serve",
     "live", "list",
 )  # fmt: skip
 

@@ -21,6 +21,7 @@ pipeline     Trigger, Reflector, threads (async components)        base, engine
 simulator    scenarios, questions, runs, results, load             base, data, retrieval, analysis, engine, pipeline
 live         real clock, real tools, real words                    everything above but sweep
 sweep        grids, points, executors, the sweep table             base, data, analysis, engine, pipeline, simulator
+report       a run folder as one self-contained HTML page          base, analysis, simulator, sweep
 commands     one module per ``streamrag`` subcommand               everything above
 (root)       ``streamrag``, ``api``, ``cli``, ``__main__``         base, data, analysis, engine, simulator, sweep,
                                                                    commands
@@ -50,7 +51,9 @@ ALLOWED: dict[str, set[str]] = {
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
     "sweep": {"base", "data", "analysis", "engine", "pipeline", "simulator"},
-    "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"},
+    "report": {"base", "analysis", "simulator", "sweep"},
+    "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"}
+    | {"report"},
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},
 }
 CLOCK_MODULE = "streamrag.engine.clock"
