@@ -178,3 +178,41 @@ def test_hostile_strings_do_not_run_in_chromium(tmp_path: Path, browser: Browser
     assert browser.errors == [] and browser.evaluate("document.title") != "owned"
     assert browser.evaluate("document.querySelectorAll('main img[src=x]').length") == 0
     assert evil in _column(browser, "interaction_id")[0]
+
+
+def test_load_and_sweep_runs_have_pages(demo_sim: Path, tmp_path: Path, capsys) -> None:
+    table = demo_sim.parent / "analysis" / "stabilization.csv"
+    load = tmp_path / "load"
+    argv = [
+        "simulate",
+        "--table",
+        table,
+        "--scenario",
+        "load",
+        "--out",
+        load,
+        "--set",
+        "load.arrivals.n_sessions=40",
+        "--set",
+        "load.warmup_s=0",
+        "-q",
+    ]
+    assert run_cli(argv, capsys)[0] == 0
+    report = write_report(load, tmp_path / "load.html")
+    html = report.html.read_text(encoding="utf-8")
+    assert report.n_rows == 40 and report.n_timelines == 40 and "Per session" in html and "saved per counted session" in html
+    sessions = json.loads(report.perfetto.read_text(encoding="utf-8"))["traceEvents"]
+    assert len({e["pid"] for e in sessions}) == 40
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f'kind = "simulate"\ninput = "table:{table}"\nscenario = "paper_rq3"\n[base]\n"select.population" = "all"\n'
+        '[axes]\n"latency.L_ms" = [600, 1000]\n',
+        encoding="utf-8",
+    )
+    assert run_cli(["sweep", grid, "--out", tmp_path / "sweep", "-q"], capsys)[0] == 0
+    report = write_report(tmp_path / "sweep", tmp_path / "sweep.html")
+    html = report.html.read_text(encoding="utf-8")
+    figures = sorted(p.name for p in (tmp_path / "sweep" / "figures").iterdir())
+    assert report.n_rows == 2 and report.perfetto is None and "Per point" in html
+    assert figures and html.count('<figure><img alt="') == len(figures)

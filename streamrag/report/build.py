@@ -114,8 +114,11 @@ def _settings(run: Run) -> str:
     return "".join(parts) or '<p class="muted">no manifest.json or parameters in this folder</p>'
 
 
-def _summary(summary: Mapping[str, Any] | None) -> str:
+def _summary(summary: Mapping[str, Any] | None, kind: str) -> str:
     if summary is None:
+        if kind == "sweep":  # a sweep's summary is its table: one row of statistics per point
+            note = "a sweep summarizes each point in its table (Per point: the .mean columns; sweep.csv has every statistic)"
+            return f'<p class="muted">{note}</p>'
         return '<p class="muted">no summary.json in this folder</p>'
     metrics, scalars, _ = summary_parts(summary)
     return (page.key_value_table(scalars) if scalars else "") + (page.metric_table(metrics) if metrics else "")
@@ -148,7 +151,7 @@ def write_report(
 
     body = [
         page.section("Settings and provenance", _settings(run), open_=False),
-        page.section("Summary", _summary(run.summary)),
+        page.section("Summary", _summary(run.summary, run.kind)),
     ]
     if run.figures:
         body.append(page.section("Figures", "".join(page.figure(c, b, m) for c, b, m in run.figures)))
