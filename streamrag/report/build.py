@@ -22,6 +22,13 @@ from streamrag.report.sections import Run, read_report_run, summary_parts
 
 __all__ = ["Report", "perfetto_path", "timeline_data", "write_report"]
 
+_LEGEND = (
+    '<p class="legend muted"><span style="background:#9467bd"></span>G query generation'
+    '<span style="background:#17becf"></span>L tool call<span style="background:#2ca02c"></span>F response'
+    '<span style="background:#cccccc"></span>W queued (load runs); dashed outline: cancelled. '
+    "Marks: | word, ▶ fire, × cancel or skip, ● decision, ◆ answer ready, dashed line E: end of input; "
+    "hover for details.</p>"
+)
 _OPEN_AT_LOAD = 5  # mis-fires whose timeline is drawn when the page opens (the rest on click)
 
 
@@ -164,7 +171,7 @@ def write_report(
     ))  # fmt: skip
     if timelines:
         link = f'<p><a href="{page.esc(perfetto.name)}" download>Perfetto trace of the whole run</a> (open in ui.perfetto.dev; one process per {unit})</p>' if perfetto else ""  # fmt: skip
-        body.append(page.section("Timelines", link + '<div id="timelines"></div>'))
+        body.append(page.section("Timelines", link + _LEGEND + '<div id="timelines"></div>'))
     data = {
         "table": {"columns": run.columns, "rows": run.rows, "id_column": run.id_column},
         "timelines": timelines,

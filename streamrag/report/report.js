@@ -155,7 +155,7 @@
       const tr = el("tr");
       if (misIdx >= 0 && r[misIdx] === true) tr.className = "misfire";
       r.forEach((v, j) => {
-        const td = el("td", { class: typeof v === "number" ? "num" : "" });
+        const td = el("td", { class: typeof v === "number" ? "num" : typeof v === "string" && v.length > 40 ? "text" : "" });
         if (j === idIdx && tlNodes[v]) {
           const b = el("button", { type: "button", title: "show its timeline" }, fmt(v));
           b.addEventListener("click", () => { const d = tlNodes[v]; d.open = true; renderInto(d); d.scrollIntoView(); });
