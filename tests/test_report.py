@@ -117,6 +117,13 @@ def test_word_markers_carry_the_word_when_the_run_read_crag(tmp_path: Path, caps
     assert names == ["q0: who founded acme robotics in boston", "q1: where was acme robotics founded"]
     words = [e["args"]["detail"] for e in events if e["name"] == "word"]
     assert "word 1 'who'" in words and "word 5 'founded'" in words
+    assert run_cli(["trace", run, "--all", "--no-text", "--perfetto", out], capsys)[0] == 0
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    assert sorted(e["args"]["name"] for e in events if e["name"] == "process_name") == ["q0", "q1"]
+    assert "word 1" in [e["args"]["detail"] for e in events if e["name"] == "word"]
+    page = write_report(run, tmp_path / "r.html").html.read_text(encoding="utf-8")
+    assert "q1: where was acme robotics founded" in page
+    assert "where was acme" not in write_report(run, tmp_path / "n.html", texts=False).html.read_text(encoding="utf-8")
 
 
 # --- in a real browser ------------------------------------------------------------------

@@ -23,6 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="keep the timelines of the first N questions only (mis-fires first; default: all)",
     )
+    p.add_argument(
+        "--no-text",
+        action="store_true",
+        help="do not read the run's CRAG input for the question texts (a full CRAG file takes minutes to decode)",
+    )
     p.set_defaults(run=run)
 
 
@@ -34,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_timelines is not None and args.max_timelines < 0:
         raise ConfigError(f"--max-timelines: {args.max_timelines} is negative")
     out = None if args.out is None else check_out_file(args.out, option="--out")
-    report = write_report(args.run_dir, out, max_timelines=args.max_timelines)
+    report = write_report(args.run_dir, out, max_timelines=args.max_timelines, texts=not args.no_text)
     size_kb = report.html.stat().st_size / 1024
     print(f"wrote {report.html} ({size_kb:.0f} KiB: {report.n_rows} rows, {report.n_timelines} timelines)")
     if report.perfetto is not None:

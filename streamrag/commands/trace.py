@@ -27,6 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="also write a Gantt-like figure; the extension picks the format (.png, .pdf, .svg)",
     )
     p.add_argument("--perfetto", metavar="PATH", help="also write Chrome/Perfetto trace-event JSON (ui.perfetto.dev)")
+    p.add_argument(
+        "--no-text",
+        action="store_true",
+        help="do not read the run's CRAG input for the question text (a full CRAG file takes minutes to decode)",
+    )
     p.set_defaults(run=run)
 
 
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return traceview.write_figure(events, path, dpi=args.dpi)
 
     def write_perfetto(events: list[dict[str, object]], path: Path) -> Path:
-        text = runtrace.question_texts(args.run_dir, [args.question_id]).get(args.question_id)
+        found = {} if args.no_text else runtrace.question_texts(args.run_dir, [args.question_id])
+        text = found.get(args.question_id)
         name = runtrace.process_name(args.question_id, text)
         return traceview.write_perfetto(events, path, name=name, words=None if text is None else text.split())
 
@@ -79,7 +85,7 @@ def _run_many(args: argparse.Namespace) -> int:
     if not ids:
         print(f"{args.run_dir}: no {'mis-fire' if args.misfires else 'question'} to trace; nothing written")
         return 0
-    texts = runtrace.question_texts(args.run_dir, ids)
+    texts = {} if args.no_text else runtrace.question_texts(args.run_dir, ids)
     out.parent.mkdir(parents=True, exist_ok=True)
     runtrace.write_run_perfetto(runtrace.run_perfetto(events, ids, texts), out)
     named = f", {len(texts)} with their text" if texts else " (no question text: the run's input is not a CRAG file at hand)"

@@ -137,24 +137,26 @@ def write_report(
     *,
     max_timelines: int | None = None,
     figures: bool = True,
+    texts: bool = True,
 ) -> Report:
     """Write the page of ``run_dir`` to ``out`` (default ``RUN_DIR/report.html``) and, for a
-    run with a trace, the whole run's Perfetto file beside it; both atomically."""
+    run with a trace, the whole run's Perfetto file beside it; both atomically. ``texts``:
+    look the question texts up in the run's CRAG input (one more read of that file)."""
     from streamrag.base.atomic import write_text_atomic
     from streamrag.simulator.runtrace import run_perfetto, write_run_perfetto
 
-    run = read_report_run(run_dir, figures=figures)
+    run = read_report_run(run_dir, figures=figures, texts=texts)
     html_path = Path(out) if out is not None else run.path / "report.html"
     ids, timelines, events, n_bad, note = _timelines(run, max_timelines)
     perfetto = None
     if events:
         perfetto = perfetto_path(html_path)
-        texts = {}
+        by_id: dict[str, str] = {}
         if "interaction_id" in run.columns:
             j, k = run.columns.index(run.id_column), run.columns.index("interaction_id")
-            texts = {str(r[j]): run.texts[str(r[k])] for r in run.rows if str(r[k]) in run.texts}
+            by_id = {str(r[j]): run.texts[str(r[k])] for r in run.rows if str(r[k]) in run.texts}
         html_path.parent.mkdir(parents=True, exist_ok=True)
-        write_run_perfetto(run_perfetto(events, list(events), texts), perfetto)
+        write_run_perfetto(run_perfetto(events, list(events), by_id), perfetto)
 
     body = [
         page.section("Settings and provenance", _settings(run), open_=False),

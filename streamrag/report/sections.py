@@ -137,8 +137,9 @@ def _py(value: Any) -> Any:
     return str(value)
 
 
-def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True) -> Run:
-    """The parts of the page for ``run_dir``; ``figures=False`` skips drawing them."""
+def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, texts: bool = True) -> Run:
+    """The parts of the page for ``run_dir``; ``figures=False`` skips drawing them,
+    ``texts=False`` reading the run's input for the question texts."""
     from streamrag.simulator.runtrace import question_texts
 
     run = Path(run_dir)
@@ -150,14 +151,14 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True) ->
         columns, records = _sweep_records(run)
     else:
         columns, records = _read_csv(run / _ROWS_FILE[kind])
-    texts = question_texts(run) if kind != "sweep" else {}
-    if texts and "interaction_id" in columns:
+    found = question_texts(run) if texts and kind != "sweep" else {}
+    if found and "interaction_id" in columns:
         columns = [*columns, "question"]
         for rec in records:
-            rec["question"] = texts.get(str(rec.get("interaction_id")))
+            rec["question"] = found.get(str(rec.get("interaction_id")))
     columns = _order(kind, columns)
     rows = [[rec.get(c) for c in columns] for rec in records]
-    out = Run(kind, run, manifest, summary, columns, rows, _ID[kind], texts=texts)
+    out = Run(kind, run, manifest, summary, columns, rows, _ID[kind], texts=found)
     if figures:
         out.figures = _FIGURES[kind](run, out)
     return out
