@@ -180,6 +180,7 @@ def _analysis_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     from streamrag.analysis.table import read_table
 
     table = read_table(run / "stabilization.csv")
+    table = table[table["skip_reason"].fillna("") == ""]  # as analyze draws them: analyzed questions only
     with tempfile.TemporaryDirectory(prefix="streamrag-report-") as tmp:
         paths = write_figures(table, parts.summary or {}, tmp, suffix=".svg")
         return [
