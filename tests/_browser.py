@@ -60,7 +60,7 @@ class Browser:
         self.events: list[dict[str, Any]] = []
         target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self._session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
 
     # --- protocol ----------------------------------------------------------------------
@@ -118,6 +118,10 @@ class Browser:
         self.call("Page.navigate", {"url": url})
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events[seen:]):
             self._read()
+
+    def requested(self) -> list[str]:
+        """Every URL the page asked for so far (documents, images, scripts, fetches)."""
+        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (exceptions raise)."""

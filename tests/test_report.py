@@ -151,6 +151,8 @@ def test_the_demo_report_in_chromium(demo_sim: Path, tmp_path: Path, browser: Br
     report = write_report(demo_sim, tmp_path / "report.html")
     browser.open(report.html.as_uri())
     assert browser.errors == []
+    # Offline: the page asks for nothing but itself and its inline data: figures.
+    assert [u for u in browser.requested() if not u.startswith("data:")] == [report.html.as_uri()]
     assert browser.evaluate("document.querySelectorAll('#questions tbody tr').length") == 32
     # Sorting: a click sorts ascending, a second descending (read back from the page).
     browser.evaluate("document.querySelector('#questions th[data-col=\"saved_ms\"]').click()")
