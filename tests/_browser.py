@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import time
@@ -71,8 +72,9 @@ class Browser:
     def _read(self) -> dict[str, Any]:
         deadline = time.monotonic() + self._timeout_s
         while b"\0" not in self._buf:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no answer from Chromium")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self._from_chrome], [], [], remaining)[0]:
+                raise TimeoutError(f"no answer from Chromium in {self._timeout_s:g} s")
             chunk = os.read(self._from_chrome, 1 << 16)
             if not chunk:
                 raise RuntimeError("Chromium closed the DevTools pipe")
