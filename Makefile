@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.streamrag-installed
 
-.PHONY: demo test test-all lint setup clean
+.PHONY: demo test test-all lint setup browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,16 +13,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,dense,ner,live,dask,fast,livekit,pipecat,speech]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) browser
+
+# The report's browser tests drive Debian's Chromium (tests/_browser.py). Installed when
+# absent and we are root with apt (CI: a fresh machine); otherwise those tests skip.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "no chromium: the report's browser tests will skip (as root on Debian: apt-get install chromium chromium-driver)"; \
+	  fi; }
 
 demo: $(STAMP)
 	$(BIN)/streamrag demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 # The default run leaves out tests marked slow; this runs them too.
-test-all: $(STAMP)
+test-all: $(STAMP) browser
 	$(BIN)/python -m pytest -m ''
 
 clean:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from streamrag.simulator.scenario import ResolvedScenario
 
-__all__ = ["analyze", "read_run", "simulate"]
+__all__ = ["analyze", "compare_runs", "read_run", "simulate"]
 
 PathLike = str | os.PathLike[str]
 
@@ -52,8 +52,12 @@ def analyze(
     ``scope="global"``), as ``streamrag analyze`` computes it; ``attrs["summary"]`` holds
     ``summary.json``. With ``out`` every output file is written there too.
 
-    ``split``: 0 (validation, the paper), 1, or ``None`` for all; ``cache``: a chunk-cache
-    folder (default: none, so a notebook leaves no files behind).
+    ``split``: 0 (validation, the paper; the default), 1, or ``None`` for all — when the
+    split leaves rows of a CRAG file out, a :class:`UserWarning` says so ("kept split 0: 24
+    of 32 rows"; counting costs one more read of the file) and ``attrs["selection"]``
+    holds ``split``, ``kept`` and ``of``; ``cache``: a chunk-cache folder (default: none, so
+    a notebook leaves no files behind). With ``out``, ``attrs["evidence"]`` is the
+    ``prefixes.parquet`` written, which :func:`simulate` of this frame then uses.
     """
     from streamrag.analysis.entry import analyze_input
     from streamrag.analysis.stabilize import AnalysisSettings
@@ -78,11 +82,28 @@ def analyze(
         table = table_frame(analyzed.analyses)
         summary = summarize(table, params=resolve_params(None))
     table.attrs["summary"] = summary
+    table.attrs["selection"] = _kept_split(Path(data), split, len(table)) if ids is None and limit is None else None
+    if out is not None and (Path(out) / "prefixes.parquet").is_file():
+        table.attrs["evidence"] = str(Path(out) / "prefixes.parquet")
     return table
 
 
+def _kept_split(data: Path, split: int | None, kept: int) -> dict[str, Any] | None:
+    """``{split, kept, of}`` when ``split`` left rows of a CRAG file out (and a warning)."""
+    import warnings
+
+    from streamrag.analysis.entry import input_kind, split_counts
+
+    if split is None or input_kind(data) != "file":
+        return None
+    of = sum(split_counts(data).values())
+    if of > kept:
+        warnings.warn(f"kept split {split}: {kept} of {of} rows (split=None keeps all)", UserWarning, stacklevel=3)
+    return {"split": split, "kept": kept, "of": of}
+
+
 def simulate(
-    source: PathLike,
+    source: PathLike | pd.DataFrame,
     scenario: str | ResolvedScenario = "paper_rq3",
     *,
     out: PathLike | None = None,
@@ -95,7 +116,9 @@ def simulate(
     """Per-question results (``results.csv``) of replaying ``source`` through a scenario.
 
     ``source``: a stabilization table (``.csv``: trace-driven, with its
-    ``prefixes.parquet`` when present) or a CRAG file (full mode). ``scenario``: a built-in
+    ``prefixes.parquet`` when present), the DataFrame :func:`analyze` returns (with the
+    evidence it wrote when it had ``out``; without, the table alone — the oracle
+    reflector, as a bare ``.csv``) or a CRAG file (full mode). ``scenario``: a built-in
     name, a TOML path, or a resolved scenario (:func:`load_scenario`); ``set``: dotted
     overrides as ``--set`` takes them. ``attrs["summary"]`` holds ``summary.json``; with
     ``out`` the run folder is written as ``streamrag simulate`` writes it (refused when it
@@ -118,6 +141,19 @@ def simulate(
         raise ConfigError(f"scenario {rs.scenario.name!r} is a load run ([load]): run it with 'streamrag simulate'")
     if out is not None:
         check_out_dir(out, option="out", refuse_nonempty="choose another folder")
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        import tempfile
+
+        from streamrag.analysis.table import write_table
+
+        with tempfile.TemporaryDirectory(prefix="streamrag-simulate-") as tmp:
+            csv = write_table(source, Path(tmp) / "stabilization.csv")
+            found = source.attrs.get("evidence")
+            if evidence is None and found and Path(found).is_file():
+                evidence = found
+            return simulate(csv, rs, out=out, ids=ids, evidence=False if evidence is None else evidence, jobs=jobs)
     is_table = str(source).endswith(".csv")
     cache = None
     if not is_table:
@@ -148,6 +184,18 @@ def simulate(
     table = _results_frame(run.all_rows)
     table.attrs["summary"] = json.loads(summary_json(run, rs, qs.counts))
     return table
+
+
+def compare_runs(a: PathLike, b: PathLike) -> pd.DataFrame:
+    """Two simulate runs question by question: one row per question both replayed
+    (``saved_ms_a``, ``saved_ms_b``, ``delta_saved_ms`` = B − A, …), ``attrs["summary"]``
+    the ``comparison.json`` of ``streamrag compare RUN_A RUN_B`` (the Wilcoxon
+    signed-rank test on the differences, their statistics, the ids only one run has)."""
+    from streamrag.simulator.run_compare import compare_runs as compare
+
+    comparison = compare(a, b)
+    comparison.table.attrs["summary"] = comparison.data
+    return comparison.table
 
 
 def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:

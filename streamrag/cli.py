@@ -29,6 +29,7 @@ COMMANDS = (
     "compare",
     "sweep",
     "trace",
+    "report",
     "calibrate",
     "ingest",
     "generate",

@@ -17,6 +17,8 @@ API = [
     "StreamragError",
     "__version__",
     "analyze",
+    "compare_runs",
+    "demo_path",
     "list_scenarios",
     "load_scenario",
     "read_run",
@@ -94,3 +96,41 @@ def test_simulate_takes_a_scenario_object_and_data(tmp_path, data) -> None:
 def test_read_run_of_a_folder_that_is_no_run(tmp_path) -> None:
     with pytest.raises(streamrag.StreamragError, match="not a run folder"):
         streamrag.read_run(tmp_path)
+
+
+def test_demo_path_is_public_and_analyze_says_which_split_it_kept() -> None:
+    assert streamrag.demo_path().name == "demo_questions.jsonl" and streamrag.demo_path().is_file()
+    with pytest.warns(UserWarning, match=r"kept split 0: 24 of 32 rows \(split=None keeps all\)"):
+        table = streamrag.analyze(streamrag.demo_path(), ids=None)
+    assert len(table) == 24 and table.attrs["selection"] == {"split": 0, "kept": 24, "of": 32}
+
+
+def test_simulate_takes_the_frame_analyze_returns(tmp_path, data) -> None:
+    bare = streamrag.simulate(streamrag.analyze(data), "paper_rq3", set=["select.population=all"])
+    assert list(bare["interaction_id"]) == ["q0", "q1", "q2"]
+    assert bare.attrs["summary"]["reflector_model"].startswith("oracle")  # no evidence without out
+    table = streamrag.analyze(data, out=tmp_path / "a", figures=False)
+    from_frame = streamrag.simulate(table, "paper_rq3", set=["select.population=all"])
+    from_csv = streamrag.simulate(tmp_path / "a" / "stabilization.csv", "paper_rq3", set=["select.population=all"])
+    pd.testing.assert_frame_equal(from_frame, from_csv)  # the evidence it wrote is used
+    assert from_frame.attrs["summary"]["reflector_model"] == "heuristic on per-prefix evidence"
+
+
+def test_compare_runs_pairs_the_questions(tmp_path, data, capsys) -> None:
+    csv = (
+        streamrag.analyze(data, out=tmp_path / "a", figures=False)
+        .attrs["evidence"]
+        .replace("prefixes.parquet", "stabilization.csv")
+    )
+    streamrag.simulate(csv, "paper_rq3", set=["select.population=all"], out=tmp_path / "A")
+    streamrag.simulate(csv, "paper_rq3", set=["select.population=all", "latency.L_ms=100"], out=tmp_path / "B")
+    deltas = streamrag.compare_runs(tmp_path / "A", tmp_path / "B")
+    a, b = streamrag.read_run(tmp_path / "A"), streamrag.read_run(tmp_path / "B")
+    assert list(deltas["interaction_id"]) == ["q0", "q1", "q2"]
+    assert deltas["delta_saved_ms"].tolist() == pytest.approx((b["saved_ms"] - a["saved_ms"]).tolist())
+    summary = deltas.attrs["summary"]
+    assert summary["n_matched"] == 3 and summary["wilcoxon"]["n_nonzero"] == int((deltas["delta_saved_ms"] != 0).sum())
+    code, out, _ = run_cli(["compare", tmp_path / "A", tmp_path / "B", "--out", tmp_path / "cmp"], capsys)
+    assert code == 0 and "Wilcoxon signed-rank" in out
+    assert json.loads((tmp_path / "cmp" / "comparison.json").read_text(encoding="utf-8")) == summary
+    assert (tmp_path / "cmp" / "comparison.png").read_bytes().startswith(b"\x89PNG")

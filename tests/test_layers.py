@@ -22,6 +22,7 @@ simulator    scenarios, questions, runs, results, load             base, data, r
 speculate    the Speculator (agents), LiveKit and Pipecat adapters base, engine, pipeline, simulator
 live         real clock, real tools, real words                    everything above but sweep
 sweep        grids, points, executors, the sweep table             base, data, analysis, engine, simulator
+report       a run folder as one self-contained HTML page          base, analysis, simulator, sweep
 commands     one module per ``streamrag`` subcommand               everything above
 (root)       ``streamrag``, ``api``, ``cli``, ``__main__``         base, data, analysis, engine, simulator, sweep,
                                                                    commands
@@ -52,7 +53,20 @@ ALLOWED: dict[str, set[str]] = {
     "speculate": {"base", "engine", "pipeline", "simulator"},
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "speculate"},
     "sweep": {"base", "data", "analysis", "engine", "simulator"},
-    "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"},
+    "report": {"base", "analysis", "simulator", "sweep"},
+    "commands": {
+        "base",
+        "data",
+        "retrieval",
+        "analysis",
+        "engine",
+        "calibration",
+        "pipeline",
+        "simulator",
+        "live",
+        "sweep",
+        "report",
+    },
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},
 }
 CLOCK_MODULE = "streamrag.engine.clock"

@@ -71,7 +71,7 @@ def default_gold(path: str | Path, gold: GoldRule | None) -> GoldRule:
     return gold or ("labeled" if input_kind(path) == "beir" else "answer")
 
 
-def _split_counts(path: Path) -> Counter[Any]:
+def split_counts(path: Path) -> Counter[Any]:
     from streamrag.base.lines import iter_lines
 
     counts: Counter[Any] = Counter()
@@ -87,7 +87,7 @@ def _empty_selection(path: Path, selection: Selection) -> EmptySelectionError:
     if selection.ids is not None:
         return EmptySelectionError(f"{path}: none of the {len(selection.ids)} requested interaction ids is in the input")
     if selection.split is not None and input_kind(path) == "file":
-        counts = _split_counts(path)
+        counts = split_counts(path)
         present = ", ".join(f"split {s}: {n}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
         return EmptySelectionError(
             f"{path}: no record has split {selection.split} ({present or 'no records'}); "

@@ -26,8 +26,11 @@ def write_summary(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path
     return target
 
 
-def write_figures(df: pd.DataFrame, summary: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write the three figures of :data:`FIGURES` into ``out_dir`` (created if absent).
+def write_figures(
+    df: pd.DataFrame, summary: dict[str, Any], out_dir: str | os.PathLike[str], *, suffix: str = ".png"
+) -> list[Path]:
+    """Write the three figures of :data:`FIGURES` into ``out_dir`` (created if absent), in
+    the format ``suffix`` names (``.png``, ``.pdf``, ``.svg``).
 
     The streamable-vs-L figure is drawn at the summary's θ: from its RQ2 grid when θ is
     a grid value (so the figure shows exactly the JSON's numbers), else recomputed from
@@ -40,8 +43,9 @@ def write_figures(df: pd.DataFrame, summary: dict[str, Any], out_dir: str | os.P
     theta = float(summary.get("parameters", {}).get("theta", 0.8))
     grid = summary.get("rq2", {}).get("grid") or []
     in_grid = any(abs(cell["theta"] - theta) < 1e-9 for cell in grid)
+    names = [Path(name).with_suffix(suffix).name for name in FIGURES]
     return [
-        plots.plot_phi_histograms(df, out / FIGURES[0]),
-        plots.plot_phi_suf_by_type(df, out / FIGURES[1]),
-        plots.plot_streamable_vs_L(grid if in_grid else df, out / FIGURES[2], theta=theta),
+        plots.plot_phi_histograms(df, out / names[0]),
+        plots.plot_phi_suf_by_type(df, out / names[1]),
+        plots.plot_streamable_vs_L(grid if in_grid else df, out / names[2], theta=theta),
     ]

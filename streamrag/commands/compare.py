@@ -1,22 +1,31 @@
-"""``streamrag compare RUN_DIR PUBLISHED.csv --out DIR``: a run against published savings.
+"""``streamrag compare RUN_DIR PUBLISHED.csv --out DIR``: a run against published savings;
+``streamrag compare RUN_A RUN_B --out DIR``: two runs, question by question.
 
-Standard-library imports only at top level; the logic is :mod:`streamrag.simulator.compare`.
+The second argument's kind picks the form: a folder is a run, anything else a published
+file. Standard-library imports only at top level; the logic is
+:mod:`streamrag.simulator.compare` and :mod:`streamrag.simulator.run_compare`.
 """
 
 from __future__ import annotations
 
 import argparse
 
-HELP = "compare a simulate run's per-question savings with a published per-question latency file"
+HELP = "compare a simulate run's per-question savings with a published per-question latency file, or with another run"
 
 EPILOG = """\
 PUBLISHED.csv columns: interaction_id, measured_saved_ms, H_predicted_ms
 (optional: question_type, n_words, t_star). Questions are joined on interaction_id;
 only the questions the run replayed (empty skip_reason in results.csv) take part.
 
-example:
+With a second run folder (RUN_B) instead: the questions both runs replayed, per question
+delta_saved_ms = B - A, the Wilcoxon signed-rank test on the differences; writes
+comparison.json, per_question.csv and comparison.png.
+
+examples:
   streamrag simulate --table stabilization.csv --scenario paper_rq3 --out runs/rq3
   streamrag compare runs/rq3 anchor_rq3_per_question.csv --out runs/rq3-vs-anchor
+  streamrag simulate --table stabilization.csv --scenario paper_rq3 --set reflector.kind=gold --out runs/rq3-gold
+  streamrag compare runs/rq3 runs/rq3-gold --out runs/heuristic-vs-gold
 """
 
 
@@ -34,22 +43,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of 'streamrag simulate' (reads results.csv)")
-    p.add_argument("published", metavar="PUBLISHED.csv", help="published per-question latency file")
+    p.add_argument(
+        "published", metavar="PUBLISHED.csv | RUN_B", help="published per-question latency file, or a second run folder"
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if absent)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
 
     from streamrag.base.errors import InputError
     from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
     out = check_out_dir(args.out)
+    if Path(args.published).is_dir():
+        return _two_runs(args.run_dir, args.published, out)
     comparison = compare_run(args.run_dir, args.published)  # every check before anything is written
     try:
         write_comparison(comparison, out)
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
     print("\n".join([*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON} and {out / COMPARISON_FIGURE}"]))
+    return 0
+
+
+def _two_runs(run_a: str, run_b: str, out: object) -> int:
+    from streamrag.base.errors import InputError
+    from streamrag.simulator.run_compare import compare_runs, run_comparison_lines, write_run_comparison
+
+    comparison = compare_runs(run_a, run_b)
+    try:
+        written = write_run_comparison(comparison, str(out))
+    except OSError as exc:
+        raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
+    print("\n".join([*run_comparison_lines(comparison.data), "wrote " + ", ".join(str(p) for p in written)]))
     return 0

@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         if missed and misfire is None:
             worst = min(missed, key=lambda r: r.saved_ms or 0.0)
             misfire = (out, worst.interaction_id, worst.saved_ms or 0.0)
+    from streamrag.report.build import write_report
+
+    pages = [write_report(args.out / f"simulation-{name}").html for name in arms]
+    print(f"\none page per run, with every question's timeline (opens offline): {', '.join(map(str, pages))}")
     if misfire is None:
         print("\nno mis-fire in either arm")
         return 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,8 +74,9 @@ def _lane(e: dict[str, Any]) -> str:
     return "baseline" if e.get("arm") == "baseline" else f"call {e['call']}"
 
 
-def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[Instant]]:
-    """The spans and instants of one question's events (see the module docstring)."""
+def spans_and_instants(events: list[dict[str, Any]], *, words: Sequence[str] | None = None) -> tuple[list[Span], list[Instant]]:
+    """The spans and instants of one question's events (see the module docstring);
+    ``words``, the question's words when known, name each word marker (``word 3 'acme'``)."""
     spans: list[Span] = []
     instants: list[Instant] = []
     open_g: dict[str, tuple[int, int]] = {}
@@ -124,7 +127,8 @@ def spans_and_instants(events: list[dict[str, Any]]) -> tuple[list[Span], list[I
         elif k == "failed":
             mark("baseline" if e["arm"] == "baseline" else "response", "failed", "a full queue rejected confirmed work")
         elif k == "word":
-            mark("input", "word", f"word {e['word']}")
+            n = e["word"]
+            mark("input", "word", f"word {n} {words[n - 1]!r}" if words is not None and 0 < n <= len(words) else f"word {n}")
         elif k == "input_end":
             mark("input", "input_end", f"E: last of {e['n_words']} words")
         elif k == "fire":
@@ -178,7 +182,7 @@ def _stage_lane(e: dict[str, Any]) -> str:
     return "baseline" if e["arm"] == "baseline" else f"call {e['call']}"
 
 
-def _lanes(spans: list[Span], instants: list[Instant]) -> list[str]:
+def lane_order(spans: list[Span], instants: list[Instant]) -> list[str]:
     seen = {s.lane for s in spans} | {i.lane for i in instants}
     calls = sorted((lane for lane in seen if lane.startswith("call ")), key=lambda s: int(s.split()[1]))
     servers = sorted(lane for lane in seen if " #" in lane)
@@ -227,7 +231,7 @@ def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width:
     gantt = Table(show_header=False, box=None, pad_edge=False)
     gantt.add_column("lane", style="bold", no_wrap=True)
     gantt.add_column("timeline", no_wrap=True)
-    for lane in _lanes(spans, instants):
+    for lane in lane_order(spans, instants):
         cells = [(" ", "")] * width
         for s in spans:
             if s.lane == lane:
@@ -271,7 +275,7 @@ def write_figure(events: list[dict[str, Any]], path: str | os.PathLike[str], *, 
     from streamrag.base.figures import agg_figure, save_figure
 
     spans, instants = spans_and_instants(events)
-    lanes = _lanes(spans, instants)
+    lanes = lane_order(spans, instants)
     y = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
     colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c", "W": "#dddddd"}
     fig = agg_figure(10, 0.55 * len(lanes) + 2.4)
@@ -333,16 +337,28 @@ _SPAN_NAMES = {"G": "G query generation", "L": "L tool call", "F": "F response g
 # --- Perfetto / Chrome trace-event JSON ----------------------------------------------
 
 
-def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Chrome/Perfetto trace-event JSON: ``X`` spans and ``i`` instants, ``ts`` in µs."""
-    spans, instants = spans_and_instants(events)
-    lanes = _lanes(spans, instants)
+def perfetto_pid(qid: str) -> int:
+    """A question's Perfetto process id: the same in every file (CRC-32 of its id, 1 to
+    2^31 - 1), so files written apart merge into one trace without clashing processes."""
+    return zlib.crc32(qid.encode("utf-8")) % (2**31 - 1) + 1
+
+
+def perfetto(
+    events: list[dict[str, Any]], *, pid: int | None = None, name: str | None = None, words: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Chrome/Perfetto trace-event JSON: ``X`` spans and ``i`` instants, ``ts`` in µs; one
+    process (``pid``, default :func:`perfetto_pid`; named ``name``, default the id), one
+    thread per lane; ``words`` as for :func:`spans_and_instants`."""
+    spans, instants = spans_and_instants(events, words=words)
+    lanes = lane_order(spans, instants)
     tid = {lane: i + 1 for i, lane in enumerate(lanes)}
     qid = events[0]["qid"]
-    out: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": qid}}]
-    out += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"name": lane}} for lane in lanes]
+    pid = perfetto_pid(qid) if pid is None else pid
+    out: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": name or qid}}]
+    out += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid[lane], "args": {"name": lane}} for lane in lanes]
     out += [
-        {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid[lane], "args": {"sort_index": tid[lane]}} for lane in lanes
+        {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid[lane], "args": {"sort_index": tid[lane]}}
+        for lane in lanes
     ]
     for s in spans:
         out.append(
@@ -352,7 +368,7 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
                 "ph": "X",
                 "ts": s.start_us,
                 "dur": s.end_us - s.start_us,
-                "pid": 1,
+                "pid": pid,
                 "tid": tid[s.lane],
                 "args": {"cancelled": s.cancelled},
             }
@@ -365,7 +381,7 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
                 "ph": "i",
                 "s": "t",
                 "ts": i.t_us,
-                "pid": 1,
+                "pid": pid,
                 "tid": tid[i.lane],
                 "args": {"detail": i.detail},
             }
@@ -373,8 +389,10 @@ def perfetto(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"traceEvents": out, "displayTimeUnit": "ms"}
 
 
-def write_perfetto(events: list[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
+def write_perfetto(
+    events: list[dict[str, Any]], path: str | os.PathLike[str], *, name: str | None = None, words: Sequence[str] | None = None
+) -> Path:
     from streamrag.base.atomic import write_text_atomic
 
-    write_text_atomic(path, json.dumps(perfetto(events), indent=1) + "\n")
+    write_text_atomic(path, json.dumps(perfetto(events, name=name, words=words), indent=1) + "\n")
     return Path(path)

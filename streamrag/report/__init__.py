@@ -1,0 +1,6 @@
+"""A run folder as one self-contained HTML page (``streamrag report``).
+
+:mod:`~streamrag.report.page` writes HTML (escaping, the inline style and script);
+:mod:`~streamrag.report.sections` reads a run of each kind (analysis, simulation,
+sweep, load) into the page's parts; :mod:`~streamrag.report.build` puts them together.
+"""

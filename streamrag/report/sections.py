@@ -1,0 +1,290 @@
+"""A run folder read into the report's parts: kind, provenance, summary, figures, rows,
+timelines. Each reader takes the folder's own files; nothing is recomputed but figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamrag.base.errors import InputError
+
+__all__ = ["KINDS", "Run", "read_report_run", "run_kind"]
+
+KINDS = ("analysis", "simulation", "sweep", "load")
+
+# Columns shown first, in this order, when the run has them; the others follow.
+_FIRST = {
+    "simulation": (
+        "interaction_id",
+        "question",
+        "question_type",
+        "n_words",
+        "t_star",
+        "H_ms",
+        "H_G_ms",
+        "saved_ms",
+        "misfire",
+        "negative",
+        "calls_fired",
+        "calls_used",
+        "wasted_calls",
+        "skip_reason",
+    ),
+    "analysis": (
+        "interaction_id",
+        "question",
+        "domain",
+        "question_type",
+        "n_words",
+        "groundable",
+        "retrieved_gold",
+        "t_sc",
+        "phi_sc",
+        "t_suf",
+        "phi_suf",
+        "skip_reason",
+    ),
+    "load": (
+        "session_id",
+        "interaction_id",
+        "question",
+        "arrival_s",
+        "counted",
+        "streaming_ms",
+        "baseline_ms",
+        "saved_ms",
+        "streaming_failed",
+        "baseline_failed",
+        "calls_fired",
+        "calls_used",
+    ),
+    "sweep": ("key",),
+}
+_ID = {"simulation": "interaction_id", "analysis": "interaction_id", "load": "session_id", "sweep": "key"}
+_ROWS_FILE = {"simulation": "results.csv", "analysis": "stabilization.csv", "load": "sessions.csv"}
+_PROVENANCE = ("parameters", "rules", "selection")  # summary.json keys shown as settings, not results
+
+
+@dataclass
+class Run:
+    """What the page shows of one run folder."""
+
+    kind: str
+    path: Path
+    manifest: dict[str, Any] | None
+    summary: dict[str, Any] | None
+    columns: list[str]
+    rows: list[list[Any]]
+    id_column: str
+    figures: list[tuple[str, bytes, str]] = field(default_factory=list)  # (caption, bytes, mime)
+    texts: dict[str, str] = field(default_factory=dict)  # question text by interaction id
+
+
+def run_kind(run: Path) -> str:
+    """What kind of run ``run`` holds, by its files (a load run also has a trace)."""
+    if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
+        return "sweep"
+    if (run / "sessions.csv").is_file():
+        return "load"
+    if (run / "results.csv").is_file():
+        return "simulation"
+    if (run / "stabilization.csv").is_file():
+        return "analysis"
+    raise InputError(f"{run}: not a run folder (no sweep.parquet, sessions.csv, results.csv or stabilization.csv)")
+
+
+def _json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    return data if isinstance(data, dict) else None
+
+
+def _cell(raw: str) -> Any:
+    """A CSV cell for display: empty → None, True/False → bool, numbers → int or float."""
+    if raw == "":
+        return None
+    if raw in ("True", "False"):
+        return raw == "True"
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        value = float(raw)
+    except ValueError:
+        return raw
+    return None if not math.isfinite(value) else value
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            records = [{k: _cell(v or "") for k, v in row.items() if k is not None} for row in reader]
+            return list(reader.fieldnames or ()), records
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from None
+
+
+def _order(kind: str, columns: Sequence[str]) -> list[str]:
+    first = [c for c in _FIRST[kind] if c in columns]
+    return first + [c for c in columns if c not in first]
+
+
+def _sweep_records(run: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """The sweep table's axis and mean columns (its full statistics stay in the file)."""
+    from streamrag.sweep.table import read_sweep
+
+    table = read_sweep(run)
+    columns = [c for c in table.columns if "." not in c or c.endswith(".mean")]
+    records = []
+    for row in table[columns].itertuples(index=False):
+        records.append({c: _py(v) for c, v in zip(columns, row, strict=True)})
+    return columns, records
+
+
+def _py(value: Any) -> Any:
+    """A pandas/numpy cell as a JSON value (undefined → None)."""
+    if value is None:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str | int | float | bool):
+        return value
+    try:
+        import pandas as pd
+
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, texts: bool = True) -> Run:
+    """The parts of the page for ``run_dir``; ``figures=False`` skips drawing them,
+    ``texts=False`` reading the run's input for the question texts."""
+    from streamrag.simulator.runtrace import question_texts
+
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise InputError(f"{run}: no such run folder")
+    kind = run_kind(run)
+    manifest, summary = _json(run / "manifest.json"), _json(run / "summary.json")
+    if kind == "sweep":
+        columns, records = _sweep_records(run)
+    else:
+        columns, records = _read_csv(run / _ROWS_FILE[kind])
+    found = question_texts(run) if texts and kind != "sweep" else {}
+    if found and "interaction_id" in columns:
+        columns = [*columns, "question"]
+        for rec in records:
+            rec["question"] = found.get(str(rec.get("interaction_id")))
+    columns = _order(kind, columns)
+    rows = [[rec.get(c) for c in columns] for rec in records]
+    out = Run(kind, run, manifest, summary, columns, rows, _ID[kind], texts=found)
+    if figures:
+        out.figures = _FIGURES[kind](run, out)
+    return out
+
+
+# --- figures -------------------------------------------------------------------------
+
+
+def _svg_of(draw: Callable[[Path], Any]) -> bytes:
+    """Run a plot function that writes a file, on an ``.svg`` path in a scratch folder."""
+    with tempfile.TemporaryDirectory(prefix="streamrag-report-") as tmp:
+        path = Path(tmp) / "figure.svg"
+        draw(path)
+        return path.read_bytes()
+
+
+def _analysis_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
+    from streamrag.analysis.report import FIGURES, write_figures
+    from streamrag.analysis.table import read_table
+
+    table = read_table(run / "stabilization.csv")
+    table = table[table["skip_reason"].fillna("") == ""]  # as analyze draws them: analyzed questions only
+    with tempfile.TemporaryDirectory(prefix="streamrag-report-") as tmp:
+        paths = write_figures(table, parts.summary or {}, tmp, suffix=".svg")
+        return [
+            (Path(name).stem.replace("_", " "), p.read_bytes(), "image/svg+xml") for name, p in zip(FIGURES, paths, strict=True)
+        ]
+
+
+def _column(parts: Run, name: str) -> list[Any]:
+    j = parts.columns.index(name) if name in parts.columns else None
+    return [] if j is None else [row[j] for row in parts.rows]
+
+
+def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
+    from streamrag.report.figures import plot_saved
+
+    saved = _column(parts, "saved_ms")
+    bound = _column(parts, "H_G_ms")
+    misfire = _column(parts, "misfire")
+    return [("saved vs bound", _svg_of(lambda p: plot_saved(saved, bound, misfire, p)), "image/svg+xml")]
+
+
+def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
+    from streamrag.report.figures import plot_saved
+
+    counted = _column(parts, "counted")
+    saved = [s for s, c in zip(_column(parts, "saved_ms"), counted, strict=True) if c is True]
+    return [("saved per counted session", _svg_of(lambda p: plot_saved(saved, None, None, p)), "image/svg+xml")]
+
+
+def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
+    """The figures the sweep wrote (``figures/``), as they are."""
+    mimes = {".svg": "image/svg+xml", ".png": "image/png"}
+    folder = run / "figures"
+    found = sorted(p for p in folder.iterdir() if p.suffix in mimes) if folder.is_dir() else []
+    return [(p.stem.replace("_", " "), p.read_bytes(), mimes[p.suffix]) for p in found]
+
+
+_FIGURES: Mapping[str, Callable[[Path, Run], list[tuple[str, bytes, str]]]] = {
+    "analysis": _analysis_figures,
+    "simulation": _simulation_figures,
+    "load": _load_figures,
+    "sweep": _sweep_figures,
+}
+
+
+# --- summary -------------------------------------------------------------------------
+
+
+def summary_parts(summary: Mapping[str, Any]) -> tuple[list[tuple[str, Mapping[str, Any]]], list[tuple[str, Any]], list[str]]:
+    """``summary.json`` split for display: metric rows (every dict of scalars, by its
+    dotted path), the remaining scalars, and the provenance keys present."""
+    metrics: list[tuple[str, Mapping[str, Any]]] = []
+    scalars: list[tuple[str, Any]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, Mapping):
+            if value and all(not isinstance(v, Mapping | list) for v in value.values()) and path:
+                metrics.append((path, value))
+                return
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
+            for i, v in enumerate(value):
+                walk(v, f"{path}[{i}]")
+        else:
+            scalars.append((path, value))
+
+    walk({k: v for k, v in summary.items() if k not in _PROVENANCE}, "")
+    return metrics, scalars, [k for k in _PROVENANCE if k in summary]
