@@ -65,6 +65,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also compute t_entity, the first named entity's word position (spaCy; "
                    "needs pip install 'streamrag[ner]')")  # fmt: skip
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--queries-only", type=Path, default=None, metavar="FILE",
+                   help="no retrieval: write DIR/queries.csv, the query-side columns (n_words, question_word, "
+                   "t_entity with --entity-predictor) of every question of FILE (JSON lines with interaction_id "
+                   "and query; no pages needed); join them onto any table with 'stats TABLE --join'")  # fmt: skip
     add_data_options(p)
     add_global_options(p)
     p.set_defaults(run=run)
@@ -83,9 +87,37 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     return None
 
 
+QUERIES_TABLE = "queries.csv"
+"""What ``analyze --queries-only`` writes into its output folder."""
+
+
+def run_queries_only(args: argparse.Namespace) -> int:
+    """``analyze --queries-only FILE``: the query-side columns of every question, no pages read."""
+    from streamrag.base.errors import ConfigError
+
+    if args.data is not None or args.corpus is not None:
+        raise ConfigError("--queries-only FILE reads no pages: give no DATA and no --corpus")
+    require_inputs(args.queries_only, None)
+    from streamrag.analysis.query_side import query_columns, write_query_table
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import advancing, task_progress
+
+    out = check_out_dir(args.out)
+    with task_progress(f"query columns of {args.queries_only.name}", None) as update:
+        rows = query_columns(args.queries_only, entity=args.entity_predictor, progress=advancing(update))
+    out.mkdir(parents=True, exist_ok=True)
+    target = write_query_table(rows, out / QUERIES_TABLE)
+    with_entity = sum(1 for r in rows if r.get("t_entity") is not None)
+    entity = f", {with_entity} with a named entity (t_entity)" if args.entity_predictor else ""
+    print(f"{args.queries_only}: {len(rows)} questions{entity}\nwrote {target}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
 
+    if args.queries_only is not None:
+        return run_queries_only(args)
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
