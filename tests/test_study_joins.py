@@ -173,3 +173,33 @@ def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path) -> Non
     assert section["all"]["spearman"]["rho"] == pytest.approx(-0.084, abs=5e-4)
     assert section["t_suf_gt_1"]["spearman"]["rho"] == pytest.approx(0.283, abs=5e-4)
     assert section["verdict"] == "not supported"
+
+
+def test_label_audit_sampler_is_the_anchors_draw() -> None:
+    import random
+
+    from streamrag.analysis.label_audit import sample_ids
+
+    ids = [f"id{i:03d}" for i in range(40)]
+    assert sample_ids(ids, 7, 3) == sorted(random.Random(3).sample(ids, 7))
+    assert sample_ids(ids, 100, 3) == ids  # N beyond the population: all of it
+    assert sample_ids(ids, 7, 3) != sample_ids(ids, 7, 4)
+
+
+def test_label_audit_cli(tmp_path: Path, crag_sample: Path) -> None:
+    import csv
+    import random
+
+    from streamrag.data.grounding import normalize
+
+    out = tmp_path / "out"
+    args = ["analyze", str(crag_sample), "--split", "all", "--label-audit", "2", "--seed", "5", "--no-figures", "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "stabilization.csv", encoding="utf-8") as fh:
+        population = [r["interaction_id"] for r in csv.DictReader(fh) if r["retrieved_gold"] == "True"]
+    with open(out / "label_audit.csv", encoding="utf-8") as fh:
+        audit = list(csv.DictReader(fh))
+    assert [r["interaction_id"] for r in audit] == sorted(random.Random(5).sample(population, 2))
+    for row in audit:
+        assert row["matched_answer"] and row["matched_answer"] in normalize(row["gold_passage"])
+        assert row["is_answer_bearing"] == ""

@@ -65,6 +65,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also compute t_entity, the first named entity's word position (spaCy; "
                    "needs pip install 'streamrag[ner]')")  # fmt: skip
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--label-audit", type=positive_int, default=None, metavar="N",
+                   help="also write DIR/label_audit.csv: N retrieved-gold questions drawn with --seed S (the anchor's "
+                   "sampler) with their answers and first gold chunk, for a human to judge the gold label")  # fmt: skip
     p.add_argument("--queries-only", type=Path, default=None, metavar="FILE",
                    help="no retrieval: write DIR/queries.csv, the query-side columns (n_words, question_word, "
                    "t_entity with --entity-predictor) of every question of FILE (JSON lines with interaction_id "
@@ -130,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.data.selection import Selection, read_ids
     from streamrag.retrieval.bm25 import BM25Params
 
+    if args.label_audit is not None and (args.corpus is not None or args.scope != "per-question"):
+        raise ConfigError(
+            "--label-audit samples a CRAG file's questions in per-question scope: give DATA, not --corpus or --scope global"
+        )
     check_out_dir(args.out)
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf), k=args.k, grounding=args.grounding,
@@ -151,4 +158,10 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)
 
     print(format_study(result.summary, args.out))
+    if args.label_audit is not None:
+        from streamrag.analysis.label_audit import AUDIT_FILE, label_audit, write_audit
+
+        rows = label_audit(args.data, result.analyses, args.label_audit, args.seed, chunks=settings.chunks,
+                           grounding=settings.grounding, cache=options["cache"])  # fmt: skip
+        print(f"wrote {write_audit(rows, args.out / AUDIT_FILE)}: {len(rows)} questions to judge (seed {args.seed})")
     return 0
