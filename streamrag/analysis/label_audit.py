@@ -65,7 +65,7 @@ def label_audit(
     rows = {a.row["interaction_id"]: a for a in analyses if a.row.get("retrieved_gold") and a.gold}
     picked = sample_ids(list(rows), n, seed)
     out: dict[str, dict[str, Any]] = {}
-    for item in ingest(path, settings=chunks, cache=cache, split=None, ids=set(picked)):
+    for item in ingest(Path(path), settings=chunks, cache=cache, split=None, ids=set(picked)):
         if isinstance(item, SkippedRecord):
             continue
         record = item.record
