@@ -33,6 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="mean visible words per page, records only (default 3000 ≈ 150 chunks per question)",
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    parser.add_argument("--relaxed-share", type=float, default=0.0, metavar="P",
+                        help="records only: share of groundable questions whose pages word the answer so that only "
+                        "relaxed grounding finds it (reordered, stopwords between; default 0: today's data, byte for byte)")  # fmt: skip
     parser.add_argument("--table", action="store_true",
                         help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
                         "beside it (synthetic per-prefix evidence consistent with the table)")  # fmt: skip
@@ -84,7 +87,9 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     from streamrag.data.generate import GeneratorSettings, write_crag_file
 
     try:
-        settings = GeneratorSettings(n_questions=args.questions, page_words=args.page_words, seed=args.seed)
+        settings = GeneratorSettings(
+            n_questions=args.questions, page_words=args.page_words, seed=args.seed, relaxed_share=args.relaxed_share
+        )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid generator settings: {problems}") from None
