@@ -68,6 +68,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label-audit", type=positive_int, default=None, metavar="N",
                    help="also write DIR/label_audit.csv: N retrieved-gold questions drawn with --seed S (the anchor's "
                    "sampler) with their answers and first gold chunk, for a human to judge the gold label")  # fmt: skip
+    p.add_argument("--hotpotqa", type=Path, default=None, metavar="FILE",
+                   help="instead of CRAG: a HotpotQA distractor file (the original JSON array or HF-style JSON lines); "
+                   "writes DIR/dual_gold.csv and dual_gold.json, t_suf with the supporting-fact (clean) gold beside the "
+                   "string-grounded gold (--k, --grounding, --idf and --limit apply)")  # fmt: skip
     p.add_argument("--queries-only", type=Path, default=None, metavar="FILE",
                    help="no retrieval: write DIR/queries.csv, the query-side columns (n_words, question_word, "
                    "t_entity with --entity-predictor) of every question of FILE (JSON lines with interaction_id "
@@ -116,11 +120,64 @@ def run_queries_only(args: argparse.Namespace) -> int:
     return 0
 
 
+DUAL_TABLE, DUAL_SUMMARY = "dual_gold.csv", "dual_gold.json"
+"""What ``analyze --hotpotqa`` writes into its output folder."""
+
+
+def run_hotpotqa(args: argparse.Namespace) -> int:
+    """``analyze --hotpotqa FILE``: clean (supporting facts) vs string-grounded t_suf."""
+    from streamrag.base.errors import ConfigError
+
+    if args.data is not None or args.corpus is not None:
+        raise ConfigError("--hotpotqa FILE is the input: give no DATA and no --corpus")
+    require_inputs(args.hotpotqa)
+    from streamrag.analysis.dual_gold import dual_row, dual_summary, write_dual_table
+    from streamrag.analysis.report import write_summary
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import advancing, task_progress
+    from streamrag.data.hotpotqa import read_hotpotqa
+    from streamrag.retrieval.bm25 import BM25Params
+
+    out = check_out_dir(args.out)
+    bm25 = BM25Params(idf=args.idf)
+    rows = []
+    with task_progress(f"dual gold of {args.hotpotqa.name}", args.limit) as update:
+        advance = advancing(update)
+        for question in read_hotpotqa(args.hotpotqa, limit=args.limit):
+            rows.append(dual_row(question, k=args.k, grounding=args.grounding, bm25=bm25))
+            if advance is not None:
+                advance(1)
+    if not rows:
+        raise ConfigError(f"{args.hotpotqa}: no usable question (each needs paragraphs, query words and supporting facts)")
+    summary = {"parameters": {"data": str(args.hotpotqa), "k": args.k, "grounding": args.grounding, "idf": args.idf,
+                              "limit": args.limit}, **dual_summary(rows)}  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    write_dual_table(rows, out / DUAL_TABLE)
+    write_summary(summary, out / DUAL_SUMMARY)
+
+    def cell(c: dict) -> str:
+        if not c["n"]:
+            return "n 0"
+        return (
+            f"n {c['n']}, phi_suf mean {c['mean_phi_suf']:.4f} median {c['median_phi_suf']:.4f}, t_suf=1 {c['share_t_suf_1']:.1%}"
+        )
+
+    print(
+        f"{args.hotpotqa}: {summary['n_questions']} questions ({summary['n_string_ungroundable']} with the answer in no paragraph)\n"
+        f"  clean (supporting facts): {cell(summary['clean'])}\n  string-grounded: {cell(summary['string'])}\n"
+        f"  retrieved-gold in both {summary['n_retrieved_gold_both']}: string earlier on {summary['n_string_earlier']}, "
+        f"later on {summary['n_string_later']}\nwrote {out / DUAL_TABLE} and {out / DUAL_SUMMARY}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
 
     if args.queries_only is not None:
         return run_queries_only(args)
+    if args.hotpotqa is not None:
+        return run_hotpotqa(args)
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
