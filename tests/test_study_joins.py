@@ -203,3 +203,17 @@ def test_label_audit_cli(tmp_path: Path, crag_sample: Path) -> None:
     for row in audit:
         assert row["matched_answer"] and row["matched_answer"] in normalize(row["gold_passage"])
         assert row["is_answer_bearing"] == ""
+
+
+def test_query_columns_t_anchor_over_a_corpus(tmp_path: Path) -> None:
+    from streamrag.analysis.anchor import t_anchor
+    from streamrag.retrieval.bm25 import BM25Index
+    from streamrag.retrieval.tokenize import word_tokens
+
+    # 25 chunks: "common" in all, "rare" in one (1 <= df <= max(1, 0.05 * 25) = 1)
+    index = BM25Index.build(["common words here"] * 24 + ["common rare"])
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"interaction_id": "a", "query": "what common rare thing"}\n{"interaction_id": "b", "query": "absent"}\n')
+    rows = query_columns(path, anchor_index=index)
+    assert [r["t_anchor"] for r in rows] == [3, None]
+    assert rows[0]["t_anchor"] == t_anchor(index, word_tokens("what common rare thing"))

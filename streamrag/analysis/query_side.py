@@ -12,8 +12,10 @@ present). It needs no pages: the CRAG v4 question list (2,706 questions) is one.
   (empty when the tagger finds no entity), exactly as ``analyze --entity-predictor``
   computes it.
 
-``t_anchor`` needs the corpus' document frequencies, so it is not a column of a question
-file: a stabilization table written by ``analyze`` carries it.
+- ``t_anchor`` — with ``anchor_index`` (an index over a corpus, e.g. the global pool of
+  ``--corpus DIR``): :func:`streamrag.analysis.anchor.t_anchor`, the first rare word of that
+  corpus; it needs the corpus' document frequencies, so without one it is absent (a
+  per-question table written by ``analyze`` carries its own).
 
 These columns join onto any stabilization table by ``interaction_id``
 (:mod:`streamrag.analysis.join`).
@@ -27,6 +29,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from streamrag.analysis.anchor import LexicalIndex, t_anchor
 from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import RecordError
 from streamrag.base.lines import iter_question_objects
@@ -67,9 +70,9 @@ QUESTION_WORDS: frozenset[str] = frozenset(
 """First words that open a question: the wh-words and the auxiliaries of yes/no questions."""
 
 QUERY_COLUMNS: tuple[str, ...] = (
-    "interaction_id", "question_type", "domain", "static_or_dynamic", "n_words", "question_word", "t_entity",
+    "interaction_id", "question_type", "domain", "static_or_dynamic", "n_words", "question_word", "t_entity", "t_anchor",
 )  # fmt: skip
-"""Columns of a query table, in the order written (``t_entity`` only when computed)."""
+"""Columns of a query table, in the order written (``t_entity`` and ``t_anchor`` only when computed)."""
 
 _COPIED = ("question_type", "domain", "static_or_dynamic")
 
@@ -88,6 +91,7 @@ def query_columns(
     entity: bool = False,
     entity_ids: Collection[str] | None = None,
     progress: Callable[[int], None] | None = None,
+    anchor_index: LexicalIndex | None = None,
 ) -> list[dict[str, Any]]:
     """One dict per question of the file at ``path`` (:data:`QUERY_COLUMNS`).
 
@@ -115,6 +119,8 @@ def query_columns(
         if first_entity_position is not None:
             wanted = entity_ids is None or qid in entity_ids
             row["t_entity"] = first_entity_position(query) if wanted else None
+        if anchor_index is not None:
+            row["t_anchor"] = t_anchor(anchor_index, word_tokens(query))
         rows.append(row)
         if progress is not None:
             progress(1)

@@ -102,16 +102,28 @@ def run_queries_only(args: argparse.Namespace) -> int:
     """``analyze --queries-only FILE``: the query-side columns of every question, no pages read."""
     from streamrag.base.errors import ConfigError
 
-    if args.data is not None or args.corpus is not None:
-        raise ConfigError("--queries-only FILE reads no pages: give no DATA and no --corpus")
-    require_inputs(args.queries_only, None)
+    if args.data is not None:
+        raise ConfigError("--queries-only FILE reads no pages: give no DATA (--corpus DIR gives t_anchor's corpus)")
+    require_inputs(args.queries_only, args.corpus)
     from streamrag.analysis.query_side import query_columns, write_query_table
     from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
 
     out = check_out_dir(args.out)
+    index = None
+    if args.corpus is not None:  # t_anchor's document frequencies: the corpus' global index
+        from streamrag.analysis.entry import open_source
+        from streamrag.analysis.global_scope import pool_index
+        from streamrag.analysis.stabilize import AnalysisSettings
+        from streamrag.data.chunking import ChunkSettings
+        from streamrag.data.selection import Selection
+        from streamrag.retrieval.bm25 import BM25Params
+
+        settings = AnalysisSettings(chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf))
+        source = open_source(args.corpus, settings, Selection(split=args.split, scope="global"), cache=open_cache(args))
+        index = pool_index(source, settings, index_dir=args.index_dir)
     with task_progress(f"query columns of {args.queries_only.name}", None) as update:
-        rows = query_columns(args.queries_only, entity=args.entity_predictor, progress=advancing(update))
+        rows = query_columns(args.queries_only, entity=args.entity_predictor, progress=advancing(update), anchor_index=index)
     out.mkdir(parents=True, exist_ok=True)
     target = write_query_table(rows, out / QUERIES_TABLE)
     with_entity = sum(1 for r in rows if r.get("t_entity") is not None)
