@@ -217,3 +217,15 @@ def test_query_columns_t_anchor_over_a_corpus(tmp_path: Path) -> None:
     rows = query_columns(path, anchor_index=index)
     assert [r["t_anchor"] for r in rows] == [3, None]
     assert rows[0]["t_anchor"] == t_anchor(index, word_tokens("what common rare thing"))
+
+
+def test_queries_only_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"interaction_id": "a", "query": "who won", "question_type": "simple"}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["analyze", "--queries-only", str(path), "--out", str(out)]) == 0
+    assert (out / "queries.csv").read_text(encoding="utf-8") == (
+        "interaction_id,question_type,domain,static_or_dynamic,n_words,question_word\na,simple,,,2,who\n"
+    )
+    assert main(["analyze", str(path), "--queries-only", str(path), "--out", str(out)]) == 1
+    assert "reads no pages" in capsys.readouterr().err
