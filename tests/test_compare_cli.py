@@ -63,8 +63,9 @@ def test_compare_writes_json_figure_and_summary(run_dir: Path, tmp_path: Path, c
     assert main(["compare", str(run_dir), str(_published(tmp_path)), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    assert sorted(p.name for p in out.iterdir()) == ["comparison.json", "comparison.png"]  # no temporary files
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.json", "comparison.png", "h_vs_saved.png"]  # no temporary files
     assert (out / "comparison.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert (out / "h_vs_saved.png").read_bytes().startswith(PNG_SIGNATURE)
     c = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
 
     ids = ["q1", "q2", "q3", "q4", "q5", "q6"]
@@ -96,13 +97,22 @@ def test_compare_writes_json_figure_and_summary(run_dir: Path, tmp_path: Path, c
     assert c["agreement"]["n_words"] == {"n": 6, "n_agree": 5, "rate": 5 / 6, "disagree_ids": ["q5"]}
     assert c["agreement"]["t_star"] == {"n": 5, "n_agree": 5, "rate": 1.0, "disagree_ids": []}  # q4: not given
     assert c["notes"] == [ORACLE_NOTE]  # a bare table: the oracle reflector ran
+    hs = c["h_vs_saved"]
+    assert hs["L_ms"] == 600.0
+    # published: every H below L = 600, so the tail is all six; simulated: H = L for all, no tail
+    assert hs["published"]["spearman"]["rho"] == pytest.approx(published_rho)
+    assert hs["published"]["n_unsaturated"] == 6
+    assert hs["published"]["spearman_unsaturated"]["rho"] == pytest.approx(published_rho)
+    assert hs["simulated"]["n_unsaturated"] == 0
+    assert hs["simulated"]["spearman_unsaturated"] == {"rho": None, "p": None, "n": 0}
 
     lines = captured.out.splitlines()
     assert lines[0].startswith("6 question(s) matched; 2 only in the run, 2 only in ") and "(1 of them not replayed)" in lines[0]
     assert "measured mean 775.1 median 850.0 | simulated mean 841.1 median 833.3" in captured.out
     assert "agree on n_words 5/6, t_star 5/5" in captured.out
-    assert lines[-1] == f"wrote {out / 'comparison.json'} and {out / 'comparison.png'}"
-    assert len(lines) <= 10
+    assert "rho(H, saved) simulated all 6: n/a; unsaturated (H < 600 ms) 0: rho n/a" in captured.out
+    assert lines[-1] == f"wrote {out / 'comparison.json'}, {out / 'comparison.png'} and {out / 'h_vs_saved.png'}"
+    assert len(lines) <= 12
 
 
 def test_without_optional_columns_agreement_is_null(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -300,6 +300,8 @@ def test_summary_is_json_ready(summary):
     assert list(summary) == [
         "parameters", "n_questions", "n_skipped", "skip_reasons", "no_overlap", "chunk_cap", "rq1", "rq2", "rq4", "gold_density",
         "anchor",
+        "entity_position",
+        "grounding_precision",
         "additions",
     ]  # fmt: skip
     for leaf in _walk(summary):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from streamrag.analysis.entity_test import entity_position_lines
+from streamrag.analysis.grounding_precision import grounding_precision_lines
 from streamrag.analysis.stats import ADDITIONS
 
 
@@ -66,6 +68,8 @@ def summary_lines(summary: dict[str, Any], source: str) -> list[str]:
         f"  Kruskal-Wallis phi_suf by question type: all groups {_kw(by_type['kruskal_wallis_all'])}; "
         f"groups with n>={summary['parameters']['min_group_n']} {_kw(by_type['kruskal_wallis_min_n'])}",
         *undefined,
+        *entity_position_lines(summary.get("entity_position")),
+        *grounding_precision_lines(summary.get("grounding_precision")),
         *_additions(summary),
     ]
 

@@ -19,6 +19,10 @@ Sections (keys of :func:`summarize`):
 - ``gold_density``: robustness to answers that occur everywhere ("specifically
   grounded" questions, gold density ≤ cap).
 - ``anchor``: the lexical-anchor positions against question type as predictors of t_suf.
+- ``entity_position``: the study's "entity position governs stabilization" tested, when
+  the table has ``t_entity`` (:mod:`streamrag.analysis.entity_test`; else None).
+- ``grounding_precision``: φ_suf under gold-density and gold-size caps, when the table has
+  ``gold_density`` or ``n_gold`` (:mod:`streamrag.analysis.grounding_precision`; else None).
 - ``additions``: the results above that the anchor study did not report
   (:data:`ADDITIONS`), so a replication is not read as comparing numbers that do not
   exist there.
@@ -35,6 +39,8 @@ import pandas as pd
 
 from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
+from streamrag.analysis.entity_test import entity_position
+from streamrag.analysis.grounding_precision import grounding_precision
 from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
 from streamrag.analysis.stats_params import DEFAULT_PARAMS, resolve_params
 from streamrag.analysis.streamable import GRID_DELTA_WPS, GRID_L_MS, GRID_THETA, rq2, rq2_grid, streamable_cell
@@ -111,6 +117,11 @@ ADDITIONS: tuple[tuple[str, str, str], ...] = (
     ),
     ("rq2.point.H_G_ms", "H_G", "H_G = min(G + L, residual), streamrag's tighter bound; the anchor states H and H'"),
     ("rq2.grid.H_G_ms", "H_G", "H_G in every grid cell; the anchor states H and H'"),
+    (
+        "entity_position",
+        "entity-position test",
+        "rho(t_entity, t_suf) and its error against question type; the anchor concludes it without measuring it",
+    ),
 )
 """Results of :func:`summarize` the anchor study did not report (design §4), as
 ``(canonical name, short label for the console, note)``; ``summary["additions"]`` lists
@@ -375,5 +386,7 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),
             "gold_density": gold_density(q, density_cap=p["density_cap"]),
             "anchor": anchor_comparison(q),
+            "entity_position": entity_position(q),
+            "grounding_precision": grounding_precision(q),
             "additions": [{"name": name, "note": note} for name, _, note in ADDITIONS],
         }

@@ -84,6 +84,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="also compute t_entity, the first named entity's word position (spaCy; needs pip install 'streamrag[ner]')",
     )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument(
+        "--label-audit",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="also write DIR/label_audit.csv: N retrieved-gold questions drawn with --seed S (the anchor's "
+        "sampler) with their answers and first gold chunk, for a human to judge the gold label",
+    )
+    p.add_argument(
+        "--hotpotqa",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="instead of CRAG: a HotpotQA distractor file (the original JSON array or HF-style JSON lines); "
+        "writes DIR/dual_gold.csv and dual_gold.json, t_suf with the supporting-fact (clean) gold beside the "
+        "string-grounded gold (--k, --grounding, --idf and --limit apply)",
+    )
+    p.add_argument(
+        "--queries-only",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="no retrieval: write DIR/queries.csv, the query-side columns (n_words, question_word, "
+        "t_entity with --entity-predictor) of every question of FILE (JSON lines with interaction_id "
+        "and query; no pages needed); join them onto any table with 'stats TABLE --join'",
+    )
     add_data_options(p)
     add_global_options(p)
     p.set_defaults(run=run)
@@ -93,8 +119,11 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     """``AnalysisSettings.asr`` from the command line (None: word prefixes)."""
     from streamrag.base.errors import ConfigError
 
-    given = [n for n, v in (("--asr-revisions", args.asr_revisions), ("--asr-hypotheses", args.asr_hypotheses),
-                            ("--typed", args.typed)) if v is not None]  # fmt: skip
+    given = [
+        n
+        for n, v in (("--asr-revisions", args.asr_revisions), ("--asr-hypotheses", args.asr_hypotheses), ("--typed", args.typed))
+        if v is not None
+    ]
     if len(given) > 1:
         raise ConfigError(f"give one input of {', '.join(given)}, not several")
     if args.typed is not None:
@@ -106,9 +135,110 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     return None
 
 
+QUERIES_TABLE = "queries.csv"
+"""What ``analyze --queries-only`` writes into its output folder."""
+
+
+def run_queries_only(args: argparse.Namespace) -> int:
+    """``analyze --queries-only FILE``: the query-side columns of every question, no pages read."""
+    from streamrag.base.errors import ConfigError
+
+    if args.data is not None:
+        raise ConfigError("--queries-only FILE reads no pages: give no DATA (--corpus DIR gives t_anchor's corpus)")
+    require_inputs(args.queries_only, args.corpus)
+    from streamrag.analysis.query_side import query_columns, write_query_table
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import advancing, task_progress
+
+    out = check_out_dir(args.out)
+    index = None
+    if args.corpus is not None:  # t_anchor's document frequencies: the corpus' global index
+        from streamrag.analysis.entry import open_source
+        from streamrag.analysis.global_scope import pool_index
+        from streamrag.analysis.stabilize import AnalysisSettings
+        from streamrag.data.chunking import ChunkSettings
+        from streamrag.data.selection import Selection
+        from streamrag.retrieval.bm25 import BM25Params
+
+        settings = AnalysisSettings(chunks=ChunkSettings(parser=args.parser), bm25=BM25Params(idf=args.idf))
+        source = open_source(args.corpus, settings, Selection(split=args.split, scope="global"), cache=open_cache(args))
+        index = pool_index(source, settings, index_dir=args.index_dir)
+    with task_progress(f"query columns of {args.queries_only.name}", None) as update:
+        rows = query_columns(args.queries_only, entity=args.entity_predictor, progress=advancing(update), anchor_index=index)
+    out.mkdir(parents=True, exist_ok=True)
+    target = write_query_table(rows, out / QUERIES_TABLE)
+    with_entity = sum(1 for r in rows if r.get("t_entity") is not None)
+    entity = f", {with_entity} with a named entity (t_entity)" if args.entity_predictor else ""
+    print(f"{args.queries_only}: {len(rows)} questions{entity}\nwrote {target}")
+    return 0
+
+
+DUAL_TABLE, DUAL_SUMMARY = "dual_gold.csv", "dual_gold.json"
+"""What ``analyze --hotpotqa`` writes into its output folder."""
+
+
+def run_hotpotqa(args: argparse.Namespace) -> int:
+    """``analyze --hotpotqa FILE``: clean (supporting facts) vs string-grounded t_suf."""
+    from streamrag.base.errors import ConfigError
+
+    if args.data is not None or args.corpus is not None:
+        raise ConfigError("--hotpotqa FILE is the input: give no DATA and no --corpus")
+    require_inputs(args.hotpotqa)
+    from streamrag.analysis.dual_gold import dual_row, dual_summary, write_dual_table
+    from streamrag.analysis.report import write_summary
+    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.progress import advancing, task_progress
+    from streamrag.data.hotpotqa import read_hotpotqa
+    from streamrag.retrieval.bm25 import BM25Params
+
+    out = check_out_dir(args.out)
+    bm25 = BM25Params(idf=args.idf)
+    rows = []
+    with task_progress(f"dual gold of {args.hotpotqa.name}", args.limit) as update:
+        advance = advancing(update)
+        for question in read_hotpotqa(args.hotpotqa, limit=args.limit):
+            rows.append(dual_row(question, k=args.k, grounding=args.grounding, bm25=bm25))
+            if advance is not None:
+                advance(1)
+    if not rows:
+        raise ConfigError(f"{args.hotpotqa}: no usable question (each needs paragraphs, query words and supporting facts)")
+    summary = {
+        "parameters": {
+            "data": str(args.hotpotqa),
+            "k": args.k,
+            "grounding": args.grounding,
+            "idf": args.idf,
+            "limit": args.limit,
+        },
+        **dual_summary(rows),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    write_dual_table(rows, out / DUAL_TABLE)
+    write_summary(summary, out / DUAL_SUMMARY)
+
+    def cell(c: dict) -> str:
+        if not c["n"]:
+            return "n 0"
+        return (
+            f"n {c['n']}, phi_suf mean {c['mean_phi_suf']:.4f} median {c['median_phi_suf']:.4f}, t_suf=1 {c['share_t_suf_1']:.1%}"
+        )
+
+    print(
+        f"{args.hotpotqa}: {summary['n_questions']} questions ({summary['n_string_ungroundable']} with the answer in no paragraph)\n"
+        f"  clean (supporting facts): {cell(summary['clean'])}\n  string-grounded: {cell(summary['string'])}\n"
+        f"  retrieved-gold in both {summary['n_retrieved_gold_both']}: string earlier on {summary['n_string_earlier']}, "
+        f"later on {summary['n_string_later']}\nwrote {out / DUAL_TABLE} and {out / DUAL_SUMMARY}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
 
+    if args.queries_only is not None:
+        return run_queries_only(args)
+    if args.hotpotqa is not None:
+        return run_hotpotqa(args)
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
@@ -121,6 +251,10 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.data.selection import Selection, read_ids
     from streamrag.retrieval.bm25 import BM25Params
 
+    if args.label_audit is not None and (args.corpus is not None or args.scope != "per-question"):
+        raise ConfigError(
+            "--label-audit samples a CRAG file's questions in per-question scope: give DATA, not --corpus or --scope global"
+        )
     check_out_dir(args.out)
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser),
@@ -153,4 +287,17 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)
 
     print(format_study(result.summary, args.out))
+    if args.label_audit is not None:
+        from streamrag.analysis.label_audit import AUDIT_FILE, label_audit, write_audit
+
+        rows = label_audit(
+            args.data,
+            result.analyses,
+            args.label_audit,
+            args.seed,
+            chunks=settings.chunks,
+            grounding=settings.grounding,
+            cache=options["cache"],
+        )
+        print(f"wrote {write_audit(rows, args.out / AUDIT_FILE)}: {len(rows)} questions to judge (seed {args.seed})")
     return 0

@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import InputError
     from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
+    from streamrag.simulator.compare_h import H_FIGURE
 
     out = check_out_dir(args.out)
     if Path(args.published).is_dir():
@@ -65,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         write_comparison(comparison, out)
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
-    print("\n".join([*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON} and {out / COMPARISON_FIGURE}"]))
+    print(
+        "\n".join(
+            [*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON}, {out / COMPARISON_FIGURE} and {out / H_FIGURE}"]
+        )
+    )
     return 0
 
 

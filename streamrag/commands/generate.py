@@ -34,6 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument(
+        "--relaxed-share",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="records only: share of groundable questions whose pages word the answer so that only relaxed grounding "
+        "finds it (reordered, stopwords between; default 0: today's data, byte for byte)",
+    )
+    parser.add_argument(
         "--table",
         action="store_true",
         help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
@@ -84,7 +92,7 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     from streamrag.base.validation import validated
     from streamrag.data.generate import GeneratorSettings, write_crag_file
 
-    given = {"n_questions": args.questions, "page_words": args.page_words, "seed": args.seed}
+    given = {"n_questions": args.questions, "page_words": args.page_words, "seed": args.seed, "relaxed_share": args.relaxed_share}
     settings = validated(GeneratorSettings, given, "generator settings")
     from streamrag.engine.clock import RealClock
 

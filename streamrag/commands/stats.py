@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+JOINED_TABLE = "table.joined.csv"
+"""The table with the --join columns, written into the output folder."""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -25,6 +28,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from streamrag.analysis.stats_params import add_arguments  # the parameters' one declaration
 
     add_arguments(p)
+    p.add_argument(
+        "--join",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="join columns by interaction_id first (repeatable): a question file (.jsonl[.bz2|.zst]: its "
+        "query-side columns) or a CSV with interaction_id (e.g. the anchor's grounding_precision.split0.csv); "
+        "writes DIR/table.joined.csv; unmatched ids are reported",
+    )
+    p.add_argument(
+        "--entity-predictor",
+        action="store_true",
+        help="with --join QUESTIONS.jsonl: also compute t_entity (spaCy; needs pip install 'streamrag[ner]')",
+    )
     p.set_defaults(run=run)
     return p
 
@@ -38,7 +55,14 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.outputs import check_out_dir
 
     out = check_out_dir(args.out)
-    df = read_table(args.table)
+    reports: list[dict] = []
+    if args.join:
+        from streamrag.analysis.join import join_table
+
+        out.mkdir(parents=True, exist_ok=True)
+        df, reports = join_table(args.table, args.join, out / JOINED_TABLE, entity=args.entity_predictor)
+    else:
+        df = read_table(args.table)
     params = {
         "table": args.table,
         "L_ms": args.L_ms,
@@ -50,11 +74,23 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
     }
     summary = summarize(df, params=params)
+    if reports:
+        summary["join"] = reports
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_summary(summary, out / "summary.json")
         figures = write_figures(df, summary, out)
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
-    print("\n".join([*summary_lines(summary, args.table), f"wrote {out / 'summary.json'} and {len(figures)} figures"]))
+    from streamrag.analysis.join import report_lines
+
+    print(
+        "\n".join(
+            [
+                *summary_lines(summary, args.table),
+                *report_lines(reports),
+                f"wrote {out / 'summary.json'} and {len(figures)} figures",
+            ]
+        )
+    )
     return 0

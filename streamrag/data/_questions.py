@@ -6,6 +6,7 @@ import numpy as np
 
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import CONTENT_RANK, Lexicon
+from streamrag.data.grounding import RELAXED_STOPWORDS, normalize
 
 MONTHS = (
     "january",
@@ -82,3 +83,31 @@ def draw_answer(rng: np.random.Generator, kind: str, lexicon: Lexicon) -> tuple[
         return answer, alt
     items = [name(int(rng.integers(1, 3))) for _ in range(int(rng.integers(3, 6)))]  # "list"
     return ", ".join(items[:-1]) + ", and " + items[-1], []
+
+
+_FILLERS = tuple(sorted(RELAXED_STOPWORDS))
+
+
+def relaxed_form(rng: np.random.Generator, answer: str) -> str | None:
+    """``answer`` as a page may word it so that only relaxed grounding finds it: its content
+    tokens (design §3) in another order, a stopword between each two — "universal pictures"
+    becomes e.g. "pictures of the universal" — or None when the rule cannot apply (fewer
+    than two words or two content tokens, or content tokens all equal).
+
+    Every content token stays a whole word, so the relaxed rule matches; consecutive
+    content tokens of the answer are never adjacent, so its normalized form is not a
+    substring and the exact rule does not (unless a single-token alternative answer is
+    among the tokens, as CRAG's last names are)."""
+    tokens = normalize(answer).split()
+    content = [t for t in tokens if t not in RELAXED_STOPWORDS]
+    if len(tokens) < 2 or len(content) < 2 or len(set(content)) < 2:
+        return None
+    order = rng.permutation(len(content)).tolist()
+    if order == sorted(order):
+        order.reverse()
+    out: list[str] = []
+    for i, pos in enumerate(order):
+        if i:
+            out += [_FILLERS[int(j)] for j in rng.integers(0, len(_FILLERS), size=int(rng.integers(1, 3)))]
+        out.append(content[pos])
+    return " ".join(out)

@@ -17,7 +17,9 @@ others.
 
 Determinism: question ``i`` draws from ``SeedSequence(seed, spawn_key=(i,))`` only —
 the i-th child of ``SeedSequence(seed).spawn`` — split into one stream per component
-(metadata, query and answer, page text, page details, markup). Question ``i`` is the same whatever
+(metadata, query and answer, page text, page details, markup; with ``relaxed_share`` > 0
+a sixth stream decides whether the planted answer is reworded for relaxed grounding,
+:func:`~streamrag.data._questions.relaxed_form`, so the default data are unchanged). Question ``i`` is the same whatever
 ``n_questions`` is, and changing ``html_overhead`` changes no word of any page.
 
 :func:`write_crag_file` writes them as ``.jsonl`` or ``.jsonl.bz2``, atomically.
@@ -56,7 +58,7 @@ from streamrag.data._lexicon import (
     build_lexicon,
 )
 from streamrag.data._markup import MarkupPool, build_markup_pool, render_page
-from streamrag.data._questions import MONTHS, draw_answer, draw_query
+from streamrag.data._questions import MONTHS, draw_answer, draw_query, relaxed_form
 from streamrag.data.synthetic_table import generate_stabilization_table
 
 __all__ = [
@@ -91,6 +93,11 @@ class GeneratorSettings(BaseModel):
     zipf_exponent: float = Field(1.1, gt=0.5, le=3.0)
     groundable_fraction: float = Field(0.35, ge=0.0, le=1.0, description="share of questions whose answer is planted")
     split_fraction_validation: float = Field(0.5, ge=0.0, le=1.0, description="share of records with split 0")
+    relaxed_share: float = Field(
+        0.0, ge=0.0, le=1.0,
+        description="share of groundable questions whose answer the pages word only as relaxed grounding finds it "
+        "(content words reordered, stopwords between them; answers with fewer than two content words stay exact)",
+    )  # fmt: skip
     seed: int = Field(0, ge=0)
 
 
@@ -177,8 +184,14 @@ def _make_record(settings: GeneratorSettings, question_idx: int, lexicon: Lexico
 
     query, keys = draw_query(query_rng, n_words, lexicon)
     answer, alt_ans = draw_answer(query_rng, kind, lexicon)
+    planted = answer if groundable else None
+    if groundable and settings.relaxed_share > 0:
+        # its own stream, drawn only when asked: the default data stay byte-identical
+        relax_rng = np.random.default_rng(ss.spawn(1)[0])
+        if relax_rng.random() < settings.relaxed_share:
+            planted = relaxed_form(relax_rng, answer) or answer
     offsets = np.concatenate(([0], np.cumsum(lengths)))
-    words, gold_page, gold_at = _page_words(text_rng, offsets, empty | duplicate, keys, answer if groundable else None, lexicon)
+    words, gold_page, gold_at = _page_words(text_rng, offsets, empty | duplicate, keys, planted, lexicon)
 
     search_results: list[dict] = []
     for page_idx in range(settings.pages_per_question):

@@ -30,7 +30,9 @@ questions, ``{"r" or "rho", "p", "n"}`` (null when n < 3 or a side is constant):
 ``pearson_saved_measured`` and ``spearman_saved_measured`` (simulated vs measured
 saving), ``spearman_H_predicted_measured_saved`` (the published side's ρ(H, saved)) and
 ``spearman_H_saved`` (the simulated side's, as in the run's summary but over the matched
-questions). ``agreement.n_words`` / ``agreement.t_star``: ``{"n", "n_agree", "rate",
+questions). ``h_vs_saved``: ρ(H, saved) on each side over all matched questions and over the
+unsaturated tail, H < L (:mod:`streamrag.simulator.compare_h`, figure ``h_vs_saved.png``).
+``agreement.n_words`` / ``agreement.t_star``: ``{"n", "n_agree", "rate",
 "disagree_ids"}`` over the matched questions where both sides give a value, null when the
 file lacks the column.
 """
@@ -47,6 +49,7 @@ import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
 from streamrag.base.errors import DataFileError, InputError, TableError
+from streamrag.simulator.compare_h import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_L_ms
 from streamrag.simulator.results import spearman, stats
 
 __all__ = [
@@ -185,6 +188,8 @@ class Comparison(NamedTuple):
     ids: list[str]
     measured_saved_ms: np.ndarray
     saved_ms: np.ndarray
+    H_predicted_ms: np.ndarray | None = None
+    H_ms: np.ndarray | None = None
 
 
 def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLike[str]) -> Comparison:
@@ -235,9 +240,12 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
         "agreement": {
             name: _agreement(name, matched, replayed, published) if name in optional else None for name in ("n_words", "t_star")
         },
+        "h_vs_saved": h_vs_saved(
+            column["H_predicted_ms"], column["measured_saved_ms"], column["H_ms"], column["saved_ms"], run_L_ms(run)
+        ),
         "notes": [ORACLE_NOTE] if reflector is not None and reflector.startswith("oracle") else [],
     }
-    return Comparison(data, matched, column["measured_saved_ms"], column["saved_ms"])
+    return Comparison(data, matched, column["measured_saved_ms"], column["saved_ms"], column["H_predicted_ms"], column["H_ms"])
 
 
 def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Path:
@@ -287,7 +295,19 @@ def write_comparison(comparison: Comparison, out_dir: str | os.PathLike[str]) ->
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return [plot_comparison(comparison, out / COMPARISON_FIGURE), write_summary(comparison.data, out / COMPARISON_JSON)]
+    files = [plot_comparison(comparison, out / COMPARISON_FIGURE)]
+    if comparison.H_predicted_ms is not None and comparison.H_ms is not None:
+        files.append(
+            plot_h_vs_saved(
+                comparison.H_predicted_ms,
+                comparison.measured_saved_ms,
+                comparison.H_ms,
+                comparison.saved_ms,
+                comparison.data["h_vs_saved"],
+                out / H_FIGURE,
+            )
+        )
+    return [*files, write_summary(comparison.data, out / COMPARISON_JSON)]
 
 
 def _fmt(x: float | None, spec: str = ".1f") -> str:
@@ -315,5 +335,6 @@ def comparison_lines(data: dict[str, Any]) -> list[str]:
     agree = [f"{name} {a['n_agree']}/{a['n']}" for name, a in data["agreement"].items() if a is not None]
     if agree:
         lines.append(f"  agree on {', '.join(agree)}")
+    lines += h_vs_saved_lines(data["h_vs_saved"])
     lines += [f"  note: {note}" for note in data["notes"]]
     return lines
