@@ -23,7 +23,7 @@ from streamrag.base.version import __version__
 
 COMMANDS = (
     "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
-    "live", "list",
+    "live", "list", "train_trigger",
 )  # fmt: skip
 
 

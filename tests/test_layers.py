@@ -18,6 +18,8 @@ analysis     stabilization metrics, statistics, plots, reports     base, data, r
 engine       the simulation kernel: clock, loop, latency, trace    base
 calibration  measurements → latency models                         base, engine
 pipeline     Trigger, Reflector, threads (async components)        base, engine
+learn        fit the learned trigger (scikit-learn), its analytic  base, analysis, pipeline
+             evaluation
 simulator    scenarios, questions, runs, results, load             base, data, retrieval, analysis, engine, pipeline
 live         real clock, real tools, real words                    everything above but sweep
 sweep        grids, points, executors, the sweep table             base, data, analysis, engine, pipeline, simulator
@@ -47,10 +49,23 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"base"},
     "calibration": {"base", "engine"},
     "pipeline": {"base", "engine"},
+    "learn": {"base", "analysis", "pipeline"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator"},
     "sweep": {"base", "data", "analysis", "engine", "pipeline", "simulator"},
-    "commands": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "live", "sweep"},
+    "commands": {
+        "base",
+        "data",
+        "retrieval",
+        "analysis",
+        "engine",
+        "calibration",
+        "pipeline",
+        "simulator",
+        "live",
+        "sweep",
+        "learn",
+    },
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},
 }
 CLOCK_MODULE = "streamrag.engine.clock"

@@ -26,6 +26,8 @@ Policies (config ``kind``):
 ``every_word``  every word
 ``oracle``      exactly at t*
 ``none``        never (the baseline)
+``learned``     a saved model's P(t) ≥ τ, once (``single``, the anchor's) or
+                at every upward crossing (``rearm``): :mod:`.learned`
 ==============  ==============================================================
 
 ``replace`` and ``stable`` read prefix rankings, so they need full mode.
@@ -38,6 +40,7 @@ from typing import Annotated, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.base.errors import ConfigError
+from streamrag.pipeline.learned import LearnedTriggerConfig
 from streamrag.pipeline.question import SimQuestion
 
 
@@ -258,10 +261,11 @@ TriggerConfig = Annotated[
     | StableTriggerConfig
     | EveryWordTriggerConfig
     | OracleTriggerConfig
-    | NoneTriggerConfig,
+    | NoneTriggerConfig
+    | LearnedTriggerConfig,
     Field(discriminator="kind"),
 ]
 """A trigger policy, chosen by ``kind``."""
 
-NEEDS_RANKINGS = frozenset({"replace", "stable"})
+NEEDS_RANKINGS = frozenset({"replace", "stable", "learned"})
 """Trigger kinds that cannot run trace-driven."""
