@@ -212,3 +212,65 @@ def test_the_published_trigger_summary_is_reproduced_from_the_published_features
     del published["params"]  # its file paths
     # every published number exactly (operating points, both frontiers, baselines, ablation, importances)
     assert _differences(ours, published) == []
+
+
+@pytest.mark.slow  # two analyses of the demo set with the tagger on every prefix
+def test_a_table_replay_of_the_learned_trigger_equals_full_mode(tmp_path: Path) -> None:
+    # A hand-written model (no scikit-learn): P rises with t and the stable streak, falls
+    # with a top-1 change; entity and question-word columns read the prefix (online).
+    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.data.demo import demo_path
+    from streamrag.pipeline.learned import LogRegParams, TriggerModel, save_model
+
+    if ner_unavailable_reason():
+        pytest.skip(ner_unavailable_reason())
+    columns = ["t", "top1_stable_streak", "top1_changed", "named_entity_detected", "top1_margin", "question_word_type=what"]
+    logreg = LogRegParams(mean=[0.0] * 6, scale=[1.0] * 6, coef=[0.4, 0.3, -0.8, 0.5, 0.2, -0.3], intercept=-2.0)
+    model = save_model(TriggerModel(kind="logreg", columns=columns, context="prefix", logreg=logreg), tmp_path / "m.json")
+    analysis = tmp_path / "a"
+    assert (
+        main(["analyze", str(demo_path()), "--split", "all", "--out", str(analysis), "--features", "--no-figures", "--no-cache"])
+        == 0
+    )
+    assert (analysis / "features.csv").read_text().splitlines()[0].startswith(",".join(ANCHOR_COLUMNS))
+    common = ["--scenario", "paper_rq3", "--set", "select.population=all", "--set", "trigger.kind=learned",
+              "--set", f"trigger.model={model}", "--set", "trigger.tau=0.4", "--set", "trigger.mode=rearm"]  # fmt: skip
+    inputs = {
+        "data": [str(demo_path()), "--set", "data.split=all", "--set", "data.entity_predictor=true"],
+        "table": ["--table", str(analysis / "stabilization.csv")],
+    }
+    for name, source in inputs.items():
+        assert main(["simulate", *source, *common, "--out", str(tmp_path / name)]) == 0
+    for file in ("results.csv", "trace.jsonl"):
+        assert (tmp_path / "data" / file).read_bytes() == (tmp_path / "table" / file).read_bytes(), file
+    fired = [int(r.split(",")[8]) for r in (tmp_path / "data" / "results.csv").read_text().splitlines()[1:] if r.split(",")[8]]
+    assert max(fired) >= 2  # rearm fired more than once somewhere (the test can tell the modes apart)
+
+
+def test_analytic_vs_replayed_names_each_disagreement() -> None:
+    from streamrag.learn.paper import AnalyticParams
+    from streamrag.learn.replay import compare
+
+    rows = [  # n = 12, t_suf = 6, δ = 3: H(t_suf) = 600 ms
+        {"interaction_id": "early_ok", "n_words": 12, "t_star": 6, "saved_ms": 1190.0, "misfire": "False"},
+        {"interaction_id": "early_bad", "n_words": 12, "t_star": 6, "saved_ms": -1190.0, "misfire": "True"},
+        {"interaction_id": "late_bad", "n_words": 12, "t_star": 6, "saved_ms": -1190.0, "misfire": "True"},
+        {"interaction_id": "late_ok", "n_words": 12, "t_star": 6, "saved_ms": 1190.0, "misfire": "False"},
+        {"interaction_id": "silent", "n_words": 12, "t_star": 6, "saved_ms": 0.0, "misfire": "False"},
+    ]
+    fires = {"early_ok": 2, "early_bad": 2, "late_bad": 7, "late_ok": 6, "silent": None}
+    out = compare(rows, fires, AnalyticParams())
+    assert {k: v["n"] for k, v in out["by_reason"].items()} == {
+        "late_fire_rejected": 1, "no_fire": 1, "overlap": 1, "premature_accepted": 1, "premature_rejected": 1,
+    }  # fmt: skip
+    # analytic: premature → H(6) − L = 0; fire at 7 → H(7) = 600 (5 words left = 1.67 s); at 6 → 600
+    assert out["by_reason"]["premature_accepted"]["mean_analytic_ms"] == 0.0
+    assert out["by_reason"]["late_fire_rejected"]["mean_analytic_ms"] == 600.0
+    assert out["analytic"]["misfire_rate"] == 0.4 and out["replayed"]["misfire_rate"] == 0.4
+
+
+def test_train_trigger_refuses_a_bad_table_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.csv").write_text("interaction_id,t\nq,1\n")
+    assert main(["train-trigger", str(tmp_path / "bad.csv"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.csv: column 'question_type' missing" in err[0]
