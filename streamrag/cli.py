@@ -23,7 +23,7 @@ from streamrag.base.version import __version__
 
 COMMANDS = (
     "demo", "analyze", "stats", "simulate", "compare", "sweep", "trace", "calibrate", "ingest", "generate", "serve",
-    "live", "list", "train_trigger",
+    "live", "list", "train-trigger",
 )  # fmt: skip
 
 
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
-        importlib.import_module(f"streamrag.commands.{name}").add_parser(sub)
+        importlib.import_module(f"streamrag.commands.{name.replace('-', '_')}").add_parser(sub)
     for subparser in sub.choices.values():
         _add_logging_options(subparser, defaults=False)
         _add_figure_options(subparser, defaults=False)

@@ -19,7 +19,9 @@ question × prefix t (t = 1 … n, in question then prefix order):
 =============================  ====================================================
 
 Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features`),
-each computed from the words heard so far unless its name ends in ``_full``:
+each computed from the words heard so far unless its name ends in ``_full``; ``word`` is
+always written (word prefixes), the others when the analysis runs the entity tagger
+(``analyze --features`` or ``--entity-predictor``, ``data.entity_predictor``):
 
 =============================  ====================================================
 ``word``                       word t itself (word prefixes only)

@@ -158,7 +158,10 @@ def feature_matrix(columns: list[str], features: dict[str, np.ndarray], *, where
         values = features.get(name)
         if values is None:
             have = ", ".join(sorted(features)) or "none"
-            hint = " (entity columns need the tagger: data.entity_predictor = true, or analyze --entity-predictor)"
+            hint = (
+                " (top1_margin, top1_coverage_prefix and the entity columns are computed with the tagger: "
+                "data.entity_predictor = true, or analyze --features)"
+            )
             raise ConfigError(
                 f"trigger.kind 'learned': {where}the model reads {name!r}, which is not computed (have: {have}){hint}"
             )
