@@ -39,6 +39,7 @@ COMMANDS = (
     "frontier",
     "speak",
     "fit-input",
+    "train-trigger",
 )
 
 

@@ -18,6 +18,8 @@ analysis     stabilization metrics, statistics, plots, reports     base, data, r
 engine       the simulation kernel: clock, loop, latency, trace    base
 calibration  measurements → latency models                         base, engine
 pipeline     Trigger, Reflector, threads (async components)        base, engine
+learn        fit the learned trigger (scikit-learn), its analytic  base, analysis, pipeline
+             evaluation
 simulator    scenarios, questions, runs, results, load             base, data, retrieval, analysis, engine, pipeline
 speculate    the Speculator (agents), LiveKit and Pipecat adapters base, engine, pipeline, simulator
 live         real clock, real tools, real words                    everything above but sweep
@@ -49,6 +51,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"base"},
     "calibration": {"base", "engine"},
     "pipeline": {"base", "engine"},
+    "learn": {"base", "analysis", "pipeline"},
     "simulator": {"base", "data", "retrieval", "analysis", "engine", "pipeline"},
     "speculate": {"base", "engine", "pipeline", "simulator"},
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "speculate"},
@@ -66,6 +69,7 @@ ALLOWED: dict[str, set[str]] = {
         "live",
         "sweep",
         "report",
+        "learn",
     },
     ENTRY: {"base", "data", "analysis", "engine", "simulator", "sweep", "commands"},
 }

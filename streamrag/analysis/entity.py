@@ -49,7 +49,15 @@ def _pipeline() -> Any:
 
 def first_entity_position(query: str) -> int | None:
     """1-based index of the whitespace word where the first named entity begins."""
-    doc = _pipeline()(query)
+    return _word_of_first_entity(query, _pipeline()(query))
+
+
+def first_entity_positions(texts: list[str]) -> list[int | None]:
+    """:func:`first_entity_position` of each text, tagged in one batch (every prefix of a question)."""
+    return [_word_of_first_entity(text, doc) for text, doc in zip(texts, _pipeline().pipe(texts), strict=True)]
+
+
+def _word_of_first_entity(query: str, doc: Any) -> int | None:
     if not doc.ents:
         return None
     start = doc.ents[0].start_char

@@ -18,6 +18,23 @@ question × prefix t (t = 1 … n, in question then prefix order):
 ``score_scale``                ``bm25`` or ``cosine``
 =============================  ====================================================
 
+Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features`),
+each computed from the words heard so far unless its name ends in ``_full``; ``word`` is
+always written (word prefixes), the others when the analysis runs the entity tagger
+(``analyze --features`` or ``--entity-predictor``, ``data.entity_predictor``):
+
+=============================  ====================================================
+``word``                       word t itself (word prefixes only)
+``top1_margin``                the *prefix's* BM25 score of ``top1(t)`` minus that of
+                               ``top2(t)`` (0 when one chunk; BM25 retrieval only)
+``top1_coverage_prefix``       share of the prefix's distinct tokens in ``top1(t)``
+``ne_first_t``                 the entity tagger run on the prefix ``q[1:t]``: the word
+                               where its first entity begins, 0 if none (``ner`` extra,
+                               written when the analysis ran the entity predictor)
+``ne_first_t_full``            the same tagger on the *full* query (right context: the
+                               anchor's rule), the same on every prefix
+=============================  ====================================================
+
 With it, a table replay knows exactly what full mode knows: the heuristic reflector
 reads ``top1_score`` and a coverage, ``gold`` reads ``gold_rank ≤ k``, ``topk_match``
 and the ``replace`` trigger compare ``top_ids[:k]`` sets, ``stable`` reads ``top_ids[0]``.
@@ -64,6 +81,12 @@ EVIDENCE_FILE = "prefixes.parquet"
 K_EVIDENCE = 5
 """Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""
 
+OPTIONAL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("revised", "revised"), ("t_ms", "times_ms"), ("word", "words"), ("top1_margin", "margin"),
+    ("top1_coverage_prefix", "coverage_prefix"), ("ne_first_t", "ne_first"), ("ne_first_t_full", "ne_first_full"),
+)  # fmt: skip
+"""(column, field) of the optional per-prefix columns, written when every question has them."""
+
 EVIDENCE_COLUMNS: tuple[str, ...] = (
     "interaction_id",
     "t",
@@ -99,6 +122,16 @@ class PrefixEvidence:
     times_ms: np.ndarray | None = None
     """float64 (n,): recorded hypotheses only — each one's time from the start of speech
     (column ``t_ms``); the simulator delivers hypothesis t then."""
+    words: tuple[str, ...] | None = None
+    """Word t of the query (column ``word``; word prefixes only)."""
+    margin: np.ndarray | None = None
+    """float64 (n,): the prefix's own score of top1(t) − top2(t) (column ``top1_margin``)."""
+    coverage_prefix: np.ndarray | None = None
+    """float64 (n,): share of the prefix's distinct tokens in top1(t)'s chunk."""
+    ne_first: np.ndarray | None = None
+    """int16 (n,): first entity word of the tagger on prefix t, 0 none (``ne_first_t``)."""
+    ne_first_full: np.ndarray | None = None
+    """int16 (n,): first entity word of the tagger on the full query, 0 none (right context)."""
 
     @property
     def n_words(self) -> int:
@@ -176,7 +209,7 @@ def evidence_frame(items: Iterable[tuple[str, PrefixEvidence]]) -> pd.DataFrame:
         "gold_rank": _gold_rank_column(np.concatenate([ev.gold_rank for ev in evs])),
         "score_scale": [ev.scale for ev in evs for _ in range(ev.n_words)],
     }
-    for name, field in (("revised", "revised"), ("t_ms", "times_ms")):
+    for name, field in OPTIONAL_COLUMNS:
         present = [getattr(ev, field) is not None for ev in evs]
         if all(present):
             columns[name] = np.concatenate([getattr(ev, field) for ev in evs])
@@ -242,6 +275,7 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
         gold_all = np.array([r or 0 for r in table.column("gold_rank").to_pylist()], dtype=np.int8)
         revised_all = column("revised", bool) if "revised" in table.column_names else None
         times_all = column("t_ms", np.float64) if "t_ms" in table.column_names else None
+        extra = {name: table.column(name).to_pylist() for name, _ in OPTIONAL_COLUMNS[2:] if name in table.column_names}
         tops = table.column("top_ids").combine_chunks()
         top_offsets = np.array(tops.offsets.to_pylist(), dtype=np.int64)
         top_values = np.array(tops.values.to_pylist(), dtype=np.int32)
@@ -274,9 +308,29 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
             scale,  # type: ignore[arg-type]
             None if revised_all is None else revised_all[a:b],
             None if times_all is None else times_all[a:b],
+            **_optional_fields(extra, a, b),
         )
         _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
         out[qid] = ev
+    return out
+
+
+_OPTIONAL_DTYPES: dict[str, Any] = {"words": None, "margin": np.float64, "coverage_prefix": np.float64,
+                                     "ne_first": np.int16, "ne_first_full": np.int16}  # fmt: skip
+
+
+def _optional_fields(extra: dict[str, list[Any]], a: int, b: int) -> dict[str, Any]:
+    """The optional fields of one question's rows a … b − 1 (a field is None where a row lacks it)."""
+    out: dict[str, Any] = {}
+    for name, field in OPTIONAL_COLUMNS[2:]:
+        values = extra.get(name)
+        if values is None:
+            continue
+        part = values[a:b]
+        if any(v is None or (isinstance(v, float) and v != v) for v in part):
+            continue
+        dtype = _OPTIONAL_DTYPES[field]
+        out[field] = tuple(str(v) for v in part) if dtype is None else np.array(part, dtype=dtype)
     return out
 
 

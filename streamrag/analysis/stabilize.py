@@ -218,6 +218,13 @@ def analyze_question(
     row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
+    if hypotheses is None:  # what a learned trigger reads (online: the words heard so far)
+        from streamrag.analysis.features import online_evidence
+
+        evidence = online_evidence(
+            evidence, record.query, index, word_tokens(record.query, index.tokenizer),
+            bm25=settings.retriever.kind == "bm25", entities=settings.entity_predictor,
+        )  # fmt: skip
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
     if settings.compare_retrievers:
         kind = settings.retriever.kind

@@ -83,6 +83,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also compute t_entity, the first named entity's word position (spaCy; needs pip install 'streamrag[ner]')",
     )
+    p.add_argument(
+        "--features",
+        action="store_true",
+        help="also write features.csv: one row per question x word, the anchor's trigger features and "
+        "ours (runs the entity tagger on every prefix; needs pip install 'streamrag[ner]')",
+    )
+    p.add_argument(
+        "--features-context",
+        choices=("prefix", "full"),
+        default="prefix",
+        help="entity and question-word columns from the words heard so far (prefix, default) or from "
+        "the full query (full: the anchor's rule, right context); column 'context' says which",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument(
         "--label-audit",
@@ -263,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
         grounding=args.grounding,
         retriever=args.retriever,
         compare_retrievers=args.compare_retrievers,
-        entity_predictor=args.entity_predictor,
+        entity_predictor=args.entity_predictor or args.features,
         asr=asr_setting(args),
     )
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
@@ -284,6 +297,10 @@ def run(args: argparse.Namespace) -> int:
             result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)
     else:
         result = run_study(source, args.out, settings, selection, figures=not args.no_figures, **options)
+    if args.features:
+        from streamrag.analysis.features import FEATURE_FILE, study_feature_rows, write_feature_table
+
+        write_feature_table(study_feature_rows(result.analyses, context=args.features_context), args.out / FEATURE_FILE)
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)
 
     print(format_study(result.summary, args.out))

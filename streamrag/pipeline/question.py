@@ -63,6 +63,9 @@ class SimQuestion:
     """``topk`` as tuples of ints, built once (every tool result's trace event carries one)."""
     revised: np.ndarray | None = None
     """bool (n,): with ASR hypotheses, whether hypothesis t is later revised (None: prefixes)."""
+    features: dict[str, np.ndarray] | None = None
+    """Per-prefix trigger features by name (:func:`streamrag.analysis.features.prefix_features`),
+    what a ``learned`` trigger reads (None in oracle mode)."""
     input_us: tuple[int, ...] | None = None
     """Recorded ASR hypotheses: each one's arrival (µs from the start of speech), used in
     place of the cadence's word times (None: the cadence decides)."""

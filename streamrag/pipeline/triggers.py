@@ -28,6 +28,8 @@ Policies (config ``kind``):
 ``none``        never (the baseline)
 ``hedge``       at the last word whose expected remaining input (a length
                 prior) still covers a quantile of L (:mod:`~streamrag.pipeline.hedge`)
+``learned``     a saved model's P(t) ≥ τ, once (``single``, the anchor's) or
+                at every upward crossing (``rearm``): :mod:`.learned`
 ==============  ==============================================================
 
 What a trigger reads besides the words heard is declared on its config, ``needs``
@@ -46,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.hedge import HedgeTriggerConfig
+from streamrag.pipeline.learned import LearnedTriggerConfig
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 
@@ -277,7 +280,8 @@ TriggerConfig = Annotated[
     | EveryWordTriggerConfig
     | OracleTriggerConfig
     | NoneTriggerConfig
-    | HedgeTriggerConfig,
+    | HedgeTriggerConfig
+    | LearnedTriggerConfig,
     Field(discriminator="kind"),
 ]
 """A trigger policy, chosen by ``kind``."""

@@ -77,6 +77,7 @@ class QuestionSet:
 def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
     """A question with its per-prefix evidence, judged at top-k (the one constructor of
     evidence-mode questions: full mode and table replays both go through it)."""
+    from streamrag.analysis.features import prefix_features
     from streamrag.base.errors import InputError
 
     if evidence.n_words != n_words:
@@ -97,6 +98,7 @@ def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k:
         scale=evidence.scale,
         top_rows=tuple(tuple(row) for row in evidence.top_ids[:, :k].tolist()),
         revised=evidence.revised,
+        features=prefix_features(evidence),
         input_us=None if evidence.times_ms is None else tuple(round(t * 1000) for t in evidence.times_ms.tolist()),
     )
 

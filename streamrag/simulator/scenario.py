@@ -200,6 +200,10 @@ class DataConfig(_Section):
     (``--set data.asr.kind=file --set data.asr.path=H.jsonl``), which then arrive at
     their recorded times instead of the cadence's. None: word prefixes (the study's model)."""
 
+    entity_predictor: bool = False
+    """Run the entity tagger on every prefix (and the full query) for ``simulate DATA``, so a
+    ``learned`` trigger whose model reads the entity columns can run (the ``ner`` extra)."""
+
     @model_validator(mode="after")
     def _asr_needs_bm25(self) -> DataConfig:
         if self.asr is not None and self.retriever.kind != "bm25":
@@ -210,7 +214,9 @@ class DataConfig(_Section):
         """What the analyzer runs for ``simulate DATA`` (the paper preset otherwise)."""
         from streamrag.analysis.stabilize import AnalysisSettings
 
-        return AnalysisSettings(k=self.k, grounding=self.grounding, retriever=self.retriever, asr=self.asr)
+        return AnalysisSettings(
+            k=self.k, grounding=self.grounding, retriever=self.retriever, asr=self.asr, entity_predictor=self.entity_predictor
+        )
 
 
 class Scenario(_Section):

@@ -1,0 +1,410 @@
+"""Per-word trigger features: one row per question × word, the anchor's columns and ours.
+
+The anchor study's learned trigger (its ``experiments/trigger_features.py``) reads, at
+word t of a question with n words:
+
+==========================  ===========================================================
+``top1_stable_streak``      prefixes in a row, ending at t, with the same top-1 (1 at
+                            t = 1 and at every change)
+``top1_changed``            1 if top1(t) ≠ top1(t − 1), 0 at t = 1
+``t``                       the word position
+``named_entity_detected``   1 if a named entity begins at or before word t
+``words_since_first_ne``    t − (word where the first entity begins), 0 before it
+``question_word_type``      the first of who/what/when/where/which/why/how among the
+                            first three words, else ``other``
+``label``                   1[t ≥ t_suf] (retrieved-gold questions; empty otherwise)
+``label_sc``                1[t ≥ t_sc]
+==========================  ===========================================================
+
+plus ``interaction_id, question_type, domain, retrieved_gold, n_words, t_suf, t_sc``. Its
+entity and question-word columns read the *full* query (spaCy on the whole question, the
+first three words even at t = 1): right context. Ours default to the online rule — the
+tagger on the prefix ``q[1:t]`` and the question word among the words heard so far — and
+the column ``context`` says which ran (``prefix`` or ``full``; the anchor's files, which
+lack it, are ``full``). Our extra columns, all online: ``top1_margin`` (the prefix's own
+BM25 score of top1 − top2), ``top1_coverage_prefix`` (share of the prefix's distinct
+tokens in the top-1 chunk) and ``hypothesis_revised`` (ASR hypotheses: 1 if hypothesis t
+is later revised — known only afterwards, so it is a label-like column, not a feature).
+
+:func:`prefix_features` is the one rule: the feature table and the ``learned`` trigger
+(through :class:`~streamrag.pipeline.question.SimQuestion`'s ``features``) both call it
+on a question's :class:`~streamrag.analysis.evidence.PrefixEvidence`.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from streamrag.analysis.evidence import PrefixEvidence
+from streamrag.base.errors import ConfigError, RecordError, TableError
+
+__all__ = [
+    "ANCHOR_COLUMNS",
+    "EXTRA_COLUMNS",
+    "FEATURE_FILE",
+    "QUESTION_WORDS",
+    "Context",
+    "FeatureTable",
+    "feature_rows",
+    "online_evidence",
+    "prefix_features",
+    "question_word_type",
+    "read_feature_table",
+    "study_feature_rows",
+    "write_feature_table",
+]
+
+Context = Literal["prefix", "full"]
+
+FEATURE_FILE = "features.csv"
+"""The feature table's name in an ``analyze --out`` folder."""
+
+QUESTION_WORDS = ("who", "what", "when", "where", "which", "why", "how")
+"""The anchor's question words; ``other`` when none of the first three words is one."""
+QUESTION_WORD_LEVELS = (*QUESTION_WORDS, "other")
+
+ANCHOR_COLUMNS = (
+    "interaction_id",
+    "question_type",
+    "domain",
+    "retrieved_gold",
+    "n_words",
+    "t",
+    "t_suf",
+    "t_sc",
+    "top1_stable_streak",
+    "top1_changed",
+    "named_entity_detected",
+    "words_since_first_ne",
+    "question_word_type",
+    "label",
+    "label_sc",
+)
+"""The anchor's header, in its order (``trigger_features.split{0,1}.csv``)."""
+EXTRA_COLUMNS = ("top1_margin", "top1_coverage_prefix", "hypothesis_revised", "context")
+"""Ours, after the anchor's."""
+
+NUMERIC_FEATURES = (
+    "top1_stable_streak",
+    "top1_changed",
+    "t",
+    "named_entity_detected",
+    "words_since_first_ne",
+    "top1_margin",
+    "top1_coverage_prefix",
+)
+"""Numeric features a model may use (``question_word_type`` is one-hot: ``question_word_type=who`` …)."""
+CONTEXT_FEATURES = ("named_entity_detected", "words_since_first_ne", "question_word_type")
+"""Features with an online and a right-context variant (``_full`` in :func:`prefix_features`)."""
+
+
+def question_word_type(words: Sequence[str]) -> str:
+    """The first question word among ``words[:3]`` (lowercased), else ``other`` (the anchor's rule)."""
+    for w in words[:3]:
+        if w.lower() in QUESTION_WORDS:
+            return w.lower()
+    return "other"
+
+
+def _entity_columns(first: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(named_entity_detected, words_since_first_ne) from the first entity word seen at each t (0: none)."""
+    seen = (first > 0) & (first <= t)
+    return seen.astype(np.float64), np.where(seen, t - first, 0).astype(np.float64)
+
+
+def prefix_features(ev: PrefixEvidence) -> dict[str, np.ndarray]:
+    """Every feature of every prefix of one question: float64 (n,) arrays by name
+    (``question_word_type`` an object array of str). The online variants carry the plain
+    names; right-context ones (the anchor's rule) add ``_full``. Entity columns are
+    present only when the evidence has the tagger's output, question words only with
+    the words, margin and prefix coverage only when the analysis computed them."""
+    n = ev.n_words
+    t = np.arange(1, n + 1, dtype=np.int64)
+    top1 = ev.top_ids[:, 0]
+    changed = np.r_[False, top1[1:] != top1[:-1]]
+    # streak: prefixes since the last change (inclusive), 1 at t = 1
+    last_change = np.maximum.accumulate(np.where(changed | (t == 1), t, 0))
+    out: dict[str, np.ndarray] = {
+        "t": t.astype(np.float64),
+        "top1_changed": changed.astype(np.float64),
+        "top1_stable_streak": (t - last_change + 1).astype(np.float64),
+    }
+    if ev.margin is not None:
+        out["top1_margin"] = np.asarray(ev.margin, dtype=np.float64)
+    if ev.coverage_prefix is not None:
+        out["top1_coverage_prefix"] = np.asarray(ev.coverage_prefix, dtype=np.float64)
+    if ev.ne_first is not None:
+        out["named_entity_detected"], out["words_since_first_ne"] = _entity_columns(ev.ne_first.astype(np.int64), t)
+    if ev.ne_first_full is not None:
+        full = _entity_columns(ev.ne_first_full.astype(np.int64), t)
+        out["named_entity_detected_full"], out["words_since_first_ne_full"] = full
+    if ev.words is not None:
+        words = list(ev.words)
+        out["question_word_type"] = np.array([question_word_type(words[:i]) for i in t.tolist()], dtype=object)
+        out["question_word_type_full"] = np.array([question_word_type(words)] * n, dtype=object)
+    return out
+
+
+# --- the online evidence the analyzer adds --------------------------------------------
+
+
+def _prefix_scores(index: Any, word_tokens: Sequence[Sequence[str]], chunks: np.ndarray) -> np.ndarray:
+    """float64 (n, len(chunks)): the BM25 score of each prefix for each of ``chunks``."""
+    per_word = np.zeros((len(word_tokens), chunks.shape[0]), dtype=np.float64)
+    keys = chunks.astype(np.int32)
+    for w, tokens in enumerate(word_tokens):
+        for token in tokens:
+            ids, vals = index.postings(token)
+            if ids.shape[0]:
+                pos = np.minimum(np.searchsorted(ids, keys), ids.shape[0] - 1)
+                per_word[w] += np.where(ids[pos] == keys, vals[pos], 0.0)
+    return np.cumsum(per_word, axis=0)
+
+
+def _prefix_coverage(index: Any, word_tokens: Sequence[Sequence[str]], top1: np.ndarray) -> np.ndarray:
+    """float64 (n,): share of prefix t's distinct tokens found in top1(t)'s chunk."""
+    out = np.zeros(len(word_tokens), dtype=np.float64)
+    seen: dict[str, None] = {}
+    for w, tokens in enumerate(word_tokens):
+        seen.update(dict.fromkeys(tokens))
+        if not seen:
+            continue
+        chunk = np.array([top1[w]], dtype=np.int32)
+        hits = 0
+        for token in seen:
+            ids, _ = index.postings(token)
+            if ids.shape[0]:
+                pos = min(int(np.searchsorted(ids, chunk[0])), ids.shape[0] - 1)
+                hits += int(ids[pos] == chunk[0])
+        out[w] = hits / len(seen)
+    return out
+
+
+def prefix_entities(query: str) -> tuple[np.ndarray, np.ndarray]:
+    """(online, full) int16 (n,): the first entity word the tagger finds in prefix t, and in
+    the whole query (the same on every row), 0 for none (the ``ner`` extra)."""
+    from streamrag.analysis.entity import first_entity_positions
+
+    words = query.split()
+    prefixes = [" ".join(words[:t]) for t in range(1, len(words) + 1)]
+    *online, full = first_entity_positions([*prefixes, query])
+    return (np.array([p or 0 for p in online], dtype=np.int16), np.full(len(words), full or 0, dtype=np.int16))
+
+
+def online_evidence(
+    ev: PrefixEvidence, query: str, index: Any, word_tokens: Sequence[Sequence[str]], *, bm25: bool, entities: bool
+) -> PrefixEvidence:
+    """``ev`` with the online trigger evidence added: the words; with ``entities`` (the
+    analysis runs the tagger: ``--features``, ``--entity-predictor``, ``data.entity_predictor``)
+    also the prefix's top-1/top-2 BM25 margin (``bm25``: the ranking is BM25's, else the
+    margin is left out), the prefix coverage of top-1, and the tagger's output on every
+    prefix and on the full query. Word prefixes only (one row per whitespace word)."""
+    words = tuple(query.split())
+    if len(words) != ev.n_words or len(word_tokens) != ev.n_words:
+        raise ValueError("online_evidence: word prefixes only (one row per whitespace word)")
+    if not entities:  # the words alone: the rest costs ~0.6 ms a question, paid only when asked for
+        return replace(ev, words=words)
+    top1 = ev.top_ids[:, 0]
+    margin = None
+    if bm25:
+        top2 = ev.top_ids[:, 1] if ev.k_max > 1 else top1
+        support, inverse = np.unique(np.r_[top1, top2], return_inverse=True)
+        scores = _prefix_scores(index, word_tokens, support)
+        rows = np.arange(ev.n_words)
+        n = ev.n_words
+        margin = scores[rows, inverse[:n]] - scores[rows, inverse[n:]]
+    coverage = _prefix_coverage(index, word_tokens, top1)
+    ne, ne_full = prefix_entities(query)
+    for a in (margin, coverage, ne, ne_full):
+        if a is not None:
+            a.flags.writeable = False
+    return replace(ev, words=words, margin=margin, coverage_prefix=coverage, ne_first=ne, ne_first_full=ne_full)
+
+
+# --- the feature table ---------------------------------------------------------------
+
+
+def feature_rows(
+    meta: dict[str, Any], ev: PrefixEvidence, t_suf: int | None, t_sc: int, *, context: Context
+) -> list[dict[str, Any]]:
+    """The feature table's rows of one analyzed question (``meta``: interaction_id,
+    question_type, domain), entity and question-word columns by ``context``."""
+    f = prefix_features(ev)
+    suffix = "" if context == "prefix" else "_full"
+    need = [c + suffix for c in CONTEXT_FEATURES]
+    missing = [c for c in need if c not in f]
+    if missing:
+        raise ConfigError(
+            f"features: {missing[0]!r} needs the entity tagger's output (analyze --features runs it; needs the ner extra)"
+        )
+    n = ev.n_words
+    revised = ev.revised
+    rows = []
+    for i in range(n):
+        t = i + 1
+        rows.append(
+            {
+                "interaction_id": meta["interaction_id"],
+                "question_type": meta["question_type"],
+                "domain": meta["domain"],
+                "retrieved_gold": t_suf is not None,
+                "n_words": n,
+                "t": t,
+                "t_suf": "" if t_suf is None else t_suf,
+                "t_sc": t_sc,
+                "top1_stable_streak": int(f["top1_stable_streak"][i]),
+                "top1_changed": int(f["top1_changed"][i]),
+                "named_entity_detected": int(f[need[0]][i]),
+                "words_since_first_ne": int(f[need[1]][i]),
+                "question_word_type": f[need[2]][i],
+                "label": "" if t_suf is None else int(t >= t_suf),
+                "label_sc": int(t >= t_sc),
+                "top1_margin": "" if "top1_margin" not in f else float(f["top1_margin"][i]),
+                "top1_coverage_prefix": "" if "top1_coverage_prefix" not in f else float(f["top1_coverage_prefix"][i]),
+                "hypothesis_revised": "" if revised is None else int(bool(revised[i])),
+                "context": context,
+            }
+        )
+    return rows
+
+
+def study_feature_rows(analyses: Iterable[Any], *, context: Context) -> Iterator[dict[str, Any]]:
+    """The feature table's rows of analyzed questions (skipped ones have none, as in the anchor's)."""
+    for a in analyses:
+        if a.evidence is None:
+            continue
+        row = a.row
+        yield from feature_rows(row, a.evidence, row["t_suf"], row["t_sc"], context=context)
+
+
+def write_feature_table(rows: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write the feature table (anchor's columns, then ours) as CSV, atomically."""
+    from streamrag.base.atomic import atomic_path
+
+    out = Path(path)
+    with atomic_path(out) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*ANCHOR_COLUMNS, *EXTRA_COLUMNS], lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FeatureTable:
+    """A feature table in memory: one entry per row, in file order.
+
+    ``columns`` holds float64 arrays for the numeric columns (NaN where empty: ``t_suf``,
+    ``label``, and our extras in an anchor file), str arrays for ids, types and the
+    question word; ``context`` says whether the entity and question-word columns read
+    the prefix or the full query; ``sha256`` is the file's digest (model provenance)."""
+
+    path: str
+    columns: dict[str, np.ndarray]
+    context: Context
+    sha256: str
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.columns["t"].shape[0])
+
+    def has(self, name: str) -> bool:
+        col = self.columns.get(name)
+        return col is not None and not (col.dtype.kind == "f" and np.isnan(col).all())
+
+
+_INT_COLUMNS = (
+    "n_words",
+    "t",
+    "t_sc",
+    "top1_stable_streak",
+    "top1_changed",
+    "named_entity_detected",
+    "words_since_first_ne",
+    "label_sc",
+)
+_OPTIONAL_INT = ("t_suf", "label")
+_FLOAT_EXTRAS = ("top1_margin", "top1_coverage_prefix", "hypothesis_revised")
+
+
+def read_feature_table(path: str | os.PathLike[str]) -> FeatureTable:
+    """Read a feature table — ours or the anchor's ``trigger_features.split{0,1}.csv`` as
+    published — validating every cell: a bad value is a one-line error naming the file,
+    the line and the column."""
+    from streamrag.base.digest import file_sha256
+
+    p = str(path)
+    if not Path(p).is_file():
+        raise TableError(f"{p}: no such feature table")
+    with open(p, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise TableError(f"{p}: empty file (a feature table has the header {','.join(ANCHOR_COLUMNS)})")
+        missing = [c for c in ANCHOR_COLUMNS if c not in header]
+        if missing:
+            raise TableError(f"{p}: column {missing[0]!r} missing (a feature table has {', '.join(ANCHOR_COLUMNS)})")
+        pos = {c: header.index(c) for c in header}
+        values: dict[str, list[Any]] = {c: [] for c in (*ANCHOR_COLUMNS, *_FLOAT_EXTRAS)}
+        contexts: set[str] = set()
+        for line_no, row in enumerate(reader, start=2):
+            if len(row) != len(header):
+                raise RecordError(p, line_no, "", f"{len(row)} fields, the header has {len(header)}")
+            _parse_row(p, line_no, row, pos, values)
+            if "context" in pos:
+                contexts.add(row[pos["context"]])
+    if len(contexts) > 1 or (contexts and not contexts <= {"prefix", "full"}):
+        raise TableError(f"{p}: column 'context' must be one of prefix, full on every row, got {sorted(contexts)}")
+    context: Context = "prefix" if contexts == {"prefix"} else "full"
+    columns: dict[str, np.ndarray] = {}
+    for c, vals in values.items():
+        if c in ("interaction_id", "question_type", "domain", "question_word_type"):
+            columns[c] = np.array(vals, dtype=object)
+        elif c == "retrieved_gold":
+            columns[c] = np.array(vals, dtype=bool)
+        else:
+            columns[c] = np.array(vals, dtype=np.float64)
+    return FeatureTable(p, columns, context, file_sha256(p))
+
+
+def _parse_row(path: str, line_no: int, row: list[str], pos: dict[str, int], values: dict[str, list[Any]]) -> None:
+    def cell(c: str) -> str:
+        return row[pos[c]] if c in pos else ""
+
+    for c in ("interaction_id", "question_type", "domain"):
+        values[c].append(cell(c))
+    if not cell("interaction_id"):
+        raise RecordError(path, line_no, "interaction_id", "empty")
+    rg = cell("retrieved_gold")
+    if rg not in ("True", "False"):
+        raise RecordError(path, line_no, "retrieved_gold", f"must be True or False, got {rg!r}")
+    values["retrieved_gold"].append(rg == "True")
+    for c in _INT_COLUMNS:
+        try:
+            values[c].append(int(cell(c)))
+        except ValueError:
+            raise RecordError(path, line_no, c, f"must be an integer, got {cell(c)!r}") from None
+    for c in _OPTIONAL_INT:
+        v = cell(c)
+        try:
+            values[c].append(float("nan") if v == "" else int(v))
+        except ValueError:
+            raise RecordError(path, line_no, c, f"must be an integer or empty, got {v!r}") from None
+    if (values["t_suf"][-1] == values["t_suf"][-1]) != (rg == "True"):
+        raise RecordError(path, line_no, "t_suf", "must be set exactly when retrieved_gold is True")
+    qw = cell("question_word_type")
+    if qw not in QUESTION_WORD_LEVELS:
+        raise RecordError(path, line_no, "question_word_type", f"must be one of {', '.join(QUESTION_WORD_LEVELS)}, got {qw!r}")
+    values["question_word_type"].append(qw)
+    for c in _FLOAT_EXTRAS:
+        v = cell(c)
+        try:
+            values[c].append(float("nan") if v == "" else float(v))
+        except ValueError:
+            raise RecordError(path, line_no, c, f"must be a number or empty, got {v!r}") from None

@@ -1,0 +1,268 @@
+"""The learned trigger: fire when a saved model's P(t ≥ t_suf | features of prefix t) ≥ τ.
+
+The anchor study's "Component A" (its ``experiments/train_trigger.py``) fits a logistic
+regression and gradient-boosted trees on per-word features and fires at the first word t
+with P ≥ τ. ``streamrag train-trigger`` fits the same models and saves each as JSON — the
+scaler and coefficients of the logistic regression, the trees of the GBDT as arrays —
+never as a pickle; this module reads that file and evaluates the model in numpy, so
+running a saved model needs no scikit-learn (a test checks our probabilities equal
+scikit-learn's ``predict_proba``):
+
+- logistic regression: ``P = 1 / (1 + exp(−(((x − mean) / scale) · coef + intercept)))``;
+- GBDT (binomial deviance): ``P = 1 / (1 + exp(−(init + lr · Σ_trees tree(x))))``, a tree
+  sending x left iff ``float32(x[feature]) ≤ threshold`` (scikit-learn compares in float32).
+
+Every feature reads the words heard so far (:mod:`streamrag.analysis.features`), so the
+probability of every prefix is computed once when the question's trigger is built, from
+the question's per-prefix ``features``; a column the model names but the question lacks
+(entity columns without the tagger's output, a trace-driven question) is a ConfigError.
+
+Modes (``mode``):
+
+- ``single`` (the anchor's): one opportunity, at the first t with P(t) ≥ τ;
+- ``rearm``: an opportunity at every *upward crossing*: the trigger starts armed, an
+  opportunity at an armed t with P(t) ≥ τ disarms it, and a later t with P(t) < τ arms it
+  again — so it fires again only after P dropped below τ and rose back.
+
+The shared rules of :mod:`streamrag.pipeline.triggers` (one fire per prefix, the thread
+cap, deferral) apply to its opportunities as to every trigger's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from streamrag.base.errors import ConfigError
+from streamrag.pipeline.question import Need, SimQuestion
+
+__all__ = [
+    "MODEL_FORMAT",
+    "GBDTParams",
+    "LearnedTrigger",
+    "LearnedTriggerConfig",
+    "LogRegParams",
+    "TreeArrays",
+    "TriggerModel",
+    "feature_matrix",
+    "load_model",
+    "predict_proba",
+]
+
+MODEL_FORMAT: Literal["streamrag.trigger-model/1"] = "streamrag.trigger-model/1"
+LEAF = -1
+"""``left``/``right`` of a leaf (scikit-learn's TREE_LEAF)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LogRegParams(_Frozen):
+    """A standardized logistic regression: scaler ``mean``/``scale``, ``coef``, ``intercept``."""
+
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+
+
+class TreeArrays(_Frozen):
+    """One regression tree as parallel node arrays (node 0 the root; a leaf has left = right = −1)."""
+
+    feature: list[int]
+    threshold: list[float]
+    left: list[int]
+    right: list[int]
+    value: list[float]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TreeArrays:
+        n = len(self.feature)
+        if not n or any(len(a) != n for a in (self.threshold, self.left, self.right, self.value)):
+            raise ValueError("a tree's node arrays must be non-empty and of one length")
+        if any(not (c == LEAF or 0 < c < n) for c in (*self.left, *self.right)):
+            raise ValueError("a tree's children must be later nodes or -1")
+        return self
+
+
+class GBDTParams(_Frozen):
+    """Binomial-deviance gradient boosting: ``init`` (raw log-odds), ``learning_rate``, ``trees``."""
+
+    init: float
+    learning_rate: float
+    trees: list[TreeArrays]
+
+
+class TriggerModel(_Frozen):
+    """A saved trigger model (``train-trigger`` writes it; see the module docstring)."""
+
+    format: Literal["streamrag.trigger-model/1"] = MODEL_FORMAT
+    kind: Literal["logreg", "gbdt"]
+    columns: list[str]
+    """The question's feature columns, in the model's input order; ``name=level`` is the
+    one-hot indicator of a categorical column (``question_word_type=who``)."""
+    context: Literal["prefix", "full"]
+    """Whether the entity and question-word columns read the prefix (online) or the full query."""
+    target: Literal["suf", "sc"] = "suf"
+    logreg: LogRegParams | None = None
+    gbdt: GBDTParams | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    """How it was trained: table path and digest, rows, scikit-learn version, parameters."""
+
+    @model_validator(mode="after")
+    def _params(self) -> TriggerModel:
+        params = self.logreg if self.kind == "logreg" else self.gbdt
+        if params is None or (self.logreg is not None and self.gbdt is not None):
+            raise ValueError(f"a {self.kind} model needs its {self.kind!r} parameters and no others")
+        m = len(self.columns)
+        if self.logreg is not None and any(len(a) != m for a in (self.logreg.mean, self.logreg.scale, self.logreg.coef)):
+            raise ValueError(f"logreg: mean, scale and coef need one value per column ({m})")
+        if self.gbdt is not None and any(f >= m for tree in self.gbdt.trees for f in tree.feature):
+            raise ValueError(f"gbdt: a split names a feature beyond the {m} columns")
+        return self
+
+
+def save_model(model: TriggerModel, path: str | os.PathLike[str]) -> Path:
+    """Write a model as JSON, atomically."""
+    from streamrag.base.atomic import write_text_atomic
+
+    out = Path(path)
+    write_text_atomic(out, json.dumps(model.model_dump(mode="json"), indent=1) + "\n")
+    return out
+
+
+def load_model(path: str | os.PathLike[str]) -> TriggerModel:
+    """Read a saved model (cached by path, size and modification time); a bad file is a one-line ConfigError."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise ConfigError(f"trigger.model: cannot read {p}: {exc.strerror}") from None
+    return _load(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _load(path: str, size: int, mtime_ns: int) -> TriggerModel:
+    try:
+        return TriggerModel.model_validate_json(Path(path).read_bytes())
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(map(str, e["loc"])) or "(file)"
+        raise ConfigError(f"{path}: not a streamrag trigger model: {where}: {e['msg']}") from None
+
+
+def feature_matrix(columns: list[str], features: dict[str, np.ndarray], *, where: str = "") -> np.ndarray:
+    """float64 (n, len(columns)): the model's inputs from per-prefix feature arrays."""
+    out = []
+    for col in columns:
+        name, _, level = col.partition("=")
+        values = features.get(name)
+        if values is None:
+            have = ", ".join(sorted(features)) or "none"
+            hint = (
+                " (top1_margin, top1_coverage_prefix and the entity columns are computed with the tagger: "
+                "data.entity_predictor = true, or analyze --features)"
+            )
+            raise ConfigError(
+                f"trigger.kind 'learned': {where}the model reads {name!r}, which is not computed (have: {have}){hint}"
+            )
+        out.append((values == level).astype(np.float64) if level else np.asarray(values, dtype=np.float64))
+    return np.column_stack(out) if out else np.zeros((0, 0))
+
+
+def _expit(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _tree_values(tree: TreeArrays, x32: np.ndarray) -> np.ndarray:
+    feature = np.asarray(tree.feature)
+    threshold = np.asarray(tree.threshold)
+    left, right = np.asarray(tree.left), np.asarray(tree.right)
+    node = np.zeros(x32.shape[0], dtype=np.int64)
+    rows = np.arange(x32.shape[0])
+    while True:
+        inner = left[node] != LEAF
+        if not inner.any():
+            break
+        go_left = x32[rows, np.maximum(feature[node], 0)] <= threshold[node]
+        node = np.where(inner, np.where(go_left, left[node], right[node]), node)
+    return np.asarray(tree.value)[node]
+
+
+def predict_proba(model: TriggerModel, x: np.ndarray) -> np.ndarray:
+    """P(label = 1) of each row of ``x`` (float64 (n, len(columns)))."""
+    if model.logreg is not None:
+        lr = model.logreg
+        z = ((x - np.asarray(lr.mean)) / np.asarray(lr.scale)) @ np.asarray(lr.coef) + lr.intercept
+        return _expit(z)
+    gb = model.gbdt
+    assert gb is not None  # the validator guarantees one of the two
+    x32 = x.astype(np.float32)
+    raw = np.full(x.shape[0], gb.init, dtype=np.float64)
+    for tree in gb.trees:
+        raw += gb.learning_rate * _tree_values(tree, x32)
+    return _expit(raw)
+
+
+class LearnedTrigger:
+    """Opportunities from precomputed per-prefix probabilities (see the module docstring)."""
+
+    tick_us: int | None = None
+    kills_in_flight = False
+    __slots__ = ("_armed", "_p", "rearm", "tau")
+
+    def __init__(self, probabilities: np.ndarray, tau: float, rearm: bool) -> None:
+        self._p = probabilities.tolist()
+        self.tau = tau
+        self.rearm = rearm
+        self._armed = True
+
+    def on_word(self, t: int) -> bool:
+        high = self._p[t - 1] >= self.tau
+        if not self._armed:
+            if self.rearm and not high:
+                self._armed = True
+            return False
+        if high:
+            self._armed = False
+            return True
+        return False
+
+    def on_tick(self, t: int) -> bool:
+        return False
+
+    def fired(self, t: int) -> None:
+        return None
+
+
+class LearnedTriggerConfig(_Frozen):
+    """A saved model (``train-trigger``), its threshold τ and its mode."""
+
+    kind: Literal["learned"] = "learned"
+    needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
+    """Per-prefix evidence (its feature columns): a bare table or live words cannot run it."""
+    model: str
+    """Path of the model JSON ``streamrag train-trigger`` wrote."""
+    tau: float = Field(default=0.5, ge=0.0, le=1.0)
+    mode: Literal["single", "rearm"] = "single"
+
+    def probabilities(self, q: SimQuestion) -> np.ndarray:
+        """P(t) of every prefix of ``q`` under the model."""
+        model = load_model(self.model)
+        if q.features is None:
+            raise ConfigError(
+                f"trigger.kind: 'learned' needs per-prefix features, but question {q.interaction_id!r} is "
+                "trace-driven (a table only gives t*); replay it with its prefixes.parquet or from the data"
+            )
+        x = feature_matrix(model.columns, q.features, where=f"question {q.interaction_id!r}: ")
+        return predict_proba(model, x)
+
+    def build(self, q: SimQuestion) -> LearnedTrigger:
+        return LearnedTrigger(self.probabilities(q), self.tau, self.mode == "rearm")
