@@ -58,6 +58,12 @@ def test_one_replication_has_no_interval_and_none_crossing_has_no_mean() -> None
     assert r["mean"] is None and r["n_not_crossed"] == 2
 
 
+def test_a_crossing_below_the_grid_is_counted_not_averaged() -> None:
+    # Seeds 0 and 1 cross inside; seed 2's difference is already negative at the lowest load.
+    r = _row(break_even_rows(_table({0: 0.5, 1: 0.6, 2: 0.1})), "median_saved", "nominal")
+    assert r["n_below_grid"] == 1 and r["n_not_crossed"] == 0 and r["mean"] == pytest.approx(0.55)
+
+
 def test_crossing_is_linear_between_grid_points() -> None:
     assert crossing([0.2, 0.4], [100.0, -100.0]) == pytest.approx(0.3)
 

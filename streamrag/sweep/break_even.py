@@ -17,8 +17,11 @@ Each crossing is located on two axes: the **nominal** offered load the grid set
 (``offered_load``) and the **realized** utilization of the baseline's tool servers
 (``baseline.resources.tool.utilization``, measured in the run: a short run's arrivals can
 sit a few percent off nominal). Across replications: the mean crossing and its 95%
-t-interval, mean ± t₀.₉₇₅,ₙ₋₁·s/√n. A replication that never crosses on the grid is
-counted (``n_not_crossed``) and left out of the interval, which the row then says.
+t-interval, mean ± t₀.₉₇₅,ₙ₋₁·s/√n, over the replications that cross inside the grid. A
+replication whose difference is already ≤ 0 at the grid's lowest load crosses *below*
+the grid (``n_below_grid``: the break-even is under that load, not at it) and one whose
+difference stays > 0 never crosses on it (``n_not_crossed``); both are counted and left
+out of the interval, so a row with either says the grid should reach further.
 """
 
 from __future__ import annotations
@@ -54,6 +57,16 @@ def crossing(x: Sequence[float], difference: Sequence[float]) -> float | None:
     if points and points[0][1] <= 0:
         return points[0][0]
     return None
+
+
+def _located(x: Sequence[float], difference: Sequence[float]) -> tuple[float | None, str]:
+    """:func:`crossing` with where it fell: ``"inside"``, ``"below"`` the grid (≤ 0 at its
+    first point) or ``"never"`` (> 0 throughout)."""
+    points = sorted((float(a), float(b)) for a, b in zip(x, difference, strict=True) if not (pd.isna(a) or pd.isna(b)))
+    if points and points[0][1] <= 0:
+        return None, "below"
+    found = crossing(x, difference)
+    return found, "never" if found is None else "inside"
 
 
 def is_load_table(table: pd.DataFrame) -> bool:
@@ -95,9 +108,9 @@ def break_even_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
                 if x_column not in group.columns:
                     continue
                 found = [
-                    crossing(pd.to_numeric(rep[x_column]).tolist(), pd.to_numeric(rep[column]).tolist()) for _, rep in replicates
+                    _located(pd.to_numeric(rep[x_column]).tolist(), pd.to_numeric(rep[column]).tolist()) for _, rep in replicates
                 ]
-                values = [v for v in found if v is not None]
+                values = [v for v, where in found if where == "inside" and v is not None]
                 mean, low, high = _interval(values)
                 rows.append(
                     {
@@ -108,7 +121,8 @@ def break_even_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
                         "difference": column,
                         "meaning": meaning,
                         "n_replications": len(found),
-                        "n_not_crossed": len(found) - len(values),
+                        "n_below_grid": sum(where == "below" for _, where in found),
+                        "n_not_crossed": sum(where == "never" for _, where in found),
                         "mean": mean,
                         "ci_low": low,
                         "ci_high": high,
