@@ -10,6 +10,7 @@ figures, every file atomically.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,6 @@ from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import ASR_COLUMNS, AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import STABILIZATION_COLUMNS, write_table
-from streamrag.base.logs import get_logger
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
 
@@ -34,7 +34,7 @@ OUTPUT_MODULES = (
     "scipy.special",
 )  # fmt: skip
 
-log = get_logger(__name__)
+log = logging.getLogger(__name__)
 
 EXTRA_COLUMNS = ("n_gold", "t_anchor", "t_pivot", "no_overlap", "n_pages_unread", "n_chunks_cut", "skip_reason")
 INT_COLUMNS = (
@@ -102,11 +102,11 @@ def run_study(
         analyzed.analyses, out, analyzed.parameters, stats_params=stats_params, figures=figures,
         compare_retrievers=settings.compare_retrievers,
     )  # fmt: skip
-    log.info(
-        "analysis written", out=str(out), scope=selection.scope, questions=len(analyzed.analyses),
-        skipped=result.summary["n_skipped"], cache_hits=None if cache is None else cache.hits,
-        cache_built=None if cache is None else cache.misses + cache.rebuilt,
-    )  # fmt: skip
+    log.info("analysis written", extra={
+        "out": str(out), "scope": selection.scope, "questions": len(analyzed.analyses),
+        "skipped": result.summary["n_skipped"], "cache_hits": None if cache is None else cache.hits,
+        "cache_built": None if cache is None else cache.misses + cache.rebuilt,
+    })  # fmt: skip
     return result
 
 

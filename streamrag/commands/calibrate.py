@@ -4,7 +4,6 @@ own measured durations (standard-library imports only at top level)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.outputs import check_out_file
     from streamrag.calibration.calibrate import calibrate
     from streamrag.calibration.fit import MIN_N
+    from streamrag.commands._logging import say
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -113,10 +113,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{exc.filename or out}: {exc.strerror or exc}") from None
     for fit in result.fits:
         if fit.n < MIN_N:
-            print(
-                f"streamrag: warning: stage {fit.stage!r} fitted to only {fit.n} durations (--min-n {args.min_n})",
-                file=sys.stderr,
-            )
+            say(f"streamrag: warning: stage {fit.stage!r} fitted to only {fit.n} durations (--min-n {args.min_n})",
+                level="warning", event="few durations", stage=fit.stage, n=fit.n, min_n=args.min_n)  # fmt: skip
     print("\n".join(_table(result)))
     ignored = result.measurements.ignored_spans
     if ignored:
