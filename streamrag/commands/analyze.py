@@ -30,8 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
     p.add_argument("--retriever", default="bm25", metavar="KIND",
-                   help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
-                   "needs pip install 'streamrag[dense]')")  # fmt: skip
+                   help="prefix ranking by kind: bm25 (paper preset), dense (all-MiniLM-L6-v2 cosine; "
+                   "needs pip install 'streamrag[dense]') or rank_bm25 (the reference: every prefix "
+                   "re-scored from scratch by rank_bm25's BM25Okapi; the same tables as --idf okapi)")  # fmt: skip
     p.add_argument(
         "--asr-revisions",
         type=probability,
