@@ -29,11 +29,11 @@ demo: $(STAMP)
 	$(BIN)/streamrag demo
 
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 # The default run leaves out tests marked slow; this runs them too.
 test-all: $(STAMP) browser
-	$(BIN)/python -m pytest -m ''
+	$(BIN)/python -m pytest -n 2 -m ''
 
 clean:
 	rm -rf $(VENV) streamrag-demo .pytest_cache .hypothesis

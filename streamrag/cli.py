@@ -9,8 +9,9 @@ Exit codes: 0 ok, 1 a known error (one line on stderr), 2 usage.
 
 Logging options (``--log-level``, ``--quiet``, ``--log-json``, ``-v``) are accepted before
 or after the subcommand: each subcommand's parser repeats them with suppressed defaults,
-so a value given after the subcommand wins and one given before is kept. structlog is
-configured here only; libraries just get a logger.
+so a value given after the subcommand wins and one given before is kept. The library logs
+on stdlib loggers; structlog renders them, configured here only
+(:mod:`streamrag.commands._logging`).
 """
 
 from __future__ import annotations
@@ -102,15 +103,16 @@ def _add_logging_options(parser: argparse.ArgumentParser, *, defaults: bool) -> 
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
-    """structlog and progress as the logging options say.
+    """The stderr handler and progress as the logging options say.
 
     Progress: a bar on a terminal, plain periodic lines otherwise (nohup, SLURM,
     ``2> log``), JSON lines with ``--log-json``, none with ``--quiet``.
     """
-    from streamrag.base import logs, progress
+    from streamrag.base import progress
+    from streamrag.commands import _logging
 
     level_name = "error" if args.quiet else "info" if args.verbose and args.log_level == "warning" else args.log_level
-    logs.configure(level_name, json=args.log_json)
+    _logging.configure(level_name, json=args.log_json, progress_on=not args.quiet)
     from streamrag.engine.clock import RealClock
 
     clock = RealClock()
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args)
     from streamrag.base.errors import StreamragError
     from streamrag.base.terminal import printable
+    from streamrag.commands._logging import say
 
     try:
         _configure_figures(args.dpi)
@@ -144,15 +147,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except StreamragError as exc:
-        print(f"streamrag: error: {printable(str(exc))}", file=sys.stderr)
+        message = printable(str(exc))
+        say(f"streamrag: error: {message}", level="error", event=message)
         return 1
     except OSError as exc:  # the file system refused (disk full, permissions changed): not a bug
         if exc.filename is None:
             raise
-        print(f"streamrag: error: {printable(str(exc.filename))}: {exc.strerror or exc}", file=sys.stderr)
+        message = f"{printable(str(exc.filename))}: {exc.strerror or exc}"
+        say(f"streamrag: error: {message}", level="error", event=message)
         return 1
     except KeyboardInterrupt:
-        print("streamrag: interrupted", file=sys.stderr)
+        say("streamrag: interrupted", level="error", event="interrupted")
         return 130
 
 

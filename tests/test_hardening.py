@@ -222,11 +222,11 @@ def test_8_trace_into_a_closed_pipe_exits_0_quietly_and_still_writes_the_png(tmp
     png = tmp_path / "piped.png"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     argv = [sys.executable, "-m", "streamrag", "trace", str(run_dir), "q0", "--png", str(png)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()  # the reader is gone before the first line is written, as `| head -0`
-    err = proc.stderr.read().decode()
-    assert (proc.wait(timeout=120), err) == (0, "")
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:  # closes the pipes
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader is gone before the first line is written, as `| head -0`
+        err = proc.stderr.read().decode()
+        assert (proc.wait(timeout=120), err) == (0, "")
     assert png.read_bytes().startswith(b"\x89PNG")
 
 

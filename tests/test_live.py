@@ -137,9 +137,10 @@ def server():
     for proc in procs:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=10)
+            proc.communicate(timeout=10)  # reads and closes its pipes
         except subprocess.TimeoutExpired:  # pragma: no cover - a stuck server
             proc.kill()
+            proc.communicate()
 
 
 def test_the_server_answers_as_bm25_in_process(server, demo_chunks):

@@ -138,7 +138,7 @@ def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> 
         outs.append(out)
     for file in ("sessions.csv", "summary.json", "trace.jsonl"):
         assert (outs[0] / file).read_bytes() == (outs[1] / file).read_bytes(), file
-    rows = list(csv.DictReader((outs[0] / "sessions.csv").open()))
+    rows = list(csv.DictReader((outs[0] / "sessions.csv").read_text(encoding="utf-8").splitlines()))
     assert [r["session_id"] for r in rows] == [session_id(i) for i in range(150)]
     summary = json.loads((outs[0] / "summary.json").read_text())
     assert summary["mode"] == "load" and summary["rules"]["preset"] == "paper"

@@ -13,7 +13,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from bm25_reference import naive_paper_scores, naive_prefix_tokens, naive_tokens, naive_topk
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from rank_bm25 import BM25Okapi
@@ -306,19 +306,22 @@ def test_nothing_to_rank_errors_carry_a_reason() -> None:
 @given(corpora, queries, ks, strategies)
 @fast
 def test_okapi_every_prefix_matches_rank_bm25_from_scratch(chunks: list[str], query: str, k: int, how: str) -> None:
-    docs = [naive_tokens(c) for c in chunks]
-    assume(any(docs))  # rank_bm25 divides by the vocabulary size
+    """The oracle: the ``rank_bm25`` retriever kind (BM25Okapi re-run on every prefix)."""
+    from streamrag.retrieval.reference import RankBM25Retriever
+
     index = BM25Index.build(chunks, params=OKAPI)
-    ref = BM25Okapi(docs)
+    reference = RankBM25Retriever(chunks)
     with strategy(how):
         got = prefix_scores(index, query)
         pr = prefix_rankings(index, query, k=k)
-    assert pr.topk.shape == (len(query.split()), min(k, len(chunks)))
+    oracle = reference.rank(query, k=k)
+    assert pr.topk.shape == oracle.topk.shape == (len(query.split()), min(k, len(chunks)))
+    np.testing.assert_array_equal(pr.topk, oracle.topk)
+    np.testing.assert_array_equal(pr.final_scores, oracle.final_scores)
     for t, tokens in enumerate(naive_prefix_tokens(query)):
-        expected = ref.get_scores(tokens)
-        np.testing.assert_allclose(got[t], expected, rtol=1e-9, atol=1e-12)
+        expected = reference.scores(tokens)
+        np.testing.assert_array_equal(got[t], expected)  # same operations, same order: every bit
         assert pr.topk[t].tolist() == naive_topk(expected.tolist(), k)
-    np.testing.assert_allclose(pr.final_scores, ref.get_scores(naive_tokens(query)), rtol=1e-9, atol=1e-12)
 
 
 @given(corpora, queries, ks, strategies)
@@ -411,3 +414,46 @@ def test_word_tokens_in_one_pass_equal_one_call_per_word(query: str) -> None:
     tok = RegexTokenizer()
     assert word_tokens(query) == [tok(w) for w in query.split()]
     assert word_tokens(query + "\x00a") == [tok(w) for w in (query + "\x00a").split()]  # NUL: the per-word path
+
+
+# --- the rank_bm25 retriever kind: the reference rankings --------------------------------
+
+# "robot" is in 3 of 4 chunks: rank_bm25's raw idf is negative there and floored at
+# ε·mean(raw idf), where the paper idf stays positive; the two presets then rank apart.
+_FREQUENT = ["robot arm robot", "robot robot robot dog", "robot cat", "arm dog cat fish"]
+
+
+def test_rank_bm25_kind_equals_okapi_and_differs_from_paper() -> None:
+    from streamrag.retrieval.kinds import RetrieverEnv, retriever_config
+    from streamrag.retrieval.reference import RankBM25Retriever
+
+    config = retriever_config("rank_bm25")
+    assert (config.kind, config.scale) == ("rank_bm25", "bm25")
+    query = "robot robot fish arm"
+    okapi = BM25Retriever(_FREQUENT, params=BM25Params(idf="okapi")).rank(query, k=4)
+    paper = BM25Retriever(_FREQUENT).rank(query, k=4)
+    index = BM25Index.build(_FREQUENT, params=BM25Params(idf="okapi"))
+    ref = config.retriever(_FREQUENT, index, RetrieverEnv()).rank(query, k=4)
+    assert isinstance(config.retriever(_FREQUENT, index, RetrieverEnv()), RankBM25Retriever)
+    np.testing.assert_array_equal(ref.topk, okapi.topk)
+    np.testing.assert_array_equal(ref.final_scores, okapi.final_scores)
+    assert ref.topk.tolist() != paper.topk.tolist()  # the documented difference is real here
+
+
+def test_rank_bm25_kind_edges() -> None:
+    from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
+    from streamrag.retrieval.reference import RankBM25Retriever
+
+    with pytest.raises(EmptyQueryError):
+        RankBM25Retriever(_FREQUENT).rank("  ")
+    with pytest.raises(EmptyCorpusError):
+        RankBM25Retriever([]).rank("robot")
+    with pytest.raises(ValueError, match="k must be"):
+        RankBM25Retriever(_FREQUENT).rank("robot", k=0)
+    # no token anywhere (rank_bm25 would divide by zero): all scores 0, chunk ids in order
+    blank = RankBM25Retriever(["!!", "??", "--"]).rank("robot arm", k=2)
+    assert blank.topk.tolist() == [[0, 1], [0, 1]] and blank.final_scores.tolist() == [0.0, 0.0, 0.0]
+    assert (
+        blank.topk.tolist()
+        == BM25Retriever(["!!", "??", "--"], params=BM25Params(idf="okapi")).rank("robot arm", k=2).topk.tolist()
+    )

@@ -2,9 +2,9 @@
 
 Chunks come from streamrag's paper-preset chunker (html.parser, removed tags, snippet
 fallback, 120-word windows at stride 100, ≤ 400); the known chunk counts and top-1 lists
-pin it end to end. Every prefix of every question is re-scored from scratch by rank_bm25
-(okapi) and by the naive oracle (paper) and compared with streamrag's incremental scores
-and top-3.
+pin it end to end. Every prefix of every question is re-scored from scratch by the
+``rank_bm25`` retriever kind (rank_bm25's BM25Okapi: the reference rankings) and by the
+naive oracle (paper), and compared with streamrag's incremental scores and top-k.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import streamrag.retrieval.prefix as prefix_module
 from streamrag.data.chunking import chunk_pages
 from streamrag.data.crag import SearchResult
 from streamrag.retrieval import BM25Index, BM25Params, prefix_rankings, prefix_scores
+from streamrag.retrieval.reference import RankBM25Retriever
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +56,29 @@ def test_known_top1_per_prefix(sample: dict, interaction_id: str, n_chunks: int,
 def test_okapi_parity_with_rank_bm25_every_prefix(sample: dict) -> None:
     assert len(sample) == 10
     for query, chunks in sample.values():
-        docs = [naive_tokens(c) for c in chunks]
-        ref = BM25Okapi(docs)
+        reference = RankBM25Retriever(chunks)
         index = BM25Index.build(chunks, params=BM25Params(idf="okapi"))
         got = prefix_scores(index, query)
-        pr = prefix_rankings(index, query, k=3)
+        pr = prefix_rankings(index, query, k=5)
+        oracle = reference.rank(query, k=5)
+        # the reference rankings are the incremental ones under idf = "okapi", every prefix
+        np.testing.assert_array_equal(pr.topk, oracle.topk)
+        np.testing.assert_array_equal(pr.final_scores, oracle.final_scores)
+        assert pr.final_tokens == oracle.final_tokens
         for t, tokens in enumerate(naive_prefix_tokens(query)):
-            expected = ref.get_scores(tokens)
+            expected = reference.scores(tokens)
             # Same operations in the same order, same libm log: equal to the last bit.
             np.testing.assert_array_equal(got[t], expected)
-            assert pr.topk[t].tolist() == naive_topk(expected.tolist(), 3)
+            assert oracle.topk[t, :3].tolist() == naive_topk(expected.tolist(), 3)
+
+
+def test_the_reference_retriever_is_rank_bm25_itself(sample: dict) -> None:
+    """The ``rank_bm25`` kind adds nothing to BM25Okapi: same scores, naive ranking."""
+    query, chunks = sample["55b219e5-ba31-4318-a73d-551f0fb9c546"]
+    ref = BM25Okapi([naive_tokens(c) for c in chunks])
+    reference = RankBM25Retriever(chunks)
+    for tokens in naive_prefix_tokens(query):
+        np.testing.assert_array_equal(reference.scores(tokens), ref.get_scores(tokens))
 
 
 def test_paper_parity_with_naive_every_prefix(sample: dict) -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from streamrag.analysis.stats import rq2_grid
+from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.data.generate import generate_stabilization_table
 from streamrag.sweep import SerialExecutor, load_grid, read_point_results, read_sweep, run_sweep
@@ -105,7 +106,7 @@ def test_killed_sweep_resumes_without_recomputing_finished_points(tmp_path):
     assert not (out / "manifest.json").exists() and not (out / "sweep.csv").exists()
     done = {key: (out / "points" / key / "done.json").stat().st_mtime_ns for key in first.keys}
 
-    with pytest.raises(Exception, match="pass --resume"):
+    with pytest.raises(ConfigError, match="pass --resume"):
         run_sweep(grid, out)  # refuses to overwrite without resume
     second = CountingExecutor()
     result = run_sweep(grid, out, executor=second, resume=True)

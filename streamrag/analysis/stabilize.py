@@ -67,6 +67,8 @@ class AnalysisSettings(BaseModel):
     def _asr_needs_bm25(self) -> AnalysisSettings:
         if self.asr is not None and self.retriever.kind != "bm25":
             raise ValueError("asr: partial hypotheses are ranked incrementally with BM25 only (retriever kind 'bm25')")
+        if self.compare_retrievers and self.retriever.kind not in ("bm25", "dense"):
+            raise ValueError(f"compare_retrievers compares bm25 with dense; retriever kind {self.retriever.kind!r} is neither")
         return self
 
 

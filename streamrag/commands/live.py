@@ -134,6 +134,7 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
     display = None if getattr(args, "quiet", False) else LiveDisplay(console)
     mode = "replay" if args.replay is not None else "transcript" if args.transcript else "typed"
     model = f"heuristic on live results (BM25 of {args.corpus})"
+    generator = _generator(args, clock)  # bad LLM options stop here, before the run's trace file is opened
     writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")
     questions: list[Any] = []
 
@@ -151,7 +152,6 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
                 i += 1
                 yield Turn(f"typed-{i}", typed)
 
-    generator = _generator(args, clock)
     try:
         rows = await run_live(clock, turns(), tool, judge, rs, writer, display, generator=generator)
     finally:

@@ -49,11 +49,11 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
     from collections import Counter
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.progress import task_progress
+    from streamrag.commands._logging import say
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.resumable import run_sweep
 
@@ -82,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if "reflector_model" in result.table.columns:
         for model in sorted({str(m) for m in result.table["reflector_model"].dropna()}):
-            print(f"reflector: {model}", file=sys.stderr)
+            say(f"reflector: {model}", event="reflector", model=model)
     skipped = Counter(p.skipped for p in result.plan.skipped)
     for reason, n in skipped.items():
-        print(f"skipped {n} point(s): {reason}", file=sys.stderr)
+        say(f"skipped {n} point(s): {reason}", event="points skipped", n_points=n, reason=reason)
     print(
         f"sweep {grid.name}: {len(result.plan.runnable)} point(s), {len(result.computed)} computed, "
         f"{len(result.reused)} reused, {len(result.plan.skipped)} skipped, in {result.wall_s:.1f} s; "

@@ -50,7 +50,9 @@ def _entry(root: Path, key: str) -> Path:
 def load_pool(root: Path, key: str) -> ChunkPool | None:
     """The cached pool for ``key``, or None (absent, unreadable, or another key or format)."""
     try:
-        with np.load(_entry(root, key), allow_pickle=False) as entry:
+        # The file is opened here, not by np.load: on a truncated archive np.load raises
+        # without closing the file it opened (numpy 2.4), which leaks a descriptor per miss.
+        with open(_entry(root, key), "rb") as fh, np.load(fh, allow_pickle=False) as entry:
             meta = json.loads(bytes(entry["meta"]))
             if meta.get("format") != POOL_CACHE_FORMAT or meta.get("key") != key:
                 return None

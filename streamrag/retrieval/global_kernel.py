@@ -17,6 +17,8 @@ numba is installed and the compiled kernel is asked for (see ``PrefixScorer``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit as _njit
 
@@ -425,7 +427,8 @@ def compiled_on_disk() -> bool:
     """Whether numba's on-disk cache holds a compiled :func:`rank_words` for this source
     (False: the first call compiles it, about 10 s). Reads numba's cache index through
     its private attributes; if they change, the answer is True (nothing is announced)."""
+    dispatcher: Any = rank_words  # private attributes, typed neither with numba's annotations nor without numba
     try:
-        return bool(rank_words._cache._cache_file._load_index())  # type: ignore[attr-defined]
+        return bool(dispatcher._cache._cache_file._load_index())
     except Exception:  # a numba internals change must not break ranking
         return True

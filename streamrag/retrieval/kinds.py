@@ -14,6 +14,10 @@ of its scores, which the heuristic reflector's threshold follows:
            pool's postings, :class:`PrefixScorer`)
 ``dense``  cosine of all-MiniLM-L6-v2 embeddings (``dense``       ``cosine``
            extra); per question or over a pool
+``rank_    the reference rankings: every prefix re-scored from   ``bm25``
+bm25``     scratch by rank_bm25's ``BM25Okapi`` (its idf, with
+           the ε floor; :mod:`streamrag.retrieval.reference`);
+           per question or over a pool
 =========  ===================================================  ==========
 
 Adding a retriever means its module (a class with ``rank(query, k=k) -> Rankings``) and
@@ -115,24 +119,47 @@ class DenseRetrieverConfig(_Config):
         return DensePoolScorer(index, chunks, env.embedder())
 
 
+class RankBM25RetrieverConfig(_Config):
+    """rank_bm25's ``BM25Okapi`` from scratch per prefix (k1, b, epsilon from the ``bm25`` settings)."""
+
+    kind: Literal["rank_bm25"] = "rank_bm25"
+    scale: ClassVar[Scale] = "bm25"
+
+    def retriever(self, chunks: Sequence[str], index: BM25Index, env: RetrieverEnv) -> Retriever:
+        from streamrag.retrieval.reference import RankBM25Retriever
+
+        return RankBM25Retriever(chunks, index.params, index.tokenizer)
+
+    def pool_retriever(
+        self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
+    ) -> Retriever:
+        from streamrag.retrieval.reference import RankBM25Retriever
+
+        return RankBM25Retriever(chunks, index.params, index.tokenizer)
+
+
 def _from_string(value: Any) -> Any:
     return {"kind": value} if isinstance(value, str) else value
 
 
 RetrieverConfig = Annotated[
-    BM25RetrieverConfig | DenseRetrieverConfig,
+    BM25RetrieverConfig | DenseRetrieverConfig | RankBM25RetrieverConfig,
     Field(discriminator="kind"),
     BeforeValidator(_from_string),
 ]
 """A retriever, chosen by ``kind`` (a bare string is the kind)."""
 
 RETRIEVER_KINDS: tuple[str, ...] = tuple(cls.model_fields["kind"].default for cls in get_args(get_args(RetrieverConfig)[0]))
-"""The registered kinds (``bm25``, ``dense``), in the order help texts list them."""
+"""The registered kinds (``bm25``, ``dense``, ``rank_bm25``), in the order help texts list them."""
 
 
-def retriever_config(value: str | dict[str, Any] | BaseModel) -> BM25RetrieverConfig | DenseRetrieverConfig:
+def retriever_config(
+    value: str | dict[str, Any] | BaseModel,
+) -> BM25RetrieverConfig | DenseRetrieverConfig | RankBM25RetrieverConfig:
     """A validated retriever config from a kind, a table or a config."""
     from pydantic import TypeAdapter
 
-    adapter: TypeAdapter[BM25RetrieverConfig | DenseRetrieverConfig] = TypeAdapter(cast(Any, RetrieverConfig))
+    adapter: TypeAdapter[BM25RetrieverConfig | DenseRetrieverConfig | RankBM25RetrieverConfig] = TypeAdapter(
+        cast(Any, RetrieverConfig)
+    )
     return adapter.validate_python(value if not isinstance(value, BaseModel) else value.model_dump())
