@@ -39,6 +39,6 @@ clean:
 	rm -rf $(VENV) streamrag-demo .pytest_cache .hypothesis
 
 lint: $(STAMP)
-	$(BIN)/ruff check streamrag tests benchmarks scripts
-	$(BIN)/ruff format --check streamrag tests benchmarks scripts
+	$(BIN)/ruff check streamrag tests benchmarks scripts examples
+	$(BIN)/ruff format --check streamrag tests benchmarks scripts examples
 	$(BIN)/mypy

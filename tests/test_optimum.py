@@ -14,7 +14,7 @@ from streamrag.engine.loop import run_virtual
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.optimum import brute_force, candidates, optimum_chunk, score
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
-from streamrag.simulator.simulate import _output, replay_question
+from streamrag.simulator.simulate import question_output, replay_question
 from tests._simhelpers import full_q
 
 
@@ -103,7 +103,7 @@ def test_no_policy_scores_above_the_optimum_on_any_question(policy: dict[str, An
     optima = optimum_chunk(questions, base)  # the optimum does not depend on the trigger
 
     async def main(clock: Any) -> list[Any]:
-        return [_output(q, await replay_question(clock, q, rs), rs).row for q in questions]
+        return [question_output(q, await replay_question(clock, q, rs), rs).row for q in questions]
 
     for q, row, opt in zip(questions, run_virtual(main), optima, strict=True):
         assert score(row, lam) <= opt.saved_ms + 1e-9, (policy, variant, q.interaction_id, row, opt)

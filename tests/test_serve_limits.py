@@ -5,6 +5,7 @@ while a large query is ranked (a load test on loopback, bounded in count and tim
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import socket
 import statistics
@@ -38,7 +39,8 @@ def _serve(tool: BM25Tool, body):
 
 
 async def _post(session, url: str, payload: bytes | str) -> tuple[int, dict]:
-    data = payload.encode() if isinstance(payload, str) else payload
+    # A stream, not bytes: aiohttp warns that a large bytes body could block the client's loop.
+    data = io.BytesIO(payload.encode() if isinstance(payload, str) else payload)
     async with session.post(url, data=data, headers={"Content-Type": "application/json"}) as r:
         return r.status, await r.json(content_type=None)
 

@@ -59,10 +59,8 @@ def test_generated_zstd_holds_the_plain_file_and_reads_as_the_same_records(tmp_p
     plain = write_crag_file(tmp_path / "d.jsonl", settings)
     packed = write_crag_file(tmp_path / "d.jsonl.zst", settings)
     assert packed.compressed and not plain.compressed and packed.n_json_bytes == plain.n_json_bytes
-    assert (
-        zstandard.ZstdDecompressor().stream_reader((tmp_path / "d.jsonl.zst").open("rb")).read()
-        == (tmp_path / "d.jsonl").read_bytes()
-    )
+    with (tmp_path / "d.jsonl.zst").open("rb") as fh:
+        assert zstandard.ZstdDecompressor().stream_reader(fh).read() == (tmp_path / "d.jsonl").read_bytes()
     assert list(read_records(tmp_path / "d.jsonl.zst")) == list(read_records(tmp_path / "d.jsonl"))
     # Same seed, same bytes.
     write_crag_file(tmp_path / "e.jsonl.zst", settings)
