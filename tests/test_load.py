@@ -182,3 +182,21 @@ def test_finished_sessions_are_freed_without_the_cycle_collector(questions, poli
         gc.garbage.clear()
         gc.enable()
     assert not left & {"Job", "Call", "_Chain", "StreamingArm", "BaselineArm", "Recorder", "KernelTimer"}
+
+
+def test_a_run_whose_sessions_all_fall_in_the_warm_up_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every session arrives within the 120 s warm-up: nothing is counted. The run is legal,
+    # so its files are written, but the console line must not crash on undefined
+    # percentiles and a warning says what to change (it was a TypeError traceback).
+    table = tmp_path / "t.csv"
+    main(["generate", str(table), "--questions", "30", "--table", "--seed", "1"])
+    capsys.readouterr()
+    out = tmp_path / "run"
+    assert (
+        main(["simulate", "--table", str(table), "--scenario", "load", "--set", "load.arrivals.n_sessions=20", "--out", str(out)])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert "(0 counted); answer p50 streaming - ms vs baseline - ms" in captured.out
+    assert "warning: no session was counted: all 20 arrived within the 120 s warm-up" in captured.err
+    assert json.loads((out / "summary.json").read_text())["sessions"]["counted"] == 0

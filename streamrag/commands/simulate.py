@@ -183,9 +183,24 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     write_load_run(out, run, parameters=params, manifest=manifest)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     s, b = summary["streaming"]["answer_ms"], summary["baseline"]["answer_ms"]
+    if not summary["sessions"]["counted"]:
+        from streamrag.commands._logging import say
+
+        warmup_s = rs.scenario.load.warmup_s if rs.scenario.load is not None else 0.0
+        say(
+            f"streamrag: warning: no session was counted: all {summary['sessions']['n']} arrived within the "
+            f"{warmup_s:g} s warm-up; lower load.warmup_s or raise load.arrivals.n_sessions",
+            level="warning",
+            event="no session counted",
+            warmup_s=warmup_s,
+        )
+
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f}"
+
     print(
         f"load [{rs.scenario.name}; {model}]: {summary['sessions']['n']} sessions ({summary['sessions']['counted']} counted); "
-        f"answer p50 streaming {s['median']:.0f} ms vs baseline {b['median']:.0f} ms, p90 {s['p90']:.0f} vs {b['p90']:.0f} ms; "
+        f"answer p50 streaming {ms(s['median'])} ms vs baseline {ms(b['median'])} ms, p90 {ms(s['p90'])} vs {ms(b['p90'])} ms; "
         f"wrote {out}/"
     )
     return 0
