@@ -15,41 +15,25 @@ listener to its session, ``on_user_turn_completed`` injects the result. Use it i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from livekit.agents import Agent, ChatContext, ChatMessage
 from livekit.agents.voice.events import UserInputTranscribedEvent
 
 from streamrag.base.errors import ToolError
-from streamrag.speculate.judging import render_result
-from streamrag.speculate.speculator import Resolution, Speculator
+from streamrag.speculate.bridge import TranscriptBridge
+from streamrag.speculate.speculator import Resolution
 
 
-class LiveKitSpeculation:
+class LiveKitSpeculation(TranscriptBridge):
     """The bridge between an ``AgentSession`` and a Speculator (module docstring)."""
-
-    def __init__(
-        self, speculator: Speculator, *, render: Callable[[Resolution], str] = render_result, role: str = "assistant"
-    ) -> None:
-        self.speculator = speculator
-        self.render = render
-        self.role = role
-        self.committed = ""
-        """The turn's final segments so far."""
-        self.last: Resolution | None = None
 
     def attach(self, session: Any) -> None:
         """Listen to ``session``'s transcripts (an ``AgentSession``)."""
         session.on("user_input_transcribed", self.on_transcribed)
 
     def on_transcribed(self, ev: UserInputTranscribedEvent) -> None:
-        if not ev.transcript.strip():  # speech stopped, or an empty hypothesis
-            return
-        text = f"{self.committed} {ev.transcript}".strip()
-        if ev.is_final:
-            self.committed = text
-        self.speculator.hear(text)
+        self.heard(ev.transcript, ev.is_final)
 
     async def on_user_turn_completed(self, turn_ctx: ChatContext, new_message: ChatMessage) -> Resolution | None:
         """Resolve the turn and add its result to ``turn_ctx``; ``None`` (nothing added)

@@ -29,32 +29,20 @@ from pipecat.frames.frames import Frame, InterimTranscriptionFrame, LLMContextFr
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from streamrag.base.errors import ToolError
+from streamrag.speculate.bridge import TranscriptBridge
 from streamrag.speculate.judging import render_result
 from streamrag.speculate.speculator import Resolution, Speculator
 
 
-class PipecatSpeculation:
+class PipecatSpeculation(TranscriptBridge):
     """The two processors of one Speculator (module docstring)."""
 
     def __init__(
         self, speculator: Speculator, *, render: Callable[[Resolution], str] = render_result, role: str = "system"
     ) -> None:
-        self.speculator = speculator
-        self.render = render
-        self.role = role
-        self.committed = ""
-        """The turn's final segments so far."""
-        self.last: Resolution | None = None
+        super().__init__(speculator, render=render, role=role)
         self.transcripts = _Transcripts(self)
         self.context = _Context(self)
-
-    def heard(self, text: str, final: bool) -> None:
-        if not text.strip():
-            return
-        turn_text = f"{self.committed} {text}".strip()
-        if final:
-            self.committed = turn_text
-        self.speculator.hear(turn_text)
 
     async def resolve(self, context: Any) -> Resolution | None:
         """Resolve the turn; its result is added to ``context`` (an ``LLMContext``)."""
