@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 from stats_tables import TABLE, write
 
-from streamrag.analysis.entity_test import entity_position
+from streamrag.analysis.entity_position import entity_position
 from streamrag.analysis.grounding_precision import grounding_precision
 from streamrag.analysis.join import join_table
 from streamrag.analysis.query_side import query_columns, question_word

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from streamrag.analysis.entity_test import entity_position_lines
+from streamrag.analysis.entity_position import entity_position_lines
 from streamrag.analysis.grounding_precision import grounding_precision_lines
 from streamrag.analysis.stats import ADDITIONS
 

@@ -20,7 +20,7 @@ Sections (keys of :func:`summarize`):
   grounded" questions, gold density ≤ cap).
 - ``anchor``: the lexical-anchor positions against question type as predictors of t_suf.
 - ``entity_position``: the study's "entity position governs stabilization" tested, when
-  the table has ``t_entity`` (:mod:`streamrag.analysis.entity_test`; else None).
+  the table has ``t_entity`` (:mod:`streamrag.analysis.entity_position`; else None).
 - ``grounding_precision``: φ_suf under gold-density and gold-size caps, when the table has
   ``gold_density`` or ``n_gold`` (:mod:`streamrag.analysis.grounding_precision`; else None).
 - ``additions``: the results above that the anchor study did not report
@@ -39,7 +39,7 @@ import pandas as pd
 
 from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
-from streamrag.analysis.entity_test import entity_position
+from streamrag.analysis.entity_position import entity_position
 from streamrag.analysis.grounding_precision import grounding_precision
 from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
 from streamrag.analysis.stats_params import DEFAULT_PARAMS, resolve_params
