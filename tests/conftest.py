@@ -9,6 +9,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", ROOT.parent / "shared" / "data" / "crag"))
+ANCHOR_REPO = Path(os.environ.get("STREAMRAG_ANCHOR_REPO", ROOT.parent / "shared" / "anchor"))
+"""The anchor study's repository (github.com/elroy-galbraith/stablize_CRAG), a clone or a bare
+git folder, whose published result files some reproduction tests read with ``git show``;
+those tests skip, saying so, where it is absent. Its files are never copied here."""
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _simhelpers import compact, const_scenario, full_q, replay
+from conftest import ANCHOR_REPO
 
 from streamrag.analysis.evidence import PrefixEvidence
 from streamrag.analysis.features import ANCHOR_COLUMNS, prefix_features, read_feature_table
@@ -17,7 +18,7 @@ from streamrag.base.errors import ConfigError, RecordError, TableError
 from streamrag.cli import main
 from streamrag.pipeline.learned import LearnedTrigger, load_model, predict_proba
 
-MIRROR = Path("/work/.mirror/elroy-galbraith+stablize_CRAG/repo")
+MIRROR = ANCHOR_REPO  # STREAMRAG_ANCHOR_REPO: a clone of the anchor study's repository
 PUBLISHED = ("results/trigger_features.split0.csv", "results/trigger_features.split1.csv", "results/trigger.summary.json")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import ANCHOR_REPO
 from scipy import stats as sps
 from stats_tables import TABLE, write
 
@@ -18,8 +19,6 @@ from streamrag.analysis.query_side import query_columns, question_word
 from streamrag.analysis.table import read_table
 from streamrag.base.errors import RecordError, TableError
 from streamrag.cli import main
-
-ANCHOR_REPO = Path("/work/.mirror/elroy-galbraith+stablize_CRAG/repo")
 
 # t_entity per question: q4 has no entity; q6..q9 are not in the source; qX is not in the table.
 ENTITY_CSV = "interaction_id,t_entity,question_type\nq1,3,simple\nq2,1,simple\nq3,2,comparison\nq4,,comparison\nq5,2,comparison\nqX,1,set\n"
