@@ -2,9 +2,9 @@
 
 Runs ``sim/grids/triggers.toml`` (every trigger policy × L ∈ {300, 600, 1000, 2500} ms ×
 δ ∈ {2, 2.5, 3, 4} w/s, the paper_rq3 pipeline, all questions) on
-``generated:1371:seed=0`` — a synthetic table the size of CRAG's validation split, so
-trace-driven: ``replace`` and ``stable`` (they need prefix rankings) are skipped, 80 of
-the 112 points run — once per worker count, each into a fresh run folder. Reports:
+``generated:1371:seed=0`` — a synthetic table the size of CRAG's validation split with its
+synthetic per-prefix evidence, so all 112 points run (``replace`` and ``stable`` included)
+— once per worker count, each into a fresh run folder. Reports:
 
 - wall time per worker count and the speed-up over one worker (the peer is the same
   sweep on one worker, in the same session);

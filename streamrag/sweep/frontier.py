@@ -234,6 +234,16 @@ def _analysis_of(result: SweepResult, key: str) -> Any:
     return ref_analysis(point.job.input_ref)
 
 
+def _resampled(
+    cols: dict[str, np.ndarray], opt: np.ndarray, n_boot: int, seed: int
+) -> tuple[dict[str, np.ndarray], float, np.ndarray]:
+    """The bootstrap over questions both tables use (the same seeded weights): each column's
+    resampled means (B, P), the optimum's mean and its resampled means (B,)."""
+    n = opt.size
+    w = bootstrap_weights(n, n_boot, seed)
+    return {name: w @ m.T / n for name, m in cols.items()}, float(opt.mean()), w @ opt / n
+
+
 def _point_table(
     group: tuple[tuple[str, Any], ...],
     members: list[PointRow],
@@ -243,10 +253,8 @@ def _point_table(
     seed: int,
 ) -> list[dict[str, Any]]:
     n = opt.size
-    w = bootstrap_weights(n, n_boot, seed)
     means = {name: m.mean(axis=1) for name, m in cols.items()}
-    boot = {name: w @ m.T / n for name, m in cols.items()}  # (B, P)
-    opt_mean, opt_boot = float(opt.mean()), w @ opt / n
+    boot, opt_mean, opt_boot = _resampled(cols, opt, n_boot, seed)
     bound = np.array([m.policy == "oracle" or m.trigger == "oracle" for m in members])
     on_frontier = _envelope(means["extra_calls"], means["saved_ms"], ~bound)
     out = []
@@ -287,11 +295,8 @@ def _operating_points(
     n_boot: int,
     seed: int,
 ) -> list[dict[str, Any]]:
-    n = opt.size
-    w = bootstrap_weights(n, n_boot, seed)
     full = {name: m.mean(axis=1)[None, :] for name, m in cols.items()}  # (1, P)
-    boot = {name: w @ m.T / n for name, m in cols.items()}  # (B, P)
-    opt_mean, opt_boot = float(opt.mean()), w @ opt / n
+    boot, opt_mean, opt_boot = _resampled(cols, opt, n_boot, seed)
     out = []
     for policy in dict.fromkeys(m.policy for m in members):
         mine = np.array([m.policy == policy for m in members])
