@@ -8,7 +8,9 @@ question, the way rank_bm25 checks the BM25 scorer.
 Rules restated:
 - words arrive at w_t = round(t·10⁶/δ) µs; end of input E = w_n; the reflector runs at E;
 - a speculative call on prefix t is fired at word t when t − last_fire ≥ m and fewer than
-  ``cap`` calls are in flight (a call whose completion time is ≤ w_t is done); a blocked
+  ``cap`` calls are in flight (a call whose completion time is < w_t is done: one
+  completing at w_t still holds its slot for word t, as in the anchor's asyncio harness;
+  ``slot_release="at_completion"`` restates streamrag's alternative, ≤ w_t); a blocked
   fire waits for the next word with a free slot; last_fire is the last actual fire;
 - a call takes G + L and then its result is complete;
 - at E, the result judged is the best completed one (highest full-query score of its top
@@ -50,6 +52,7 @@ def anchor_question(
     score: Callable[[int], float],
     sufficient: Callable[[int], bool],
     word_us: Sequence[int] | None = None,
+    slot_release: str = "after_words",
 ) -> AnchorOutcome:
     """One question under the anchor's rules (times in µs from arrival)."""
     w = list(word_us) if word_us is not None else [round(t * 1_000_000 / delta_wps) for t in range(1, n + 1)]
@@ -59,7 +62,7 @@ def anchor_question(
     created_at_end: list[int] = []
     for t in range(1, n + 1):
         now = w[t - 1]
-        in_flight = sum(1 for (_, _, done) in calls if done > now)
+        in_flight = sum(1 for (_, _, done) in calls if done > now or (done == now and slot_release == "after_words"))
         if t - last_fire >= words and in_flight < cap:
             if t == n:
                 created_at_end.append(t)

@@ -275,3 +275,35 @@ def test_train_trigger_refuses_a_bad_table_in_one_line(tmp_path: Path, capsys: p
     assert main(["train-trigger", str(tmp_path / "bad.csv"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.csv: column 'question_type' missing" in err[0]
+
+
+def test_a_model_path_is_relative_to_its_scenario_and_sweep_keys_follow_its_content(trained: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from streamrag.simulator.scenario import load_scenario
+    from streamrag.sweep.grid import load_grid
+    from streamrag.sweep.inputs import PreparedInputs
+    from streamrag.sweep.points import plan
+
+    study = tmp_path / "study"
+    (study / "models").mkdir(parents=True)
+    shutil.copy(trained / "out" / "logreg.json", study / "models" / "m.json")
+    shutil.copy(trained / "out" / "gbdt.json", study / "models" / "other.json")
+    (study / "s.toml").write_text('[trigger]\nkind = "learned"\nmodel = "models/m.json"\n', encoding="utf-8")
+    assert load_scenario(str(study / "s.toml")).scenario.trigger.model == str(study / "models" / "m.json")  # type: ignore[union-attr]
+    grid = study / "g.toml"
+    grid.write_text(
+        'name = "g"\nkind = "simulate"\ninput = "generated:10:seed=1"\nscenario = "s.toml"\n'
+        '[axes]\n"trigger.tau" = [0.3, 0.6]\n',
+        encoding="utf-8",
+    )
+
+    def keys(path: Path) -> list[str]:
+        g = load_grid(path)
+        return [p.key for p in plan(g, PreparedInputs(g.input)).points]
+
+    first = keys(grid)
+    shutil.copytree(study, tmp_path / "moved")
+    assert keys(tmp_path / "moved" / "g.toml") == first  # content, not place
+    shutil.copy(study / "models" / "other.json", study / "models" / "m.json")  # another model, same path
+    assert set(keys(grid)).isdisjoint(first)

@@ -160,21 +160,25 @@ def test_reflector_waits_then_misfires_timeline():
     assert row.misfire and row.calls_fired == 3 and row.wasted_calls == 2 and row.used_prefix_t == 7
 
 
-def test_completion_at_the_same_instant_as_a_word_is_seen_first():
-    # every_word, cap 1, δ = 1, G = 0, L = 1000: call 1 (prefix 1) finishes at 2.0 s,
-    # exactly when word 2 arrives. Completions run before words, so the slot is free
-    # and prefix 2 fires at 2.0 (no skip). Word 3 at 3.0 likewise.
-    q = table_q("q3", n=3, t_sc=3)
-    rs = const_scenario(delta=1, G=0, L=1000, F=0, trigger={"kind": "every_word"}, max_threads=1)
-    events = replay(q, rs)
-    kinds = [
+def _streaming_timeline(events, until_us):
+    return [
         (e["t_us"], e["kind"])
         for e in events
         if e["kind"] in ("word", "fire", "tool_done", "skip")
         and e.get("arm", "streaming") == "streaming"
-        and e["t_us"] <= 3_000_000
+        and e["t_us"] <= until_us
     ]
-    assert kinds == [
+
+
+def test_a_completion_at_the_instant_of_a_word_frees_its_slot_for_that_word_at_completion():
+    # every_word, cap 1, δ = 1, G = 0, L = 1000: call 1 (prefix 1) finishes at 2.0 s,
+    # exactly when word 2 arrives. ``at_completion`` (the engine's order: completions
+    # before words): the slot is free and prefix 2 fires at 2.0 (no skip). Word 3 at 3.0 likewise.
+    q = table_q("q3", n=3, t_sc=3)
+    rs = const_scenario(
+        delta=1, G=0, L=1000, F=0, trigger={"kind": "every_word"}, max_threads=1, extra=["pipeline.slot_release=at_completion"]
+    )
+    assert _streaming_timeline(replay(q, rs), 3_000_000) == [
         (1_000_000, "word"),
         (1_000_000, "fire"),
         (2_000_000, "tool_done"),
@@ -186,15 +190,33 @@ def test_completion_at_the_same_instant_as_a_word_is_seen_first():
     ]
 
 
+def test_a_completion_at_the_instant_of_a_word_holds_its_slot_for_that_word_after_words():
+    # The same question under the anchor's rule (``after_words``, the default and the
+    # paper preset): call 1 still holds the slot when word 2 arrives at 2.0 s, so prefix 2
+    # is deferred; word 3 at 3.0 finds the slot free (freed at 2.0, before 3.0) and fires.
+    q = table_q("q3", n=3, t_sc=3)
+    rs = const_scenario(delta=1, G=0, L=1000, F=0, trigger={"kind": "every_word"}, max_threads=1)
+    assert rs.scenario.pipeline.slot_release == "after_words"
+    assert _streaming_timeline(replay(q, rs), 3_000_000) == [
+        (1_000_000, "word"),
+        (1_000_000, "fire"),
+        (2_000_000, "tool_done"),
+        (2_000_000, "word"),
+        (2_000_000, "skip"),
+        (3_000_000, "word"),
+        (3_000_000, "fire"),
+    ]
+
+
 @pytest.mark.parametrize(("rule", "reason"), [("defer", "deferred"), ("drop", "cap")])
 def test_thread_cap_holds_back_opportunities(rule, reason):
     # every_word with cap 2, δ = 4 (0.25 s per word), G = 100, L = 900: each call takes
     # 1 s, so after two fires the next two words meet a full cap until call 1 finishes.
-    # words 0.25 0.5 0.75 1.0 1.25 …; call 1 done 1.25 (same instant as word 5: seen first)
+    # words 0.25 0.5 0.75 1.0 1.25 …; call 1 done 1.25 (same instant as word 5: seen
+    # first under ``at_completion``)
     q = table_q("q4", n=6, t_sc=6)
-    rs = const_scenario(
-        delta=4, G=100, L=900, F=100, trigger={"kind": "every_word"}, max_threads=2, extra=[f"pipeline.capped_fire={rule}"]
-    )
+    extra = [f"pipeline.capped_fire={rule}", "pipeline.slot_release=at_completion"]
+    rs = const_scenario(delta=4, G=100, L=900, F=100, trigger={"kind": "every_word"}, max_threads=2, extra=extra)
     events = replay(q, rs)
     fires = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["arm"] == "streaming"]
     skips = [(e["t_us"], e["prefix_t"], e["reason"]) for e in events if e["kind"] == "skip"]
@@ -207,24 +229,28 @@ def test_thread_cap_holds_back_opportunities(rule, reason):
 def test_a_capped_interval_fire_is_deferred_and_the_interval_counts_from_the_actual_fire():
     # interval 3 words, cap 1, δ = 2, G = 100, L = 1900: call on prefix 3 fired at 1.5 s
     # runs until 3.5 s. Word 6 (3.0 s) meets the full cap.
-    # defer (the anchor's): word 7 at 3.5 s sees the completion first (same instant) and
-    #   fires prefix 7; the interval counts from 7, so the next fire is prefix 10.
+    # defer (the anchor's), at_completion: word 7 at 3.5 s sees the completion first (same
+    #   instant) and fires prefix 7; the interval counts from 7, so the next fire is prefix 10.
+    # defer, after_words (the anchor's tie order): word 7 still sees call 1 in flight, the
+    #   fire waits for word 8 (4.0 s); counting from 8, prefix 11 is due at 5.5 s, but
+    #   call 2 runs until 6.0 s and 11 is the last word: no third fire.
     # drop: the opportunity at 6 is lost and the interval restarts at 6: next is prefix 9.
     q = table_q("q9", n=11, t_sc=11)
     fires = {}
-    for rule in ("defer", "drop"):
+    for rule, release in (("defer", "at_completion"), ("defer", "after_words"), ("drop", "at_completion")):
         rs = const_scenario(
             delta=2,
             G=100,
             L=1900,
             F=100,
             max_threads=1,
-            extra=[f"pipeline.capped_fire={rule}", "pipeline.turn_end_order=calls_first"],
+            extra=[f"pipeline.capped_fire={rule}", "pipeline.turn_end_order=calls_first", f"pipeline.slot_release={release}"],
         )
         events = replay(q, rs)
-        fires[rule] = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["by"] == "trigger"]
-    assert fires["defer"] == [(1_500_000, 3), (3_500_000, 7), (5_500_000, 11)]
-    assert fires["drop"] == [(1_500_000, 3), (4_500_000, 9)]
+        fires[rule, release] = [(e["t_us"], e["prefix_t"]) for e in events if e["kind"] == "fire" and e["by"] == "trigger"]
+    assert fires["defer", "at_completion"] == [(1_500_000, 3), (3_500_000, 7), (5_500_000, 11)]
+    assert fires["defer", "after_words"] == [(1_500_000, 3), (4_000_000, 8)]
+    assert fires["drop", "at_completion"] == [(1_500_000, 3), (4_500_000, 9)]
 
 
 def test_replace_trigger_kills_the_in_flight_call():

@@ -151,8 +151,13 @@ def test_specifically_grounded_slice_from_published_files(tmp_path: Path) -> Non
     assert section["by_density_cap"]["0.05"]["n"] == 58
 
 
+# (context, predictor, n with an entity, rho all, rho t_suf > 1): online and the anchor's rule
+PUBLISHED_292 = [("prefix", "t_entity", 213, -0.072, 0.280), ("full", "t_entity_full", 207, -0.084, 0.283)]
+
+
 @pytest.mark.slow
-def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path) -> None:
+@pytest.mark.parametrize(("context", "predictor", "n", "rho", "rho_later"), PUBLISHED_292)
+def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path, context, predictor, n, rho, rho_later) -> None:
     """The README's entity-position test: one command on the published table and the v4 question list."""
     from streamrag.analysis.entity import ner_unavailable_reason
 
@@ -164,13 +169,13 @@ def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path) -> Non
         pytest.skip(f"{questions} not found")
     table = _anchor_file(tmp_path, "results/stab_k3.csv")
     out = tmp_path / "out"
-    args = ["stats", str(table), "--join", str(questions), "--entity-predictor", "--out", str(out), "--bootstrap", "50"]
-    assert main(args) == 0
+    args = ["stats", str(table), "--join", str(questions), "--entity-predictor", "--entity-context", context]
+    assert main([*args, "--out", str(out), "--bootstrap", "50"]) == 0
     section = json.loads((out / "summary.json").read_text())["entity_position"]
-    assert section["n_retrieved_gold"] == 292
-    assert section["all"]["n"] == 207
-    assert section["all"]["spearman"]["rho"] == pytest.approx(-0.084, abs=5e-4)
-    assert section["t_suf_gt_1"]["spearman"]["rho"] == pytest.approx(0.283, abs=5e-4)
+    assert section["predictor"] == predictor and section["n_retrieved_gold"] == 292
+    assert section["all"]["n"] == n
+    assert section["all"]["spearman"]["rho"] == pytest.approx(rho, abs=5e-4)
+    assert section["t_suf_gt_1"]["spearman"]["rho"] == pytest.approx(rho_later, abs=5e-4)
     assert section["verdict"] == "not supported"
 
 

@@ -40,7 +40,7 @@ def test_columns_contract():
     )  # fmt: skip
     assert OPTIONAL_COLUMNS == (
         "skip_reason", "t_anchor", "n_gold", "t_pivot", "t_entity", "no_overlap", "n_pages_unread", "n_chunks_cut",
-        "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions", "n_hypotheses", "t_sc_words", "t_suf_words",
+        "t_sc_ms", "t_suf_ms", "revised_share", "n_revisions", "n_hypotheses", "t_sc_words", "t_suf_words", "t_entity_full",
     )  # fmt: skip
     assert ABSENT_COLUMNS == ("gold_density",)
 

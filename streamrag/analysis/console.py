@@ -83,7 +83,7 @@ def robustness_lines(summary: dict[str, Any]) -> list[str]:
             f"{_num(arm['phi_suf']['mean'])} / {_num(arm['phi_suf']['median'])}  {_pct(arm['streamable_fraction'])}"
         )
     anchor = summary.get("anchor", {})
-    for name in ("t_entity", "t_anchor", "t_pivot"):
+    for name in ("t_entity", "t_entity_full", "t_anchor", "t_pivot"):
         entry = anchor.get(name)
         if entry and entry.get("spearman_rho") is not None:
             lines.append(

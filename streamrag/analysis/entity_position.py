@@ -1,9 +1,13 @@
 """The anchor study's conclusion put to the test: does entity position govern stabilization?
 
 The study concludes that "stabilization is governed by entity position, not reasoning
-complexity". On a table with ``t_entity`` (``analyze --entity-predictor``, or joined from
-a question file, :mod:`streamrag.analysis.join`) this section of ``summary.json``
-(``entity_position``) measures it on the retrieved-gold questions that have an entity:
+complexity". On a table with an entity column (``analyze --entity-predictor``, or joined
+from a question file, :mod:`streamrag.analysis.join`) this section of ``summary.json``
+(``entity_position``) measures it on the retrieved-gold questions that have an entity.
+``predictor`` names the column tested and ``what`` says what it is: ``t_entity``, the
+first entity heard (online, the default), or ``t_entity_full``, the whole question tagged
+(the anchor's rule); a table with both is tested on ``t_entity``. Below, t_entity stands
+for that column:
 
 - ``spearman``: ρ(t_entity, t_suf) with its two-sided p and n;
 - ``mae_t_entity_words``: mean |t_entity − t_suf|, the error of t_entity used as the
@@ -98,12 +102,15 @@ def _verdict(block: dict[str, Any]) -> str:
 
 
 def entity_position(df: pd.DataFrame) -> dict[str, Any] | None:
-    """The ``entity_position`` section, or None when the table has no ``t_entity`` column."""
-    if "t_entity" not in df.columns:
+    """The ``entity_position`` section, or None when the table has no entity column."""
+    from streamrag.analysis.entity import ENTITY_COLUMNS, PREDICTORS
+
+    column = next((c for c in ENTITY_COLUMNS.values() if c in df.columns), None)
+    if column is None:
         return None
     q = active(df)
     rg = bool_column(q, "retrieved_gold")
-    t_entity = num_column(q, "t_entity")[rg]
+    t_entity = num_column(q, column)[rg]
     t_suf = num_column(q, "t_suf")[rg]
     types = np.array([t if t is not None else "" for t in label_column(q, "question_type")[rg]], dtype=object)
     has = ~np.isnan(t_entity)
@@ -111,6 +118,8 @@ def entity_position(df: pd.DataFrame) -> dict[str, Any] | None:
     later = t_suf > 1
     everything = _block(t_entity, t_suf, types)
     return {
+        "predictor": column,
+        "what": PREDICTORS[column],
         "n_retrieved_gold": int(rg.sum()),
         "n_without_entity": int((~has).sum()),
         "all": everything,
@@ -129,14 +138,14 @@ def entity_position_lines(section: dict[str, Any] | None) -> list[str]:
     if section is None:
         return []
     lines = [
-        f"  entity position (retrieved-gold with an entity: {section['all']['n']} of {section['n_retrieved_gold']}): "
-        f"verdict {section['verdict']}"
+        f"  entity position, {section['predictor']} (retrieved-gold with an entity: {section['all']['n']} of "
+        f"{section['n_retrieved_gold']}): verdict {section['verdict']}"
     ]
     for name, label in (("all", "all"), ("t_suf_gt_1", "t_suf > 1")):
         b = section[name]
         s = b["spearman"]
         lines.append(
-            f"    {label}: rho(t_entity, t_suf) {_fmt(s['rho'], '+.3f')} (p {_fmt(s['p'], '.3g')}, n {s['n']}); "
+            f"    {label}: rho({section['predictor']}, t_suf) {_fmt(s['rho'], '+.3f')} (p {_fmt(s['p'], '.3g')}, n {s['n']}); "
             f"error {_fmt(b['mae_t_entity_words'], '.2f')} words vs question type {_fmt(b['mae_question_type_words'], '.2f')}; "
             f"R2 {_fmt(b['r2_t_entity'], '.3f')} vs {_fmt(b['r2_question_type'], '.3f')}"
         )

@@ -258,7 +258,7 @@ def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
     }
     from streamrag.analysis.entity import PREDICTORS
 
-    for column in ("t_entity", "t_anchor", "t_pivot"):
+    for column in ("t_entity", "t_entity_full", "t_anchor", "t_pivot"):
         if column not in rg:
             continue
         pos = pd.to_numeric(rg[column], errors="coerce").to_numpy(dtype=float)

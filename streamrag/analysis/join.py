@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamrag.analysis.csvrows import read_rows
+from streamrag.analysis.entity import EntityContext
 from streamrag.analysis.table import ABSENT_COLUMNS, PHI_TOLERANCE, STABILIZATION_COLUMNS, read_table
 from streamrag.base.atomic import atomic_path
 from streamrag.base.lines import SUFFIXES
@@ -50,12 +51,12 @@ def _is_question_file(path: Path) -> bool:
 
 
 def source_rows(
-    path: str | os.PathLike[str], *, entity: bool = False, ids: Sequence[str] | None = None
+    path: str | os.PathLike[str], *, entity: EntityContext | None = None, ids: Sequence[str] | None = None
 ) -> tuple[list[str], list[dict[str, str]]]:
     """Header and rows (text fields, ``""`` when undefined) of a source.
 
     A question file (``.jsonl``, ``.jsonl.bz2``, ``.jsonl.zst``) gives its query-side
-    columns, ``t_entity`` with ``entity`` (tagged only for ``ids`` when given); any other
+    columns, the entity column of context ``entity`` when given (tagged only for ``ids`` when given); any other
     file is read as CSV with a unique ``interaction_id`` column."""
     source = Path(path)
     if _is_question_file(source):
@@ -79,7 +80,11 @@ def _same(a: str, b: str) -> bool:
 
 
 def join_sources(
-    header: list[str], rows: list[dict[str, str]], sources: Sequence[str | os.PathLike[str]], *, entity: bool = False
+    header: list[str],
+    rows: list[dict[str, str]],
+    sources: Sequence[str | os.PathLike[str]],
+    *,
+    entity: EntityContext | None = None,
 ) -> tuple[list[str], list[dict[str, str]], list[dict[str, Any]]]:
     """Join each source onto ``rows`` (text fields by column) in turn: (header, rows, one report per source)."""
     header, rows = list(header), [dict(r) for r in rows]
@@ -124,7 +129,11 @@ def join_sources(
 
 
 def join_table(
-    table: str | os.PathLike[str], sources: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *, entity: bool = False
+    table: str | os.PathLike[str],
+    sources: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    entity: EntityContext | None = None,
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Join ``sources`` onto the stabilization table at ``table``, write the joined table to
     ``out`` (atomically) and return it read back (validated) with the join reports."""

@@ -8,9 +8,10 @@ present). It needs no pages: the CRAG v4 question list (2,706 questions) is one.
 - ``n_words`` — ``len(query.split())`` (design §2);
 - ``question_word`` — the query's first token (lowercase ``[a-z0-9]+``, the paper
   tokenizer) when it is a question word of :data:`QUESTION_WORDS`, else ``other``;
-- ``t_entity`` — with ``entity=True``: :func:`streamrag.analysis.entity.first_entity_position`
-  (empty when the tagger finds no entity), exactly as ``analyze --entity-predictor``
-  computes it.
+- ``t_entity`` (``entity="prefix"``: the first named entity heard, the tagger on each
+  prefix) or ``t_entity_full`` (``entity="full"``: the whole question tagged, the anchor's
+  rule) — :func:`streamrag.analysis.entity.entity_columns`, exactly as ``analyze
+  --entity-predictor [--entity-context full]`` computes it (empty when no entity is found).
 
 - ``t_anchor`` — with ``anchor_index`` (an index over a corpus, e.g. the global pool of
   ``--corpus DIR``): :func:`streamrag.analysis.anchor.t_anchor`, the first rare word of that
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.analysis.anchor import LexicalIndex, t_anchor
+from streamrag.analysis.entity import EntityContext
 from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import RecordError
 from streamrag.base.lines import iter_question_objects
@@ -77,9 +79,10 @@ QUERY_COLUMNS: tuple[str, ...] = (
     "n_words",
     "question_word",
     "t_entity",
+    "t_entity_full",
     "t_anchor",
 )
-"""Columns of a query table, in the order written (``t_entity`` and ``t_anchor`` only when computed)."""
+"""Columns of a query table, in the order written (the entity column and ``t_anchor`` only when computed)."""
 
 _COPIED = ("question_type", "domain", "static_or_dynamic")
 
@@ -95,21 +98,20 @@ def question_word(query: str) -> str:
 def query_columns(
     path: str | os.PathLike[str],
     *,
-    entity: bool = False,
+    entity: EntityContext | None = None,
     entity_ids: Collection[str] | None = None,
     progress: Callable[[int], None] | None = None,
     anchor_index: LexicalIndex | None = None,
 ) -> list[dict[str, Any]]:
     """One dict per question of the file at ``path`` (:data:`QUERY_COLUMNS`).
 
-    ``entity`` computes ``t_entity`` (needs the ``ner`` extra); ``entity_ids`` limits the
-    tagging to those questions (the others get an empty ``t_entity``), so a join tags only
+    ``entity`` computes the entity column of that context (needs the ``ner`` extra);
+    ``entity_ids`` limits the tagging to those questions (the others get it empty), so a join tags only
     the questions of its table. Raises :class:`~streamrag.base.errors.RecordError`
     naming file, line and field for a missing or empty ``query``.
     """
-    first_entity_position: Callable[[str], int | None] | None = None
-    if entity:
-        from streamrag.analysis.entity import first_entity_position
+    if entity is not None:
+        from streamrag.analysis.entity import ENTITY_COLUMNS, entity_columns
 
     source = Path(path)
     rows: list[dict[str, Any]] = []
@@ -123,9 +125,9 @@ def query_columns(
             row[column] = value if isinstance(value, str) else None
         row["n_words"] = len(query.split())
         row["question_word"] = question_word(query)
-        if first_entity_position is not None:
+        if entity is not None:
             wanted = entity_ids is None or qid in entity_ids
-            row["t_entity"] = first_entity_position(query) if wanted else None
+            row.update(entity_columns(query, entity) if wanted else {ENTITY_COLUMNS[entity]: None})
         if anchor_index is not None:
             row["t_anchor"] = t_anchor(anchor_index, word_tokens(query))
         rows.append(row)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from streamrag.analysis import metrics
 from streamrag.analysis.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
+from streamrag.analysis.entity import EntityContext
 from streamrag.analysis.evidence import PrefixEvidence, prefix_evidence
 from streamrag.base.errors import EmptyQueryError, NothingToRankError
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
@@ -53,8 +54,11 @@ class AnalysisSettings(BaseModel):
     anchor_max_df_share: float = Field(DEFAULT_MAX_DF_SHARE, gt=0.0, le=1.0)
     retriever: RetrieverConfig = BM25RetrieverConfig()
     entity_predictor: bool = False
-    """Also compute ``t_entity``, the first named entity's word position (the ``ner``
-    extra; :mod:`streamrag.analysis.entity`)."""
+    """Also compute the first named entity's word position (the ``ner`` extra;
+    :mod:`streamrag.analysis.entity`): ``t_entity`` or, by ``entity_context``, ``t_entity_full``."""
+    entity_context: EntityContext = "prefix"
+    """``prefix``: tag the words heard so far (online, ``t_entity``); ``full``: the whole
+    question (the anchor's rule, ``t_entity_full``)."""
     compare_retrievers: bool = False
     """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
     asr: AsrConfig | None = None
@@ -141,9 +145,9 @@ def stabilization_row(
         "skip_reason": "",
     }
     if settings.entity_predictor:
-        from streamrag.analysis.entity import first_entity_position
+        from streamrag.analysis.entity import entity_columns
 
-        row["t_entity"] = first_entity_position(query)
+        row.update(entity_columns(query, settings.entity_context))
     return row, arm_t_suf, arm_groundable
 
 

@@ -160,7 +160,7 @@ def _check_row(v: dict[str, Any]) -> None:
     dens = v.get("gold_density")
     if dens is not None and not 0.0 <= dens <= 1.0:
         raise RowError("gold_density", f"{dens!r} is outside [0, 1]")
-    for column in ("t_anchor", "t_pivot", "t_entity"):
+    for column in ("t_anchor", "t_pivot", "t_entity", "t_entity_full"):
         if v.get(column) is not None:
             _check_t(column, v[column], n)
     for column in ("n_pages_unread", "n_chunks_cut"):

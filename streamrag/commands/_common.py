@@ -97,6 +97,17 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
     )
 
 
+def add_entity_context(parser: argparse.ArgumentParser) -> None:
+    """``--entity-context``: which words the entity tagger sees (with --entity-predictor)."""
+    parser.add_argument(
+        "--entity-context",
+        choices=("prefix", "full"),
+        default="prefix",
+        help="with --entity-predictor: the first entity heard, the tagger run on each prefix (prefix, default: "
+        "column t_entity), or the whole question tagged (full: the anchor's rule, column t_entity_full)",
+    )
+
+
 def open_cache(args: Any) -> Any:
     """The chunk cache chosen by ``--cache`` / ``--no-cache``, or None."""
     if args.no_cache:

@@ -8,6 +8,7 @@ from typing import Any
 
 from streamrag.commands._common import (
     add_data_options,
+    add_entity_context,
     non_negative_int,
     open_cache,
     positive_int,
@@ -82,8 +83,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--entity-predictor",
         action="store_true",
-        help="also compute t_entity, the first named entity's word position (spaCy; needs pip install 'streamrag[ner]')",
+        help="also compute the first named entity's word position (spaCy; needs pip install 'streamrag[ner]'): "
+        "t_entity, or t_entity_full with --entity-context full",
     )
+    add_entity_context(p)
     p.add_argument(
         "--features",
         action="store_true",
@@ -160,6 +163,7 @@ def run_queries_only(args: argparse.Namespace) -> int:
     if args.data is not None:
         raise ConfigError("--queries-only FILE reads no pages: give no DATA (--corpus DIR gives t_anchor's corpus)")
     require_inputs(args.queries_only, args.corpus)
+    from streamrag.analysis.entity import ENTITY_COLUMNS
     from streamrag.analysis.query_side import query_columns, write_query_table
     from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
@@ -178,12 +182,15 @@ def run_queries_only(args: argparse.Namespace) -> int:
         source = open_source(args.corpus, settings, Selection(split=args.split, scope="global"), cache=open_cache(args))
         index = pool_index(source, settings, index_dir=args.index_dir)
     with task_progress(f"query columns of {args.queries_only.name}", None) as update:
-        rows = query_columns(args.queries_only, entity=args.entity_predictor, progress=advancing(update), anchor_index=index)
+        entity = args.entity_context if args.entity_predictor else None
+        rows = query_columns(args.queries_only, entity=entity, progress=advancing(update), anchor_index=index)
     out.mkdir(parents=True, exist_ok=True)
     target = write_query_table(rows, out / QUERIES_TABLE)
-    with_entity = sum(1 for r in rows if r.get("t_entity") is not None)
-    entity = f", {with_entity} with a named entity (t_entity)" if args.entity_predictor else ""
-    print(f"{args.queries_only}: {len(rows)} questions{entity}\nwrote {target}")
+    said = ""
+    if entity is not None:
+        column = ENTITY_COLUMNS[entity]
+        said = f", {sum(1 for r in rows if r.get(column) is not None)} with a named entity ({column})"
+    print(f"{args.queries_only}: {len(rows)} questions{said}\nwrote {target}")
     return 0
 
 
@@ -278,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
         retriever=args.retriever,
         compare_retrievers=args.compare_retrievers,
         entity_predictor=args.entity_predictor or args.features,
+        entity_context=args.entity_context,
         asr=asr_setting(args),
     )
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from streamrag.commands._common import add_entity_context
+
 JOINED_TABLE = "table.joined.csv"
 """The table with the --join columns, written into the output folder."""
 
@@ -40,8 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--entity-predictor",
         action="store_true",
-        help="with --join QUESTIONS.jsonl: also compute t_entity (spaCy; needs pip install 'streamrag[ner]')",
+        help="with --join QUESTIONS.jsonl: also compute the first entity's position (spaCy; needs pip install "
+        "'streamrag[ner]'): t_entity, or t_entity_full with --entity-context full",
     )
+    add_entity_context(p)
     p.set_defaults(run=run)
     return p
 
@@ -60,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
         from streamrag.analysis.join import join_table
 
         out.mkdir(parents=True, exist_ok=True)
-        df, reports = join_table(args.table, args.join, out / JOINED_TABLE, entity=args.entity_predictor)
+        df, reports = join_table(
+            args.table, args.join, out / JOINED_TABLE, entity=args.entity_context if args.entity_predictor else None
+        )
     else:
         df = read_table(args.table)
     params = {

@@ -63,6 +63,9 @@ class StabilizationRow:
     n_pages_unread: Annotated[int | None, Column("int", read_rank=6)]
     n_chunks_cut: Annotated[int | None, Column("int", read_rank=7)]
     t_entity: Annotated[int | None, Column("int", when="entity", read_rank=4)]
+    """First named entity heard: the first t whose prefix the tagger finds one in (online)."""
+    t_entity_full: Annotated[int | None, Column("int", when="entity", read_rank=15)]
+    """First named entity of the whole question tagged at once (the anchor's rule)."""
     n_hypotheses: Annotated[int | None, Column("int", when="asr", read_rank=12)]
     """Over hypotheses: the input events; ``n_words`` stays the question's words."""
     t_sc_words: Annotated[int | None, Column("int", when="asr", read_rank=13)]

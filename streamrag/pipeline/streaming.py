@@ -48,6 +48,7 @@ from streamrag.pipeline.triggers import Trigger
 
 CappedFire = Literal["defer", "drop"]
 TurnEndOrder = Literal["reflector_first", "calls_first"]
+SlotRelease = Literal["after_words", "at_completion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,11 @@ class ArmRules:
       of the last word (no end-of-turn delay), it looks before the calls fired on that
       word start; if it decides at once they are cancelled unstarted and not counted as
       fired; ``calls_first`` — those calls start first;
+    - ``slot_release``: ``after_words`` — a call completing at the instant a word arrives
+      still counts against the cap for that word (in the anchor's asyncio harness the
+      slot is freed by a done-callback, one loop turn after the words of that instant are
+      heard); ``at_completion`` — completions come first (the engine's order), so that
+      word sees the freed slot;
     - ``rejudge``: ``best_of_completed`` | ``newest`` (what is judged after a completion);
     - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
       sufficient.
@@ -70,6 +76,7 @@ class ArmRules:
     max_threads: int | None = 4
     capped_fire: CappedFire = "defer"
     turn_end_order: TurnEndOrder = "reflector_first"
+    slot_release: SlotRelease = "after_words"
     rejudge: Rejudge = "best_of_completed"
     fallback: Fallback = "refire"
 
@@ -155,6 +162,8 @@ class StreamingArm:
         self.chosen: Call | None = None
         """The call whose result the answer is built from, once the reflector decided."""
         self._completions = _Inbox()
+        self._freed: tuple[int, int] = (-1, 0)
+        """(instant in µs, slots freed then) — ``slot_release = "after_words"``."""
 
     # -- input and trigger ------------------------------------------------------------
 
@@ -227,7 +236,7 @@ class StreamingArm:
         if self.trigger.kills_in_flight:
             for call in list(self.in_flight.values()):
                 self._cancel(call, "replaced")
-        elif self.rules.max_threads is not None and len(self.in_flight) >= self.rules.max_threads:
+        elif self.rules.max_threads is not None and self._occupied() >= self.rules.max_threads:
             if self.rules.capped_fire == "defer":
                 self.deferred = True
                 self.rec.emit("skip", prefix_t=t, reason="deferred")
@@ -247,6 +256,12 @@ class StreamingArm:
             return
         self._fire(t, "trigger")
         self.trigger.fired(t)
+
+    def _occupied(self) -> int:
+        """Slots taken for a fire now: calls in flight, plus (``after_words``) the calls
+        that completed at this very instant, whose slots are freed only after it."""
+        at_us, n_freed = self._freed
+        return len(self.in_flight) + (n_freed if at_us == self.clock.now_us() else 0)
 
     def _reaim(self, t: int) -> bool:
         """``coalesce``: re-aim this session's speculative call still waiting for its G."""
@@ -301,6 +316,10 @@ class StreamingArm:
 
     def _on_result(self, call: Call) -> None:
         del self.in_flight[call.idx]
+        if self.rules.slot_release == "after_words":
+            now_us = self.clock.now_us()
+            at_us, n_freed = self._freed
+            self._freed = (now_us, n_freed + 1 if at_us == now_us else 1)
         self.finished.append(call)
         self._completions.put(call)
 

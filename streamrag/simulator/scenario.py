@@ -69,7 +69,7 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
-from streamrag.pipeline.streaming import ArmRules, CappedFire, TurnEndOrder
+from streamrag.pipeline.streaming import ArmRules, CappedFire, SlotRelease, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
 from streamrag.simulator.workload import LoadConfig, PoissonArrivals
@@ -91,6 +91,11 @@ class PipelineConfig(_Section):
     turn_end_order: TurnEndOrder = "reflector_first"
     """At end of input with no end-of-turn delay: the reflector looks before the calls
     fired on the last word start (the anchor's code), or ``calls_first``."""
+    slot_release: SlotRelease = "after_words"
+    """A call completing at the instant a word arrives: that word still counts it in
+    flight and a slot it frees serves only later words (``after_words``, the anchor's
+    asyncio harness), or the slot is free for that word (``at_completion``, the engine's
+    completions-first order)."""
 
     @property
     def thread_cap(self) -> int | None:
@@ -257,11 +262,12 @@ class ResolvedScenario(_Section):
 
     def rules(self) -> dict[str, Any]:
         """Which pipeline rules ran, for every output: ``{"preset": "paper" | "custom",
-        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's five rules)."""
+        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's six rules)."""
         sc = self.scenario
         settings: dict[str, Any] = {
             "pipeline.capped_fire": sc.pipeline.capped_fire,
             "pipeline.turn_end_order": sc.pipeline.turn_end_order,
+            "pipeline.slot_release": sc.pipeline.slot_release,
             "reflector.rejudge": sc.reflector.rejudge,
             "reflector.fallback": sc.reflector.fallback,
         }
@@ -278,6 +284,7 @@ class ResolvedScenario(_Section):
             max_threads=sc.pipeline.thread_cap,
             capped_fire=sc.pipeline.capped_fire,
             turn_end_order=sc.pipeline.turn_end_order,
+            slot_release=sc.pipeline.slot_release,
             rejudge=sc.reflector.rejudge,
             fallback=sc.reflector.fallback,
         )
@@ -306,7 +313,7 @@ def list_scenarios() -> list[str]:
     return toml_names(scenarios_dir())
 
 
-FILE_SETTINGS = ("latency.profile", "input.path")
+FILE_SETTINGS = ("latency.profile", "input.path", "trigger.model")
 """Dotted settings whose value may name a file (see :func:`anchor_file_setting`)."""
 
 
@@ -349,6 +356,7 @@ def read_scenario(name_or_path: str) -> dict[str, Any]:
 PAPER_RULES: dict[str, str] = {
     "pipeline.capped_fire": "defer",
     "pipeline.turn_end_order": "reflector_first",
+    "pipeline.slot_release": "after_words",
     "reflector.rejudge": "best_of_completed",
     "reflector.fallback": "refire",
     "reflector.coverage": "distinct",
