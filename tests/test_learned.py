@@ -293,8 +293,7 @@ def test_a_model_path_is_relative_to_its_scenario_and_sweep_keys_follow_its_cont
     assert load_scenario(str(study / "s.toml")).scenario.trigger.model == str(study / "models" / "m.json")  # type: ignore[union-attr]
     grid = study / "g.toml"
     grid.write_text(
-        'name = "g"\nkind = "simulate"\ninput = "generated:10:seed=1"\nscenario = "s.toml"\n'
-        '[axes]\n"trigger.tau" = [0.3, 0.6]\n',
+        'name = "g"\nkind = "simulate"\ninput = "generated:10:seed=1"\nscenario = "s.toml"\n[axes]\n"trigger.tau" = [0.3, 0.6]\n',
         encoding="utf-8",
     )
 
