@@ -179,6 +179,7 @@ def simulate(
             command=["streamrag.simulate", str(source)],
             jobs=jobs,
             n_questions=qs.counts["selected"],
+            replay=run.replay,
         )
         write_run(out, run, rs, manifest=manifest, counts=qs.counts)
     table = _results_frame(run.all_rows)

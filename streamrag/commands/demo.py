@@ -49,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
         out = args.out / f"simulation-{name}"
         command = ["streamrag", "demo"]
         manifest = manifest_json(
-            rs, run.reflector_model, input_path=str(data), input_mode="data", command=command, jobs=1, n_questions=len(rows)
+            rs,
+            run.reflector_model,
+            input_path=str(data),
+            input_mode="data",
+            command=command,
+            jobs=1,
+            n_questions=len(rows),
+            replay=run.replay,
         )
         write_run(out, run, rs, manifest=manifest, counts=questions.counts)
         n = len(rows)

@@ -63,6 +63,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
     p.add_argument(
+        "--engine",
+        action="store_true",
+        help="replay on the event engine even where the closed form applies (the reference it is checked against)",
+    )
+    p.add_argument(
         "--retriever",
         default=None,
         metavar="KIND",
@@ -94,6 +99,8 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd += ["--seed", str(args.seed)]
     if args.retriever is not None:
         cmd += ["--retriever", args.retriever]
+    if args.engine:
+        cmd.append("--engine")
     return cmd
 
 
@@ -136,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if rs.scenario.load is not None:
         return _run_load(args, rs, qs, mode, input_path)
     with task_progress("simulating", n_selected) as update:
-        result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update))
+        result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update), engine=args.engine)
 
     manifest = manifest_json(
         rs,
@@ -146,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         command=_command(args),
         jobs=args.jobs,
         n_questions=n_selected,
+        replay=result.replay,
     )
     out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
     rows = result.rows

@@ -82,7 +82,7 @@ class ArmRules:
     fallback: Fallback = "refire"
 
 
-def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
+def input_schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
     """Input instants ``(at_us, priority, word_t)``; ``word_t = 0`` marks a tick.
 
     Ticks fall at k·tick_us (k ≥ 1) up to the last word; a tick at the same µs as a
@@ -96,7 +96,7 @@ def _schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, i
     return events
 
 
-class _Inbox:
+class Inbox:
     """Finished calls, in completion order, for the reflector to await one at a time.
 
     A deque and, while the reflector waits, one event: the callbacks that deliver results
@@ -162,7 +162,7 @@ class StreamingArm:
         self.failed = False
         self.chosen: Call | None = None
         """The call whose result the answer is built from, once the reflector decided."""
-        self._completions = _Inbox()
+        self._completions: Inbox = Inbox()
         self._freed: tuple[int, int] = (-1, 0)
         """(instant in µs, slots freed then) — ``slot_release = "after_words"``."""
 
@@ -216,7 +216,7 @@ class StreamingArm:
         """Words and ticks on the plan's schedule: they need no waiting, only reacting, so
         they are timers, in the kernel's order."""
         clock, origin = self.clock, self.rec.origin_us
-        for at_us, priority, word_t in _schedule(self.plan, self.trigger.tick_us):
+        for at_us, priority, word_t in input_schedule(self.plan, self.trigger.tick_us):
             clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
 
     def respond(self, chosen: Call, *, on_ready: Callable[[], object], on_lost: Callable[[], object]) -> None:

@@ -57,7 +57,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from streamrag.analysis import metrics
-from streamrag.simulator.trace_fold import Event, fold_trace
+from streamrag.simulator.trace_fold import Event, Tally, fold_trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +166,41 @@ def derive_result(
     ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
     calls whose hypothesis a later one revised.
     """
-    t = fold_trace(events)
+    return tally_result(
+        fold_trace(events),
+        events[0]["qid"],
+        n_words=n_words,
+        t_star=t_star,
+        L_ms=L_ms,
+        G_ms=G_ms,
+        delta_wps=delta_wps,
+        question_type=question_type,
+        revised=revised,
+    )
+
+
+def tally_result(
+    t: Tally,
+    interaction_id: str,
+    *,
+    n_words: int,
+    t_star: int,
+    L_ms: float,
+    G_ms: float,
+    delta_wps: float,
+    question_type: str = "",
+    revised: Sequence[bool] | None = None,
+) -> ResultRow:
+    """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
+    replay's, :mod:`streamrag.simulator.closed_rows`)."""
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
-        raise ValueError(f"trace of {events[0]['qid']!r} is incomplete (no input_end or answer_ready)")
+        raise ValueError(f"trace of {interaction_id!r} is incomplete (no input_end or answer_ready)")
     baseline_us = answer_b - input_end
     streaming_us = answer_s - input_end
     used = 1
     return ResultRow(
-        interaction_id=events[0]["qid"],
+        interaction_id=interaction_id,
         n_words=n_words,
         t_star=t_star,
         H_ms=metrics.H(n_words, t_star, L_ms, delta_wps),

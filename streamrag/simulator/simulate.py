@@ -31,8 +31,10 @@ from streamrag.pipeline import reflectors
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
+from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
+from streamrag.simulator.closed_rows import replay_tally
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
-from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize
+from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize, tally_result
 from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
@@ -85,25 +87,46 @@ class QuestionOutput(NamedTuple):
     row: ResultRow
     trace: bytes
     n_events: int
+    """Trace events (0 in a closed-form run: its trace is recorded when written)."""
     span_us: int
     """Replayed duration: first word → streaming answer ready."""
 
 
+def _row_context(q: SimQuestion, rs: ResolvedScenario) -> dict[str, Any]:
+    """What a result row needs besides the trace: the question and the analytic bounds' inputs."""
+    return {
+        "n_words": q.n_words,
+        "t_star": q.t_star,
+        "L_ms": rs.L_ms,
+        "G_ms": rs.G_ms,
+        "delta_wps": rs.delta_wps,
+        "question_type": q.question_type,
+        "revised": None if q.revised is None else q.revised.tolist(),
+    }
+
+
 def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedScenario) -> QuestionOutput:
     """A replayed question's row (derived from ``events``) and its trace lines."""
-    row = derive_result(
-        events,
-        n_words=q.n_words,
-        t_star=q.t_star,
-        L_ms=rs.L_ms,
-        G_ms=rs.G_ms,
-        delta_wps=rs.delta_wps,
-        question_type=q.question_type,
-        revised=None if q.revised is None else q.revised.tolist(),
-    )
+    row = derive_result(events, **_row_context(q, rs))
     first_word = next(e["t_us"] for e in events if e["kind"] == "word")
     answer = next(e["t_us"] for e in events if e["kind"] == "answer_ready" and e["arm"] == "streaming")
     return QuestionOutput(row, dump_events(events), len(events), answer - first_word)
+
+
+def closed_form_output(q: SimQuestion, rs: ResolvedScenario) -> QuestionOutput:
+    """A question's row by the closed form (:mod:`~streamrag.simulator.closed_rows`), its
+    trace left to :func:`closed_form_trace`."""
+    plan = plan_question(q, rs)
+    sc = rs.scenario
+    tally = replay_tally(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules)
+    row = tally_result(tally, q.interaction_id, **_row_context(q, rs))
+    return QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0])  # type: ignore[operator]
+
+
+def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> bytes:
+    """The trace lines of ``questions``, replayed by the closed form on the arm objects
+    (:func:`~streamrag.simulator.closed_form.replay_events`): the engine's, byte for byte."""
+    return b"".join(dump_events(replay_events(plan_question(q, rs), rs)) for q in questions)
 
 
 def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
@@ -138,6 +161,10 @@ class SimulationRun:
     reflector_model: str = ""
     """What judged the results (``heuristic on per-prefix evidence``, or the oracle
     reflector of a bare table): printed on the console and kept in every output."""
+    replay: str = ENGINE
+    """What replayed them: ``closed_form`` or ``engine`` (:mod:`~streamrag.simulator.closed_form`)."""
+    deferred_trace: Callable[[], bytes] | None = None
+    """A closed-form run's trace, recorded when asked for (:meth:`trace_bytes`)."""
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -153,6 +180,9 @@ class SimulationRun:
         return sum(o.span_us for o in self.outputs)
 
     def trace_bytes(self) -> bytes:
+        """``trace.jsonl``: every replayed question's events, in input order."""
+        if self.deferred_trace is not None:
+            return self.deferred_trace()
         return b"".join(o.trace for o in self.outputs)
 
 
@@ -169,11 +199,56 @@ def reflector_model_of(entries: Sequence[SimQuestion | SkippedQuestion], rs: Res
 
 
 def _assemble(
-    entries: Sequence[SimQuestion | SkippedQuestion], outputs: list[QuestionOutput], rs: ResolvedScenario, source: str
+    entries: Sequence[SimQuestion | SkippedQuestion],
+    outputs: list[QuestionOutput],
+    rs: ResolvedScenario,
+    source: str,
+    deferred_trace: Callable[[], bytes] | None = None,
 ) -> SimulationRun:
     replayed = iter(outputs)
     rows = [next(replayed).row if isinstance(e, SimQuestion) else skipped_result(e) for e in entries]
-    return SimulationRun(outputs, rows, reflector_model_of(entries, rs, source))
+    replay = ENGINE if deferred_trace is None else CLOSED_FORM
+    return SimulationRun(outputs, rows, reflector_model_of(entries, rs, source), replay, deferred_trace)
+
+
+def replay_of(rs: ResolvedScenario, *, engine: bool = False) -> str:
+    """What replays ``rs``: ``closed_form`` unless it has no closed form or ``engine`` forces it."""
+    return ENGINE if engine or engine_reason(rs) is not None else CLOSED_FORM
+
+
+def _map_chunks(
+    fn: Callable[[Sequence[SimQuestion], ResolvedScenario], Any], questions: list[SimQuestion], rs: ResolvedScenario, jobs: int
+) -> list[Any]:
+    """``fn`` over chunks of ``questions`` on ``jobs`` worker processes, results in input order."""
+    chunks = _chunks(len(questions), jobs)
+    parts: list[Any] = [None] * len(chunks)
+    with worker_pool(jobs) as pool:
+        futures = {pool.submit(fn, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)}
+        for fut in as_completed(futures):
+            parts[futures[fut]] = fut.result()
+    return parts
+
+
+def _closed_form(
+    entries: Sequence[SimQuestion | SkippedQuestion],
+    questions: list[SimQuestion],
+    rs: ResolvedScenario,
+    source: str,
+    jobs: int,
+    on_progress: Callable[[int], None] | None,
+) -> SimulationRun:
+    outputs = []
+    for chunk in _chunks(len(questions), 1):
+        outputs += [closed_form_output(q, rs) for q in questions[chunk.start : chunk.stop]]
+        if on_progress:
+            on_progress(len(chunk))
+
+    def trace() -> bytes:
+        if jobs <= 1 or len(questions) < 2:
+            return closed_form_trace(questions, rs)
+        return b"".join(_map_chunks(closed_form_trace, questions, rs, jobs))
+
+    return _assemble(entries, outputs, rs, source, trace)
 
 
 def simulate(
@@ -182,16 +257,21 @@ def simulate(
     *,
     jobs: int = 1,
     on_progress: Callable[[int], None] | None = None,
+    engine: bool = False,
 ) -> SimulationRun:
-    """Replay every question of the set (skipped entries get their row); ``jobs > 1``
-    uses that many worker processes.
+    """Replay every question of the set (skipped entries get their row).
 
-    ``on_progress(k)`` is called as k more questions finish.
+    By the closed form when ``rs`` has one (:func:`replay_of`; ``engine=True`` forces
+    the event engine): rows in this process, the trace recorded when asked for, on
+    ``jobs`` worker processes. On the engine ``jobs > 1`` replays on that many worker
+    processes. ``on_progress(k)`` is called as k more questions finish.
     """
     entries = questions.entries if isinstance(questions, QuestionSet) else list(questions)
     source = questions.evidence_source if isinstance(questions, QuestionSet) else ANALYZER_EVIDENCE
     questions = [e for e in entries if isinstance(e, SimQuestion)]
     check_compatible(questions, rs)
+    if replay_of(rs, engine=engine) == CLOSED_FORM:
+        return _closed_form(entries, questions, rs, source, jobs, on_progress)
     if jobs <= 1 or len(questions) < 2:
         outputs: list[QuestionOutput] = []
         for chunk in _chunks(len(questions), 1):
@@ -225,7 +305,7 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
 
 
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = {**provenance(run.reflector_model, rs), **summarize(run.rows, parameters(rs), counts)}
+    data = {**provenance(run.reflector_model, rs), "replay": run.replay, **summarize(run.rows, parameters(rs), counts)}
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -238,9 +318,11 @@ def manifest_json(
     command: list[str],
     jobs: int,
     n_questions: int,
+    replay: str = ENGINE,
 ) -> bytes:
-    """``manifest.json``: resolved scenario, reflector model and rules, seed, version,
-    input hash, command, created time.
+    """``manifest.json``: resolved scenario, reflector model and rules, what replayed it
+    (``replay``: ``closed_form`` | ``engine``), seed, version, input hash, command,
+    created time.
 
     ``created`` is the only field that differs between two identical runs.
     """
@@ -254,6 +336,7 @@ def manifest_json(
         "streamrag_version": __version__,
         "seed": rs.scenario.seed,
         **provenance(reflector_model, rs),
+        "replay": replay,
         "scenario": parameters(rs),
         "input": {
             "mode": input_mode,
