@@ -43,6 +43,7 @@ TRIGGERS: list[dict[str, Any]] = [
     {"kind": "every_word"},
     {"kind": "oracle"},
     {"kind": "none"},
+    {"kind": "hedge", "lengths": {3: 1, 6: 2, 10: 1}},
 ]
 NEEDS_RANKINGS = {"replace", "stable"}
 
@@ -134,10 +135,26 @@ def _row(q: SimQuestion, rs: ResolvedScenario, *, events: list[dict[str, Any]] |
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: "-".join(str(v) for v in t.values()))
 def test_random_questions_replay_identically_on_the_closed_form_and_the_engine(trigger: dict[str, Any]) -> None:
+    _check_population(trigger)
+
+
+@pytest.mark.parametrize("mode", ["single", "rearm"])
+def test_the_learned_trigger_replays_identically_on_the_closed_form_and_the_engine(tmp_path, mode: str) -> None:
+    from streamrag.pipeline.learned import LogRegParams, TriggerModel, save_model
+
+    logreg = LogRegParams(mean=[0.0, 0.0], scale=[1.0, 1.0], coef=[0.6, -1.5], intercept=-1.5)
+    model = save_model(
+        TriggerModel(kind="logreg", columns=["t", "top1_changed"], context="prefix", logreg=logreg), tmp_path / "m.json"
+    )
+    for tau in (0.3, 0.6):
+        _check_population({"kind": "learned", "model": str(model), "tau": tau, "mode": mode}, evidence_only=True)
+
+
+def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -> None:
     r = random.Random(f"closed-form {trigger}")
     rows_engine, rows_closed, n_misfires, n_skips = [], [], 0, 0
     for i in range(60):
-        evidence = trigger["kind"] in NEEDS_RANKINGS or r.random() < 0.7
+        evidence = evidence_only or trigger["kind"] in NEEDS_RANKINGS or r.random() < 0.7
         rs = _scenario(trigger, r, evidence)
         q = _question(f"q{i}", r, evidence)
         plan = _plan(q, r)
@@ -152,7 +169,7 @@ def test_random_questions_replay_identically_on_the_closed_form_and_the_engine(t
     assert results_csv(rows_closed) == results_csv(rows_engine)
     if trigger["kind"] != "none":  # the population exercised what the rules are about
         assert n_misfires > 0
-        assert n_skips > 0 or trigger["kind"] in ("oracle", "replace")
+        assert n_skips > 0 or trigger["kind"] in ("oracle", "replace", "hedge", "learned")
 
 
 def test_simulate_picks_the_closed_form_and_its_outputs_are_the_engines_bytes() -> None:
