@@ -16,10 +16,16 @@ over the whole population (``select.population=all``), with 1 and 2 worker proce
 - *speed-up* = replayed time / wall time of the simulation (target ≥ 10,000×);
 - *events/s* = trace events produced per wall second.
 
+Arms (issue 28): the closed-form replay (the default wherever it applies:
+:mod:`streamrag.simulator.closed_form`) against the event engine (``--engine``), interleaved,
+wall and CPU time, their ``results.csv`` and ``trace.jsonl`` bytes checked identical —
+in process (rows only, rows + trace) and from a shell. ``--memory N`` also measures the
+maximum resident set of the shell command on an N-row table (``/usr/bin/time -v``).
+
 Also prints the paper_rq3 results (retrieved-gold slice, L = 600 and 1000 ms) on the same
 table. Writes ``benchmarks/out/bench_simulate.json``.
 
-Usage: ``python benchmarks/bench_simulate.py [--repeat 3] [--seed 0]``
+Usage: ``python benchmarks/bench_simulate.py [--repeat 3] [--seed 0] [--memory 100000]``
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ import platform
 import time
 from pathlib import Path
 
+from _common import load_average
+
 from streamrag.data.generate import generate_stabilization_table
 from streamrag.simulator.questions import questions_from_frame, select_for
 from streamrag.simulator.results import summarize
@@ -40,30 +48,50 @@ from streamrag.simulator.simulate import simulate
 OUT = Path(__file__).resolve().parent / "out"
 
 
-def _timed(questions, rs, jobs: int, repeat: int) -> dict:
-    best = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        run = simulate(questions, rs, jobs=jobs)
-        wall = time.perf_counter() - t0
-        if best is None or wall < best[0]:
-            best = (wall, run)
-    wall, run = best
-    replayed_s = run.virtual_us / 1e6
-    return {
-        "jobs": jobs,
-        "questions": len(questions),
-        "wall_s": wall,
-        "replayed_s": replayed_s,
-        "speedup": replayed_s / wall,
-        "events": run.n_events,
-        "events_per_s": run.n_events / wall,
-        "us_per_question": wall / len(questions) * 1e6,
+def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
+    """The in-process arms, interleaved, best wall of ``repeat`` (CPU of that run beside)."""
+    from streamrag.simulator.results import results_csv
+
+    arms = {
+        "engine, 1 process": lambda: simulate(questions, rs, engine=True),
+        "engine, 2 processes": lambda: simulate(questions, rs, jobs=2, engine=True),
+        "closed form (rows)": lambda: simulate(questions, rs),
+        "closed form (rows + trace)": lambda: _traced(simulate(questions, rs)),
     }
+    best: dict[str, tuple[float, float, object]] = {}
+    for _ in range(repeat):
+        for name, fn in arms.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            run = fn()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, cpu, run)
+    engine, closed = best["engine, 1 process"][2], best["closed form (rows)"][2]
+    same = {
+        "results.csv": results_csv(engine.all_rows) == results_csv(closed.all_rows),
+        "trace.jsonl": engine.trace_bytes() == closed.trace_bytes(),
+    }
+    if not all(same.values()):
+        raise SystemExit(f"closed form and engine differ: {same}")
+    out = []
+    for name, (wall, cpu, run) in best.items():
+        replayed_s = run.virtual_us / 1e6
+        out.append({
+            "arm": name, "replay": run.replay, "questions": len(questions), "wall_s": wall, "cpu_s": cpu,
+            "replayed_s": replayed_s, "speedup": replayed_s / wall, "us_per_question": wall / len(questions) * 1e6,
+            "cpu_us_per_question": cpu / len(questions) * 1e6,
+        })  # fmt: skip
+    return out, same
+
+
+def _traced(run):
+    run.trace_bytes()
+    return run
 
 
 def _shell(n: int, seed: int, repeat: int) -> dict:
-    """The end-to-end command on a generated table with its evidence, from a shell."""
+    """The end-to-end command on a generated table with its evidence, from a shell: the
+    closed form (default) and ``--engine``, interleaved, best of ``repeat``."""
     import shutil
     import subprocess
     import sys
@@ -72,22 +100,62 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
     from streamrag.simulator.questions import questions_from_table
 
     streamrag = str(Path(sys.executable).with_name("streamrag"))
+    floor_cmd = [
+        sys.executable,
+        "-c",
+        "import streamrag.cli, streamrag.commands.simulate, streamrag.simulator.simulate, streamrag.simulator.questions",
+    ]
     with tempfile.TemporaryDirectory(prefix="bench-simulate-") as tmp:
         table = Path(tmp) / "gen.csv"
         subprocess.run([streamrag, "generate", str(table), "--questions", str(n), "--seed", str(seed), "--table"],
                        check=True, capture_output=True)  # fmt: skip
         rs = load_scenario("paper_rq3", ["select.population=all"])
         run = simulate(select_for(questions_from_table(table), rs.scenario.selection()), rs)
-        walls = []
+        walls: dict[str, list[float]] = {"closed_form": [], "engine": [], "import floor": []}
+        outputs: dict[str, dict[str, bytes]] = {}
         for i in range(repeat):
-            out = Path(tmp) / f"run{i}"
+            for arm, extra in (("closed_form", []), ("engine", ["--engine"])):
+                out = Path(tmp) / f"{arm}{i}"
+                t0 = time.perf_counter()
+                subprocess.run([streamrag, "simulate", "--table", str(table), "--scenario", "paper_rq3",
+                                "--set", "select.population=all", "--out", str(out), *extra], check=True, capture_output=True)  # fmt: skip
+                walls[arm].append(time.perf_counter() - t0)
+                outputs[arm] = {name: (out / name).read_bytes() for name in ("results.csv", "trace.jsonl")}
+                assert json.loads((out / "manifest.json").read_text())["replay"] == arm
+                shutil.rmtree(out)
             t0 = time.perf_counter()
-            subprocess.run([streamrag, "simulate", "--table", str(table), "--scenario", "paper_rq3",
-                            "--set", "select.population=all", "--out", str(out)], check=True, capture_output=True)  # fmt: skip
-            walls.append(time.perf_counter() - t0)
-            shutil.rmtree(out)
-    wall = min(walls)
-    return {"questions": n, "wall_s": wall, "replayed_s": run.virtual_us / 1e6, "speedup": run.virtual_us / 1e6 / wall}
+            subprocess.run(floor_cmd, check=True, capture_output=True)
+            walls["import floor"].append(time.perf_counter() - t0)
+    if outputs["closed_form"] != outputs["engine"]:
+        raise SystemExit("from a shell, the closed form's outputs differ from the engine's")
+    replayed_s = run.virtual_us / 1e6
+    arms = {arm: {"wall_s": min(w), "speedup": replayed_s / min(w)} for arm, w in walls.items() if arm != "import floor"}
+    return {"questions": n, "replayed_s": replayed_s, "import_floor_s": min(walls["import floor"]), "identical": True, **arms}
+
+
+def _memory(n: int, seed: int) -> dict:
+    """Maximum resident set (``/usr/bin/time -v``) of ``streamrag simulate --table`` on an
+    n-row generated table with its evidence (closed form), and of the table generation."""
+    import re
+    import subprocess
+    import sys
+    import tempfile
+
+    streamrag = str(Path(sys.executable).with_name("streamrag"))
+
+    def max_rss_mib(cmd: list[str]) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-v", *cmd], check=True, capture_output=True, text=True)
+        kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
+        return kib / 1024, time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory(prefix="bench-simulate-memory-") as tmp:
+        table = Path(tmp) / "gen.csv"
+        subprocess.run([streamrag, "generate", str(table), "--questions", str(n), "--seed", str(seed), "--table"],
+                       check=True, capture_output=True)  # fmt: skip
+        rss, wall = max_rss_mib([streamrag, "simulate", "--table", str(table), "--scenario", "paper_rq3",
+                                 "--set", "select.population=all", "--out", str(Path(tmp) / "run")])  # fmt: skip
+    return {"rows": n, "max_rss_mib": rss, "wall_s": wall}
 
 
 def _rq3(questions, L_ms: int) -> dict:
@@ -120,27 +188,35 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated table")
     parser.add_argument("--n", type=int, default=1371)
+    parser.add_argument("--memory", type=int, default=0, metavar="N", help="also measure max RSS on an N-row table")
     args = parser.parse_args()
 
     shell = _shell(args.n, args.seed, args.repeat)
     print(
-        f"from a shell: streamrag simulate --table ({shell['questions']} questions with per-prefix evidence, paper_rq3): "
-        f"{shell['wall_s']:.2f} s for {shell['replayed_s']:.0f} s replayed = {shell['speedup']:.0f}× real time"
+        f"from a shell: streamrag simulate --table ({shell['questions']} questions with per-prefix evidence, paper_rq3), "
+        f"{shell['replayed_s']:.0f} s replayed; import floor {shell['import_floor_s']:.2f} s; outputs identical"
     )
+    for arm in ("closed_form", "engine"):
+        print(f"  {arm:>12}: {shell[arm]['wall_s']:.2f} s = {shell[arm]['speedup']:.0f}× real time")
 
     questions = questions_from_frame(generate_stabilization_table(args.n, seed=args.seed))
     rs = load_scenario("paper_rq3", ["select.population=all"])
     population = select_for(questions, rs.scenario.selection()).questions
     simulate(population[:50], rs)  # warm-up (imports, caches)
+    simulate(population[:50], rs, engine=True)
 
-    speed = [_timed(population, rs, jobs, args.repeat) for jobs in (1, 2)]
-    print(f"paper_rq3 trace-driven, {len(population)} generated questions (table seed {args.seed}), L = 600 ms, all questions")
-    print(f"{'jobs':>4} {'wall s':>8} {'replayed s':>11} {'speed-up':>10} {'events':>8} {'events/s':>10} {'µs/question':>12}")
+    speed, identical = _arms(population, rs, args.repeat)
+    print(f"\npaper_rq3 trace-driven, {len(population)} generated questions (table seed {args.seed}), L = 600 ms, all questions")
+    print(f"outputs of the closed form and the engine identical: {identical}")
+    print(f"{'arm':>27} {'wall s':>8} {'cpu s':>7} {'speed-up':>10} {'µs/q':>8} {'cpu µs/q':>9}")
     for r in speed:
         print(
-            f"{r['jobs']:>4} {r['wall_s']:>8.3f} {r['replayed_s']:>11.1f} {r['speedup']:>9.0f}× "
-            f"{r['events']:>8} {r['events_per_s']:>10.0f} {r['us_per_question']:>12.1f}"
+            f"{r['arm']:>27} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} {r['speedup']:>9.0f}× "
+            f"{r['us_per_question']:>8.1f} {r['cpu_us_per_question']:>9.1f}"
         )
+    memory = _memory(args.memory, args.seed) if args.memory else None
+    if memory:
+        print(f"\nsimulate --table, {memory['rows']} rows: max RSS {memory['max_rss_mib']:.0f} MiB ({memory['wall_s']:.1f} s)")
 
     rq3 = [_rq3(questions, L) for L in (600, 1000)]
     print("\npaper_rq3 (retrieved-gold slice) on the same table:")
@@ -159,9 +235,16 @@ def main() -> None:
         "benchmark": "simulate",
         "scenario": "paper_rq3 (select.population=all), L = 600 ms",
         "table": {"generator": "streamrag.data.generate.generate_stabilization_table", "n": args.n, "seed": args.seed},
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": load_average(),
+        },
         "shell": shell,
         "speed": speed,
+        "identical": identical,
+        "memory": memory,
         "paper_rq3_retrieved_gold": rq3,
     }
     path = OUT / "bench_simulate.json"

@@ -58,7 +58,10 @@ class _Replay:
     """One question's streaming arm, folded as it runs (the names follow StreamingArm's)."""
 
     __slots__ = (
+        "after_words",
         "answer_us",
+        "cap",
+        "defer",
         "deferred",
         "finished",
         "fired_prefixes",
@@ -73,7 +76,8 @@ class _Replay:
         "n_words",
         "now_us",
         "reflector",
-        "rules",
+        "rejudge_all",
+        "reuse",
         "seq",
         "slots_freed",
         "tally",
@@ -86,7 +90,11 @@ class _Replay:
     def __init__(self, plan: QuestionPlan, trigger: Trigger, reflector: Reflector, rules: ArmRules, tally: Tally) -> None:
         self.trigger = trigger
         self.reflector = reflector
-        self.rules = rules
+        self.cap = rules.max_threads
+        self.defer = rules.capped_fire == "defer"
+        self.after_words = rules.slot_release == "after_words"
+        self.rejudge_all = rules.rejudge == "best_of_completed"
+        self.reuse = rules.fallback == "reuse"
         self.tally = tally
         self.g_us = plan.g_us
         self.l_us = plan.l_us
@@ -112,25 +120,31 @@ class _Replay:
         """When the reflector decided (F starts)."""
 
     def push(self, at_us: int, priority: int, what: int, call: _Call) -> None:
+        """A timer at ``at_us`` (never in the past: latencies are ≥ 0)."""
         self.seq += 1
-        heappush(self.heap, (at_us if at_us > self.now_us else self.now_us, priority, self.seq, what, call))
+        heappush(self.heap, (at_us, priority, self.seq, what, call))
 
     def run(self, schedule: list[tuple[int, int, int]], turn_end_us: int) -> None:
         """Merge the input instants (registered first, so first among equals) with the
         heap of stage ends, in ``(t_us, priority, seq)`` order."""
-        heap = self.heap
-        self.push(turn_end_us, _TURN_END, _REFLECT, _NO_CALL)
+        heap, trigger = self.heap, self.trigger
+        on_word = trigger.on_word
+        self.push(turn_end_us, _TURN_END, _REFLECT, _NO_CALL)  # the heap holds it until every input is in
         i, n_inputs = 0, len(schedule)
         while heap:
-            if i < n_inputs and schedule[i][:2] < heap[0][:2]:
-                at_us, _, word_t = schedule[i]
-                i += 1
-                self.now_us = at_us
-                if word_t:
-                    self.on_word(word_t)
-                elif self.trigger.on_tick(self.heard):
-                    self.opportunity(self.heard)
-                continue
+            if i < n_inputs:
+                at_us, priority, word_t = schedule[i]
+                top = heap[0]
+                if at_us < top[0] or (at_us == top[0] and priority < top[1]):
+                    i += 1
+                    self.now_us = at_us
+                    if word_t:  # StreamingArm._on_word
+                        self.heard = word_t
+                        if on_word(word_t) or self.deferred:
+                            self.opportunity(word_t)
+                    elif trigger.on_tick(self.heard):  # StreamingArm._on_tick
+                        self.opportunity(self.heard)
+                    continue
             at_us, _, _, what, call = heappop(heap)
             self.now_us = at_us
             if what == _GEN:
@@ -147,24 +161,19 @@ class _Replay:
             else:
                 self.first_look()
 
-    # -- input and trigger (StreamingArm._on_word, _opportunity, _fire) -----------------
-
-    def on_word(self, t: int) -> None:
-        self.heard = t
-        if self.trigger.on_word(t) or self.deferred:
-            self.opportunity(t)
+    # -- trigger (StreamingArm._opportunity, _fire) -------------------------------------
 
     def opportunity(self, t: int) -> None:
         if t < 1 or t in self.fired_prefixes:
             self.deferred = False
             return
-        rules, trigger = self.rules, self.trigger
+        trigger = self.trigger
         if trigger.kills_in_flight:
             for call in list(self.in_flight.values()):
                 self.cancel(call)
-        elif rules.max_threads is not None and self.occupied() >= rules.max_threads:
+        elif self.cap is not None and self.occupied() >= self.cap:
             self.tally.skipped += 1
-            if rules.capped_fire == "defer":
+            if self.defer:
                 self.deferred = True
             else:
                 trigger.fired(t)
@@ -208,7 +217,7 @@ class _Replay:
         call.stage = _DONE
         self.tally.tool_us += self.l_us[call.prefix_t - 1]
         del self.in_flight[call.idx]
-        if self.rules.slot_release == "after_words":
+        if self.after_words:
             at_us, n_freed = self.slots_freed
             self.slots_freed = (self.now_us, n_freed + 1 if at_us == self.now_us else 1)
         self.finished.append(call)
@@ -265,7 +274,7 @@ class _Replay:
         self.wait()
 
     def look_again(self, call: _Call) -> None:
-        chosen = self.judge(self.finished if self.rules.rejudge == "best_of_completed" else [call])
+        chosen = self.judge(self.finished if self.rejudge_all else [call])
         if chosen is None:
             self.wait()
         else:
@@ -276,7 +285,7 @@ class _Replay:
             self.waiting = True
             return
         n = self.n_words
-        if self.rules.fallback == "reuse":
+        if self.reuse:
             full = next((c for c in self.finished if c.prefix_t == n), None)
             if full is not None:
                 self.decide(full, fallback=True)

@@ -14,9 +14,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import as_completed
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -113,14 +114,21 @@ def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedSc
     return QuestionOutput(row, dump_events(events), len(events), answer - first_word)
 
 
-def closed_form_output(q: SimQuestion, rs: ResolvedScenario) -> QuestionOutput:
-    """A question's row by the closed form (:mod:`~streamrag.simulator.closed_rows`), its
-    trace left to :func:`closed_form_trace`."""
-    plan = plan_question(q, rs)
-    sc = rs.scenario
-    tally = replay_tally(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules)
-    row = tally_result(tally, q.interaction_id, **_row_context(q, rs))
-    return QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0])  # type: ignore[operator]
+def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
+    """The questions' rows by the closed form (:mod:`~streamrag.simulator.closed_rows`),
+    their trace left to :func:`closed_form_trace`."""
+    sc, rules = rs.scenario, rs.arm_rules
+    bounds = {"L_ms": rs.L_ms, "G_ms": rs.G_ms, "delta_wps": rs.delta_wps}
+    outputs = []
+    for q in questions:
+        plan = plan_question(q, rs)
+        tally = replay_tally(plan, sc.trigger.build(q), sc.reflector.build(q), rules)
+        revised = None if q.revised is None else q.revised.tolist()
+        row = tally_result(
+            tally, q.interaction_id, n_words=q.n_words, t_star=q.t_star, question_type=q.question_type, revised=revised, **bounds
+        )
+        outputs.append(QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0]))  # type: ignore[operator]
+    return outputs
 
 
 def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> bytes:
@@ -163,8 +171,8 @@ class SimulationRun:
     reflector of a bare table): printed on the console and kept in every output."""
     replay: str = ENGINE
     """What replayed them: ``closed_form`` or ``engine`` (:mod:`~streamrag.simulator.closed_form`)."""
-    deferred_trace: Callable[[], bytes] | None = None
-    """A closed-form run's trace, recorded when asked for (:meth:`trace_bytes`)."""
+    deferred_trace: Callable[[], Iterator[bytes]] | None = None
+    """A closed-form run's trace, recorded when asked for (:meth:`trace_parts`)."""
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -179,11 +187,16 @@ class SimulationRun:
     def virtual_us(self) -> int:
         return sum(o.span_us for o in self.outputs)
 
-    def trace_bytes(self) -> bytes:
-        """``trace.jsonl``: every replayed question's events, in input order."""
+    def trace_parts(self) -> Iterator[bytes]:
+        """``trace.jsonl`` in parts (whole questions), in input order: a closed-form run
+        records them as they are asked for, so writing them keeps memory flat."""
         if self.deferred_trace is not None:
             return self.deferred_trace()
-        return b"".join(o.trace for o in self.outputs)
+        return (o.trace for o in self.outputs)
+
+    def trace_bytes(self) -> bytes:
+        """``trace.jsonl``: every replayed question's events, in input order."""
+        return b"".join(self.trace_parts())
 
 
 def _chunks(n: int, jobs: int) -> list[range]:
@@ -203,7 +216,7 @@ def _assemble(
     outputs: list[QuestionOutput],
     rs: ResolvedScenario,
     source: str,
-    deferred_trace: Callable[[], bytes] | None = None,
+    deferred_trace: Callable[[], Iterator[bytes]] | None = None,
 ) -> SimulationRun:
     replayed = iter(outputs)
     rows = [next(replayed).row if isinstance(e, SimQuestion) else skipped_result(e) for e in entries]
@@ -216,19 +229,6 @@ def replay_of(rs: ResolvedScenario, *, engine: bool = False) -> str:
     return ENGINE if engine or engine_reason(rs) is not None else CLOSED_FORM
 
 
-def _map_chunks(
-    fn: Callable[[Sequence[SimQuestion], ResolvedScenario], Any], questions: list[SimQuestion], rs: ResolvedScenario, jobs: int
-) -> list[Any]:
-    """``fn`` over chunks of ``questions`` on ``jobs`` worker processes, results in input order."""
-    chunks = _chunks(len(questions), jobs)
-    parts: list[Any] = [None] * len(chunks)
-    with worker_pool(jobs) as pool:
-        futures = {pool.submit(fn, questions[c.start : c.stop], rs): i for i, c in enumerate(chunks)}
-        for fut in as_completed(futures):
-            parts[futures[fut]] = fut.result()
-    return parts
-
-
 def _closed_form(
     entries: Sequence[SimQuestion | SkippedQuestion],
     questions: list[SimQuestion],
@@ -239,14 +239,17 @@ def _closed_form(
 ) -> SimulationRun:
     outputs = []
     for chunk in _chunks(len(questions), 1):
-        outputs += [closed_form_output(q, rs) for q in questions[chunk.start : chunk.stop]]
+        outputs += closed_form_outputs(questions[chunk.start : chunk.stop], rs)
         if on_progress:
             on_progress(len(chunk))
 
-    def trace() -> bytes:
+    def trace() -> Iterator[bytes]:
+        chunks = [questions[c.start : c.stop] for c in _chunks(len(questions), max(1, jobs))]
         if jobs <= 1 or len(questions) < 2:
-            return closed_form_trace(questions, rs)
-        return b"".join(_map_chunks(closed_form_trace, questions, rs, jobs))
+            yield from (closed_form_trace(chunk, rs) for chunk in chunks)
+            return
+        with worker_pool(jobs) as pool:
+            yield from pool.map(closed_form_trace, chunks, repeat(rs))
 
     return _assemble(entries, outputs, rs, source, trace)
 
@@ -363,11 +366,13 @@ def write_run(
     counts: dict[str, int] | None = None,
 ) -> Path:
     """Write ``results.csv``, ``summary.json``, ``trace.jsonl``, ``manifest.json`` atomically."""
-    from streamrag.base.atomic import write_bytes_atomic
+    from streamrag.base.atomic import atomic_path, write_bytes_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(out / "trace.jsonl", run.trace_bytes())
+    with atomic_path(out / "trace.jsonl") as tmp, open(tmp, "wb") as fh:
+        for part in run.trace_parts():
+            fh.write(part)
     write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))
     write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
     write_bytes_atomic(out / "manifest.json", manifest)
