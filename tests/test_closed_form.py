@@ -2,9 +2,9 @@
 
 Random questions and plans — random lengths, per-prefix evidence around the reflectors'
 thresholds, latencies on the word grid so that completions, words, ticks and end of turn
-tie — through the engine and both closed-form paths (the trace on the arm objects, the
-rows without a trace), for every trigger kind that has a closed form and every
-pipeline rule variant: identical events, identical rows, identical ``results.csv``.
+tie — through the engine and both modes of the closed form (recording the trace, and
+the rows alone without one), for every trigger kind and every pipeline rule variant:
+identical trace bytes, identical rows, identical ``results.csv``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from _simhelpers import full_q, small_table, table_q
 from streamrag.analysis.table import write_table
 from streamrag.cli import main
 from streamrag.engine.loop import run_virtual
-from streamrag.engine.trace import Recorder, dump_events
+from streamrag.engine.trace import TRACE_EVENT, Recorder, dump_events
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
 from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.closed_rows import replay_tally
+from streamrag.simulator.closed_replay import replay
 from streamrag.simulator.results import derive_result, results_csv, tally_result
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 from streamrag.simulator.simulate import replay_of, simulate
@@ -130,7 +130,7 @@ def _row(q: SimQuestion, rs: ResolvedScenario, *, events: list[dict[str, Any]] |
         return derive_result(events, **context)
     assert plan is not None
     sc = rs.scenario
-    return tally_result(replay_tally(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules), q.interaction_id, **context)
+    return tally_result(replay(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules), q.interaction_id, **context)
 
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: "-".join(str(v) for v in t.values()))
@@ -159,7 +159,11 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
         q = _question(f"q{i}", r, evidence)
         plan = _plan(q, r)
         reference = _engine_events(plan, rs)
-        assert dump_events(replay_events(plan, rs, validate=True)) == dump_events(reference), (i, rs.scenario)
+        traced = replay_events(plan, rs)
+        assert dump_events(traced) == dump_events(reference), (i, rs.scenario)
+        assert [
+            TRACE_EVENT.validate_python(e).model_dump() for e in traced
+        ] == traced  # every event is its model, fields in order
         row = _row(q, rs, events=reference)
         assert _row(q, rs, plan=plan) == row, (i, rs.scenario)
         rows_engine.append(row)

@@ -30,7 +30,6 @@ follow the engine's rule: completions, then words, then ticks, then end of turn.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -96,7 +95,7 @@ def input_schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, i
     return events
 
 
-class Inbox:
+class _Inbox:
     """Finished calls, in completion order, for the reflector to await one at a time.
 
     A deque and, while the reflector waits, one event: the callbacks that deliver results
@@ -162,7 +161,7 @@ class StreamingArm:
         self.failed = False
         self.chosen: Call | None = None
         """The call whose result the answer is built from, once the reflector decided."""
-        self._completions: Inbox = Inbox()
+        self._completions = _Inbox()
         self._freed: tuple[int, int] = (-1, 0)
         """(instant in µs, slots freed then) — ``slot_release = "after_words"``."""
 
@@ -200,29 +199,22 @@ class StreamingArm:
         self.last_fire_t = min(self.last_fire_t, kept_t)
 
     async def _run(self, turn_end: anyio.Event | None = None) -> None:
+        clock, rec, plan = self.clock, self.rec, self.plan
+        origin = rec.origin_us
         if turn_end is None:
-            self.schedule_input()
-            await self.clock.sleep_until_us(self.rec.origin_us + self.plan.turn_end_us, Priority.TURN_END)
+            # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
+            for at_us, priority, word_t in input_schedule(plan, self.trigger.tick_us):
+                clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
+            await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         else:
             await turn_end.wait()
         chosen = self.chosen = await self._reflect()
         if chosen is None:  # the fallback call was rejected: the session failed
             return
+        rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)
         answered = anyio.Event()
-        self.respond(chosen, on_ready=answered.set, on_lost=lambda: self._fail(answered))
+        respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
         await answered.wait()
-
-    def schedule_input(self) -> None:
-        """Words and ticks on the plan's schedule: they need no waiting, only reacting, so
-        they are timers, in the kernel's order."""
-        clock, origin = self.clock, self.rec.origin_us
-        for at_us, priority, word_t in input_schedule(self.plan, self.trigger.tick_us):
-            clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
-
-    def respond(self, chosen: Call, *, on_ready: Callable[[], object], on_lost: Callable[[], object]) -> None:
-        """Response generation F from the result of ``chosen``."""
-        self.rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)
-        respond(self.services, self.rec, arm="streaming", f_us=self.plan.f_us, on_ready=on_ready, on_lost=on_lost)
 
     def _on_word(self, t: int) -> None:
         self.heard = t
@@ -380,36 +372,10 @@ class StreamingArm:
         return call
 
     async def _reflect(self) -> Call | None:
-        self.reflect_start()
-        if self.reflector.check_us:
-            await self.clock.sleep_us(self.reflector.check_us, Priority.COMPLETION)
-        chosen = self.first_look()
-        if chosen is not None:
-            return chosen
-        while self.in_flight:
-            chosen = self.look_again(await self._completions.get())
-            if chosen is not None:
-                return chosen
-        call, reused = self.fall_back()
-        if reused:
-            return call
-        while (done := await self._completions.get()) is not call:  # pragma: no cover - only call in flight
-            pass
-        if done.lost:
-            self._fail()
-            return None
-        return done
-
-    # The reflector's steps between its waits (:meth:`_reflect` awaits in between; the
-    # closed-form replay of :mod:`streamrag.simulator.closed_form` schedules them itself).
-
-    def reflect_start(self) -> None:
-        """End of turn: the reflector starts (then spends ``check_us``, if any)."""
-        self.rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
-
-    def first_look(self) -> Call | None:
-        """Judge the results in so far: the chosen call, or None — then the calls held at
-        the last word start and the reflector waits for completions."""
+        rec, reflector = self.rec, self.reflector
+        rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
+        if reflector.check_us:
+            await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
         self._completions.clear()  # the results in so far are judged now, from self.finished
         chosen = self._judge(list(self.finished))
         if chosen is not None:
@@ -417,27 +383,28 @@ class StreamingArm:
         for call in self.held:  # the reflector waits: the calls fired on the last word start
             self._start(call)
         self.held = []
-        return None
-
-    def look_again(self, call: Call) -> Call | None:
-        """``call`` completed while the reflector waits: judge again (``rejudge``)."""
-        if call.lost:
-            return None
-        candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
-        chosen = self._judge(candidates)
-        return None if chosen is None else self._decide(chosen, "speculative")
-
-    def fall_back(self) -> tuple[Call, bool]:
-        """Mis-fire: no speculative result is sufficient; answer from the full query —
-        ``(call, True)`` a finished call on it reused, ``(call, False)`` the call fired on
-        it, to wait for."""
+        while self.in_flight:
+            call = await self._completions.get()
+            if call.lost:
+                continue
+            candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
+            chosen = self._judge(candidates)
+            if chosen is not None:
+                return self._decide(chosen, "speculative")
+        # Mis-fire: no speculative result is sufficient; answer from the full query.
         n = self.plan.question.n_words
         if self.rules.fallback == "reuse":
             full = next((c for c in self.finished if c.prefix_t == n), None)
             if full is not None:
-                return self._decide(full, "fallback"), True
-        self.rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
-        return self._fire(n, "reflector"), False
+                return self._decide(full, "fallback")
+        rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
+        call = self._fire(n, "reflector")
+        while (done := await self._completions.get()) is not call:  # pragma: no cover - only call in flight
+            pass
+        if done.lost:
+            self._fail()
+            return None
+        return done
 
 
 async def simulate_question(

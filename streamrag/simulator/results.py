@@ -192,7 +192,7 @@ def tally_result(
     revised: Sequence[bool] | None = None,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
-    replay's, :mod:`streamrag.simulator.closed_rows`)."""
+    replay's, :mod:`streamrag.simulator.closed_replay`)."""
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
         raise ValueError(f"trace of {interaction_id!r} is incomplete (no input_end or answer_ready)")

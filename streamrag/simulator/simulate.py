@@ -33,7 +33,7 @@ from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
 from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.closed_rows import replay_tally
+from streamrag.simulator.closed_replay import replay
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize, tally_result
 from streamrag.simulator.scenario import ResolvedScenario
@@ -115,14 +115,14 @@ def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedSc
 
 
 def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
-    """The questions' rows by the closed form (:mod:`~streamrag.simulator.closed_rows`),
+    """The questions' rows by the closed form (:mod:`~streamrag.simulator.closed_replay`),
     their trace left to :func:`closed_form_trace`."""
     sc, rules = rs.scenario, rs.arm_rules
     bounds = {"L_ms": rs.L_ms, "G_ms": rs.G_ms, "delta_wps": rs.delta_wps}
     outputs = []
     for q in questions:
         plan = plan_question(q, rs)
-        tally = replay_tally(plan, sc.trigger.build(q), sc.reflector.build(q), rules)
+        tally = replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules)
         revised = None if q.revised is None else q.revised.tolist()
         row = tally_result(
             tally, q.interaction_id, n_words=q.n_words, t_star=q.t_star, question_type=q.question_type, revised=revised, **bounds

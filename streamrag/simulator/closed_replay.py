@@ -1,32 +1,34 @@
-"""The closed-form replay's result rows, computed without recording events.
+"""The closed-form replay's machine: one question's two arms on unlimited capacity.
 
-:mod:`~streamrag.simulator.closed_form` replays a question on the same arm objects as the
-engine and records its trace; that costs the arm's bookkeeping (jobs, timers, one dict
-per event), most of a question's replay time. A result row needs far less: when each
-call starts, finishes or is cancelled, and which one the reflector uses. This module
-computes exactly that, as a :class:`~streamrag.simulator.trace_fold.Tally` — what the
-fold of the trace would give — on plain slotted records and one heap of stage ends.
+What the event engine does for a question replayed alone — resolve wake-ups one at a
+time in ``(t_us, priority, seq)`` order (:mod:`streamrag.engine.loop`) for the arms'
+jobs on :class:`~streamrag.engine.resources.Unlimited` resources — restated as one heap
+of stage ends merged with the (sorted) input instants. Without a trace (``events`` is
+None) it folds what a result row needs into a
+:class:`~streamrag.simulator.trace_fold.Tally` as it goes, and the baseline arm and the
+responses, which interact with nothing, are not scheduled at all; with one it also
+records every event the engine records — same kinds, fields, order and timestamps.
 
 The trigger's decisions are the trigger object's (``on_word``, ``on_tick``, ``fired``,
-``kills_in_flight``) and the verdicts the reflector's (``pick``, ``judge``); what is
-restated is the streaming arm's bookkeeping on unlimited capacity
-(:class:`~streamrag.pipeline.streaming.StreamingArm`: the distinct-prefix rule, the
-thread cap with ``capped_fire`` and ``slot_release``, calls held at the last word under
-``turn_end_order``, the reflector's ``rejudge`` and ``fallback``) and the loop's
-same-instant order ``(t_us, priority, seq)``. That restatement is checked against the
-engine on random populations for every rule variant (``tests/test_closed_form.py``):
-identical ``results.csv`` bytes.
-
-On unlimited capacity the baseline arm interacts with nothing: its answer is ready at
-end of turn + G + L of the full query + F.
+``kills_in_flight``) and the verdicts the reflector's (``pick``, ``judge``). What is
+restated is the streaming arm's bookkeeping (:class:`~streamrag.pipeline.streaming.StreamingArm`,
+whose method each part names: the distinct-prefix rule, the thread cap with
+``capped_fire`` and ``slot_release``, calls held at the last word under
+``turn_end_order``, the reflector's ``rejudge`` and ``fallback``), the calls' stages
+(:mod:`streamrag.pipeline.calls`) and the baseline arm
+(:class:`~streamrag.pipeline.baseline.BaselineArm`). ``tests/test_closed_form.py`` checks
+the restatement against the engine on random populations, every rule variant and trigger
+kind, latencies tied to word instants: identical events and result rows.
 """
 
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from typing import Any
 
 from streamrag.engine.clock import Priority
 from streamrag.pipeline.plan import QuestionPlan
+from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.streaming import ArmRules, input_schedule
 from streamrag.pipeline.triggers import Trigger
@@ -34,8 +36,9 @@ from streamrag.simulator.trace_fold import Tally
 
 _COMPLETION = int(Priority.COMPLETION)
 _TURN_END = int(Priority.TURN_END)
-# What a heap entry ends (its priority orders it; this says what to do).
-_GEN, _TOOL, _CHECK, _REFLECT = 0, 1, 2, 3
+# What a heap entry ends (its priority orders it; this says what to do). The baseline
+# arm's stages and both responses are scheduled only when the trace is recorded.
+_GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER = range(9)
 # Where a call is.
 _HELD, _IN_G, _IN_L, _DONE, _GONE = 0, 1, 2, 3, 4
 
@@ -63,6 +66,7 @@ class _Replay:
         "cap",
         "defer",
         "deferred",
+        "events",
         "finished",
         "fired_prefixes",
         "g_us",
@@ -75,6 +79,9 @@ class _Replay:
         "n_calls",
         "n_words",
         "now_us",
+        "plan",
+        "qid",
+        "question",
         "reflector",
         "rejudge_all",
         "reuse",
@@ -87,7 +94,20 @@ class _Replay:
         "waiting_for",
     )
 
-    def __init__(self, plan: QuestionPlan, trigger: Trigger, reflector: Reflector, rules: ArmRules, tally: Tally) -> None:
+    def __init__(
+        self,
+        plan: QuestionPlan,
+        trigger: Trigger,
+        reflector: Reflector,
+        rules: ArmRules,
+        tally: Tally,
+        events: list[dict[str, Any]] | None,
+    ) -> None:
+        self.plan = plan
+        self.question: SimQuestion = plan.question
+        self.qid = plan.question.interaction_id
+        self.events = events
+        """The trace, when it is recorded (dicts as :class:`~streamrag.engine.trace.Recorder` keeps them)."""
         self.trigger = trigger
         self.reflector = reflector
         self.cap = rules.max_threads
@@ -119,6 +139,10 @@ class _Replay:
         self.answer_us: int | None = None
         """When the reflector decided (F starts)."""
 
+    def emit(self, kind: str, **fields: Any) -> None:
+        """Record an event (``Recorder.emit``'s dict: qid, t_us, kind, then the fields)."""
+        self.events.append({"qid": self.qid, "t_us": self.now_us, "kind": kind, **fields})  # type: ignore[union-attr]
+
     def push(self, at_us: int, priority: int, what: int, call: _Call) -> None:
         """A timer at ``at_us`` (never in the past: latencies are ≥ 0)."""
         self.seq += 1
@@ -127,8 +151,10 @@ class _Replay:
     def run(self, schedule: list[tuple[int, int, int]], turn_end_us: int) -> None:
         """Merge the input instants (registered first, so first among equals) with the
         heap of stage ends, in ``(t_us, priority, seq)`` order."""
-        heap, trigger = self.heap, self.trigger
-        on_word = trigger.on_word
+        heap, trigger, tracing = self.heap, self.trigger, self.events is not None
+        on_word, n = trigger.on_word, self.n_words
+        if tracing:  # BaselineArm's timer is registered before the streaming arm's
+            self.push(turn_end_us, _TURN_END, _BASELINE, _NO_CALL)
         self.push(turn_end_us, _TURN_END, _REFLECT, _NO_CALL)  # the heap holds it until every input is in
         i, n_inputs = 0, len(schedule)
         while heap:
@@ -140,6 +166,10 @@ class _Replay:
                     self.now_us = at_us
                     if word_t:  # StreamingArm._on_word
                         self.heard = word_t
+                        if tracing:
+                            self.emit("word", word=word_t)
+                            if word_t == n:
+                                self.emit("input_end", n_words=n)
                         if on_word(word_t) or self.deferred:
                             self.opportunity(word_t)
                     elif trigger.on_tick(self.heard):  # StreamingArm._on_tick
@@ -154,12 +184,35 @@ class _Replay:
                 if call.stage == _IN_L:
                     self.tool_done(call)
             elif what == _REFLECT:
+                if tracing:  # StreamingArm._reflect
+                    self.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
                 if self.reflector.check_us:
                     self.push(at_us + self.reflector.check_us, _COMPLETION, _CHECK, _NO_CALL)
                 else:
                     self.first_look()
-            else:
+            elif what == _CHECK:
                 self.first_look()
+            else:
+                self.baseline(what)
+
+    def baseline(self, what: int) -> None:
+        """The baseline arm and the responses (traced runs only): BaselineArm, respond()."""
+        n = self.n_words
+        if what == _BASELINE:
+            self.emit("fire", arm="baseline", call=1, prefix_t=n, by="baseline")
+            self.emit("thread_start", arm="baseline", call=1)
+            self.push(self.now_us + self.g_us[n - 1], _COMPLETION, _B_GEN, _NO_CALL)
+        elif what == _B_GEN:
+            self.emit("gen_done", arm="baseline", call=1)
+            self.push(self.now_us + self.l_us[n - 1], _COMPLETION, _B_TOOL, _NO_CALL)
+        elif what == _B_TOOL:
+            self.emit("tool_done", arm="baseline", call=1, prefix_t=n, top=self.question.top(n))
+            self.emit("respond", arm="baseline", call=1, prefix_t=n)
+            self.push(self.now_us + self.plan.f_us, _COMPLETION, _B_ANSWER, _NO_CALL)
+        elif what == _B_ANSWER:
+            self.emit("answer_ready", arm="baseline")
+        else:
+            self.emit("answer_ready", arm="streaming")
 
     # -- trigger (StreamingArm._opportunity, _fire) -------------------------------------
 
@@ -170,12 +223,16 @@ class _Replay:
         trigger = self.trigger
         if trigger.kills_in_flight:
             for call in list(self.in_flight.values()):
-                self.cancel(call)
+                self.cancel(call, "replaced")
         elif self.cap is not None and self.occupied() >= self.cap:
             self.tally.skipped += 1
             if self.defer:
                 self.deferred = True
+                if self.events is not None:
+                    self.emit("skip", prefix_t=t, reason="deferred")
             else:
+                if self.events is not None:
+                    self.emit("skip", prefix_t=t, reason="cap")
                 trigger.fired(t)
             return
         self.deferred = False
@@ -195,6 +252,8 @@ class _Replay:
         tally.fired += 1
         tally.speculative += speculative
         tally.fired_on[call.idx] = t
+        if self.events is not None:
+            self.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by="trigger" if speculative else "reflector")
         if speculative and self.hold_at_turn_end and t == self.n_words:
             self.held.append(call)
         else:
@@ -206,16 +265,22 @@ class _Replay:
     def start(self, call: _Call) -> None:
         call.stage = _IN_G
         call.started_us = self.now_us
+        if self.events is not None:
+            self.emit("thread_start", arm="streaming", call=call.idx)
         self.push(self.now_us + self.g_us[call.prefix_t - 1], _COMPLETION, _GEN, call)
 
     def gen_done(self, call: _Call) -> None:
         call.stage = _IN_L
         self.tally.gen_us += self.g_us[call.prefix_t - 1]
+        if self.events is not None:
+            self.emit("gen_done", arm="streaming", call=call.idx)
         self.push(self.now_us + self.l_us[call.prefix_t - 1], _COMPLETION, _TOOL, call)
 
     def tool_done(self, call: _Call) -> None:
         call.stage = _DONE
         self.tally.tool_us += self.l_us[call.prefix_t - 1]
+        if self.events is not None:
+            self.emit("tool_done", arm="streaming", call=call.idx, prefix_t=call.prefix_t, top=self.question.top(call.prefix_t))
         del self.in_flight[call.idx]
         if self.after_words:
             at_us, n_freed = self.slots_freed
@@ -228,7 +293,7 @@ class _Replay:
             self.waiting = False
             self.look_again(call)
 
-    def cancel(self, call: _Call) -> None:
+    def cancel(self, call: _Call, reason: str) -> None:
         """A call killed in flight: its stage's time counts up to now."""
         tally = self.tally
         if call.stage == _IN_G:
@@ -238,6 +303,8 @@ class _Replay:
         tally.cancelled += 1
         call.stage = _GONE
         del self.in_flight[call.idx]
+        if self.events is not None:
+            self.emit("cancel", arm="streaming", call=call.idx, reason=reason)
 
     # -- reflector (StreamingArm.first_look, look_again, fall_back, _judge, _decide) ----
 
@@ -246,21 +313,36 @@ class _Replay:
         for idx, t in self.reflector.pick([(c.idx, c.prefix_t) for c in candidates]):
             known = self.verdicts.get(idx)
             if known is None:
-                known = self.verdicts[idx] = self.reflector.judge(t).sufficient
+                verdict = self.reflector.judge(t)
+                known = self.verdicts[idx] = verdict.sufficient
+                if self.events is not None:
+                    self.emit(
+                        "check",
+                        call=idx,
+                        prefix_t=t,
+                        sufficient=verdict.sufficient,
+                        score=verdict.score,
+                        coverage=verdict.coverage,
+                    )
             if known:
                 return by_idx[idx]
         return None
 
     def decide(self, call: _Call, *, fallback: bool) -> None:
         self.tally.fallback = fallback
+        tracing = self.events is not None
+        if tracing:
+            self.emit("decision", outcome="fallback" if fallback else "speculative", call=call.idx, prefix_t=call.prefix_t)
         for held in self.held:  # never started: not fired
             self.tally.fired -= 1
             self.tally.fired_on.pop(held.idx, None)
             held.stage = _GONE
             del self.in_flight[held.idx]
+            if tracing:
+                self.emit("cancel", arm="streaming", call=held.idx, reason="unstarted")
         self.held = []
         for other in list(self.in_flight.values()):
-            self.cancel(other)
+            self.cancel(other, "reflector")
         self.answer(call)
 
     def first_look(self) -> None:
@@ -291,18 +373,26 @@ class _Replay:
                 self.decide(full, fallback=True)
                 return
         self.tally.fallback = True
+        if self.events is not None:
+            self.emit("decision", outcome="fallback", call=None, prefix_t=n)
         self.waiting_for = self.fire(n, speculative=False)
 
     def answer(self, call: _Call) -> None:
         self.answer_us = self.now_us
         self.tally.used_prefix_t = call.prefix_t
+        if self.events is not None:  # StreamingArm._run: response generation F
+            self.emit("respond", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
+            self.push(self.now_us + self.plan.f_us, _COMPLETION, _ANSWER, _NO_CALL)
 
 
-def replay_tally(plan: QuestionPlan, trigger: Trigger, reflector: Reflector, rules: ArmRules) -> Tally:
-    """What the fold of the question's trace (:func:`~streamrag.simulator.trace_fold.fold_trace`)
-    would give, computed without the trace (unlimited capacity; µs since arrival)."""
+def replay(
+    plan: QuestionPlan, trigger: Trigger, reflector: Reflector, rules: ArmRules, events: list[dict[str, Any]] | None = None
+) -> Tally:
+    """Replay one planned question (unlimited capacity; µs since arrival): what the fold of
+    its trace (:func:`~streamrag.simulator.trace_fold.fold_trace`) gives; its trace events
+    are appended to ``events`` when given."""
     tally = Tally()
-    replay = _Replay(plan, trigger, reflector, rules, tally)
+    replay = _Replay(plan, trigger, reflector, rules, tally, events)
     replay.run(input_schedule(plan, trigger.tick_us), plan.turn_end_us)
     if replay.answer_us is None:  # pragma: no cover - unlimited capacity always answers
         raise RuntimeError(f"question {plan.question.interaction_id!r}: the closed-form replay did not answer")
