@@ -63,6 +63,7 @@ class _Replay:
     __slots__ = (
         "after_words",
         "answer_us",
+        "calls",
         "cap",
         "defer",
         "deferred",
@@ -76,7 +77,6 @@ class _Replay:
         "hold_at_turn_end",
         "in_flight",
         "l_us",
-        "n_calls",
         "n_words",
         "now_us",
         "plan",
@@ -123,7 +123,8 @@ class _Replay:
         self.heap: list[tuple[int, int, int, int, _Call]] = []
         self.seq = 0
         self.now_us = 0
-        self.n_calls = 0
+        self.calls: list[_Call] = []
+        """Every call of the arm, ``calls[idx - 1]``."""
         self.in_flight: dict[int, _Call] = {}
         self.fired_prefixes: set[int] = set()
         self.finished: list[_Call] = []
@@ -244,8 +245,8 @@ class _Replay:
         return len(self.in_flight) + (n_freed if at_us == self.now_us else 0)
 
     def fire(self, t: int, *, speculative: bool) -> _Call:
-        self.n_calls += 1
-        call = _Call(self.n_calls, t)
+        call = _Call(len(self.calls) + 1, t)
+        self.calls.append(call)
         self.in_flight[call.idx] = call
         self.fired_prefixes.add(t)
         tally = self.tally
@@ -309,7 +310,6 @@ class _Replay:
     # -- reflector (StreamingArm.first_look, look_again, fall_back, _judge, _decide) ----
 
     def judge(self, candidates: list[_Call]) -> _Call | None:
-        by_idx = {c.idx: c for c in candidates}
         for idx, t in self.reflector.pick([(c.idx, c.prefix_t) for c in candidates]):
             known = self.verdicts.get(idx)
             if known is None:
@@ -325,7 +325,7 @@ class _Replay:
                         coverage=verdict.coverage,
                     )
             if known:
-                return by_idx[idx]
+                return self.calls[idx - 1]
         return None
 
     def decide(self, call: _Call, *, fallback: bool) -> None:
