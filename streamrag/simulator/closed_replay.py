@@ -392,15 +392,15 @@ def replay(
     its trace (:func:`~streamrag.simulator.trace_fold.fold_trace`) gives; its trace events
     are appended to ``events`` when given."""
     tally = Tally()
-    replay = _Replay(plan, trigger, reflector, rules, tally, events)
-    replay.run(input_schedule(plan, trigger.tick_us), plan.turn_end_us)
-    if replay.answer_us is None:  # pragma: no cover - unlimited capacity always answers
+    machine = _Replay(plan, trigger, reflector, rules, tally, events)
+    machine.run(input_schedule(plan, trigger.tick_us), plan.turn_end_us)
+    if machine.answer_us is None:  # pragma: no cover - unlimited capacity always answers
         raise RuntimeError(f"question {plan.question.interaction_id!r}: the closed-form replay did not answer")
     n = plan.question.n_words
     f_us = plan.f_us
     tally.input_end_us = plan.input_end_us
-    tally.respond_us = replay.answer_us
-    tally.streaming_answer_us = replay.answer_us + f_us
+    tally.respond_us = machine.answer_us
+    tally.streaming_answer_us = machine.answer_us + f_us
     tally.response_us = f_us
     tally.baseline_answer_us = plan.turn_end_us + plan.g_us[n - 1] + plan.l_us[n - 1] + f_us
     return tally
