@@ -142,6 +142,7 @@ def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> 
     assert [r["session_id"] for r in rows] == [session_id(i) for i in range(150)]
     summary = json.loads((outs[0] / "summary.json").read_text())
     assert summary["mode"] == "load" and summary["rules"]["preset"] == "paper"
+    assert json.loads((outs[0] / "manifest.json").read_text())["replay"] == "engine"  # shared capacity: no closed form
     assert {"median", "p90", "p99"} <= set(summary["streaming"]["answer_ms"])
     trace_ids = {json.loads(line)["qid"] for line in (outs[0] / "trace.jsonl").read_text().splitlines()}
     assert trace_ids == {r["session_id"] for r in rows}
