@@ -147,13 +147,16 @@ class Timeline:
     """bool per fired call: fired on the last word, started only if the reflector waits."""
     turn_end_ms: float
     check_ms: float
+    n_words: int
 
 
 def supported(rs: ResolvedScenario) -> None:
     """Refuse (ConfigError) what the model does not cover."""
     sc = rs.scenario
     if sc.trigger.kind in ("replace", "hedge"):
-        raise ConfigError(f"trigger.kind: {sc.trigger.kind!r} kills or duplicates calls in flight; predict models the other triggers")
+        raise ConfigError(
+            f"trigger.kind: {sc.trigger.kind!r} kills or duplicates calls in flight; predict models the other triggers"
+        )
     if sc.input.needs_rng:
         raise ConfigError("input: predict needs deterministic word times (a uniform cadence without pauses, or timings)")
 
@@ -219,7 +222,7 @@ def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflecto
             done = [j]
         pairs = [(i + 1, ts[i]) for i in sorted(done, key=lambda i: (complete[i], i))]
         deciding[j] = any(verdict[t] for _, t in reflector.pick(pairs))
-    return Timeline(ts, offsets, deciding, ok, held, turn_end, check)
+    return Timeline(ts, offsets, deciding, ok, held, turn_end, check, n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +266,16 @@ def predict_question(q: SimQuestion, rs: ResolvedScenario, x: Atoms) -> Question
     blocked = line.sufficient & ~line.deciding
     fragile = False
     if blocked.any():
-        alt = Timeline(line.fired_t, line.offsets_ms, line.sufficient, line.sufficient, line.held, line.turn_end_ms, line.check_ms)
+        alt = Timeline(
+            line.fired_t,
+            line.offsets_ms,
+            line.sufficient,
+            line.sufficient,
+            line.held,
+            line.turn_end_ms,
+            line.check_ms,
+            line.n_words,
+        )
         # Blocking is decided by the order of completions, which spread can reorder.
         gaps = np.abs(line.offsets_ms[:, None] - line.offsets_ms[None, :])[blocked][:, ~line.sufficient]
         fragile = bool(gaps.size and gaps.min() < spread_ms(x))
