@@ -215,7 +215,7 @@ def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflecto
     complete = np.array(done_at)
     deciding = np.zeros(len(ts), dtype=bool)
     verdict = dict(zip(ts, ok, strict=True))
-    for j in np.flatnonzero(ok):
+    for j in map(int, np.flatnonzero(ok)):
         when = max(turn_end + check, complete[j])
         done = [i for i in range(len(ts)) if complete[i] <= when + _TIE_MS]
         if when > turn_end + check + _TIE_MS and rules.rejudge == "newest":
