@@ -27,6 +27,7 @@ COMMANDS = (
     "analyze",
     "stats",
     "simulate",
+    "predict",
     "compare",
     "sweep",
     "trace",
