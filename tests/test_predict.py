@@ -128,7 +128,19 @@ def population() -> list[SimQuestion]:
     return PreparedInputs(parse_input("generated:200:seed=3", base_dir=Path.cwd())).questions().questions
 
 
-@pytest.mark.parametrize("overrides", [[], ["latency.L_ms=100", "input.delta_wps=4"], ["trigger.kind=every_word"]])
+TIES = ["latency.L_ms=410", "input.delta_wps=4", "pipeline.max_threads=1"]  # G + L = 4 word intervals
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [],
+        ["latency.L_ms=100", "input.delta_wps=4"],
+        ["trigger.kind=every_word"],
+        TIES,
+        [*TIES, "pipeline.slot_release=at_completion"],
+    ],
+)
 def test_constant_latencies_predict_the_simulator_exactly(population, overrides) -> None:
     rs = load_scenario("paper_rq3", ["select.population=all", *overrides])
     pred = predict_population(population, rs)

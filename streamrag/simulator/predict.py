@@ -196,7 +196,9 @@ def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflecto
         if t < 1 or any(f == t for f, _ in fired):
             deferred = False
             continue
-        in_flight = sum(c > at + _TIE_MS for c in done_at)  # completions come before words at one instant
+        # a call completing at this instant holds its slot under ``after_words`` (the anchor's order)
+        holds = rules.slot_release == "after_words"
+        in_flight = sum(c > at + _TIE_MS or (holds and c > at - _TIE_MS) for c in done_at)
         if rules.max_threads is not None and in_flight >= rules.max_threads:
             if rules.capped_fire == "defer":
                 deferred = True
