@@ -1,0 +1,139 @@
+"""Benchmark: the closed-loop ``budget`` policy beside the static ones under a moving load.
+
+Issue 31: hold a stated p90 response budget under a cap on extra calls while the arrival
+rate moves. Every policy runs on the **same arrivals and draws** (one scenario, one seed;
+only ``[policy]`` changes): ``always``, ``admission`` (the load grid's variant: no
+speculation while the tool queue holds ≥ 2), ``stretch`` (gain 2), ``coalesce`` and
+``budget`` (:mod:`streamrag.pipeline.budget`). The default scenario is ``sim/day.toml``:
+the paper_rq3 pipeline on 2 tool servers, offered load 0.2 → 0.9 → 0.2 of the baseline's
+tool capacity over 4 simulated hours (24 ten-minute Poisson segments). ``--arrivals-file``
+replays recorded arrival times instead (``load.arrivals.kind = "file"``).
+
+Each run is read in 10-minute windows of arrival time (:mod:`streamrag.simulator.load_windows`):
+the share of windows whose streaming p90 answer latency stayed ≤ the budget, the extra
+calls per session (calls fired − 1) and the mean paired saving. Writes
+``benchmarks/out/bench_budget[-TAG].json`` and a figure ``benchmarks/out/bench_budget[-TAG].png``
+(per-window p90 over time per policy, the baseline's beside them, the budget line), and
+prints a Markdown table.
+
+Usage: ``python benchmarks/bench_budget.py --table gen.csv [--budget-ms 4500] [--cap 1.0]
+[--jobs 2] [--arrivals-file F.csv --tag file --set resources.tool.servers=6]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import OUT_DIR, load_average, save
+
+POLICIES: dict[str, list[str]] = {
+    "always": ["policy.kind=always"],
+    "admission": ["policy.kind=admission", "policy.max_queue=2", "policy.max_utilization=1.0"],
+    "stretch": ["policy.kind=stretch", "policy.gain=2.0"],
+    "coalesce": ["policy.kind=coalesce"],
+    "budget": [],  # the scenario's own policy, with --budget-ms and --cap
+}
+
+
+def _run(job: tuple[str, str, list[str], str, float, float, float]) -> dict[str, Any]:
+    """One policy's run, read in windows (a worker process)."""
+    from streamrag.simulator.load import run_load
+    from streamrag.simulator.load_windows import budget_summary, budget_windows
+    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.scenario import load_scenario
+
+    name, scenario, overrides, table, budget_ms, quantile, window_s = job
+    rs = load_scenario(scenario, overrides)
+    qs = load_selected(rs.scenario, table=table)
+    t0 = time.perf_counter()
+    run = run_load(qs.questions, rs)
+    wall_s = time.perf_counter() - t0
+    s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
+    windows = budget_windows(s, b, window_s=window_s, budget_ms=budget_ms, quantile=quantile)
+    return {
+        "policy": name,
+        "overrides": overrides,
+        "sessions": run.n,
+        "wall_s": wall_s,
+        "summary": budget_summary(windows, s, b),
+        "windows": [w._asdict() for w in windows],
+    }
+
+
+def _plot(results: list[dict[str, Any]], budget_ms: float, quantile: float, path: Path, title: str) -> Path:
+    from streamrag.base.figures import agg_figure, save_figure
+
+    fig = agg_figure(7.0, 3.8)
+    ax = fig.add_subplot(1, 1, 1)
+    for r in results:
+        xs = [w["start_s"] / 3600 for w in r["windows"] if w["quantile_ms"] is not None]
+        ys = [w["quantile_ms"] / 1000 for w in r["windows"] if w["quantile_ms"] is not None]
+        held = r["summary"]["share_held"]
+        ax.step(xs, ys, where="post", lw=2.2 if r["policy"] == "budget" else 1.2,
+                label=f"{r['policy']} ({100 * held:.0f}% held)")  # fmt: skip
+    base = results[0]["windows"]
+    ax.step([w["start_s"] / 3600 for w in base], [(w["baseline_quantile_ms"] or 0) / 1000 for w in base],
+            where="post", color="grey", ls="--", lw=1, label="no speculation")  # fmt: skip
+    ax.axhline(budget_ms / 1000, color="red", lw=1, ls=":", label=f"budget {budget_ms / 1000:g} s")
+    ax.set_yscale("log")
+    ax.set_xlabel("window start (simulated hours)")
+    ax.set_ylabel(f"p{round(100 * quantile)} answer latency per 10-min window (s)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, ncol=2, loc="upper left")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", required=True, help="stabilization table (e.g. streamrag generate gen.csv --table)")
+    parser.add_argument("--scenario", default="day")
+    parser.add_argument("--budget-ms", type=float, default=4500.0)
+    parser.add_argument("--quantile", type=float, default=0.9)
+    parser.add_argument("--cap", type=float, default=1.0, help="the budget policy's max_extra_calls")
+    parser.add_argument("--window-s", type=float, default=600.0)
+    parser.add_argument("--arrivals-file", help="replay recorded arrival times (seconds) instead")
+    parser.add_argument("--set", action="append", default=[], help="extra scenario override (every policy)")
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES))
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    common = list(args.set)
+    if args.arrivals_file:
+        common += ["load.arrivals.kind=file", f"load.arrivals.path={Path(args.arrivals_file).resolve()}"]
+    budget = [f"policy.budget_ms={args.budget_ms}", f"policy.quantile={args.quantile}", f"policy.max_extra_calls={args.cap}"]
+    jobs = [
+        (name, args.scenario, [*common, *(POLICIES[name] or budget)], args.table, args.budget_ms, args.quantile, args.window_s)
+        for name in args.policies
+    ]
+    load_before = load_average()
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(_run, jobs))
+    suffix = f"-{args.tag}" if args.tag else ""
+    title = f"{args.scenario}{' on ' + Path(args.arrivals_file).name if args.arrivals_file else ''}: same arrivals, five policies"
+    figure = _plot(results, args.budget_ms, args.quantile, OUT_DIR / f"bench_budget{suffix}.png", title)
+    out = save(f"bench_budget{suffix}", {
+        "scenario": args.scenario, "overrides": common, "budget_ms": args.budget_ms, "quantile": args.quantile,
+        "cap": args.cap, "window_s": args.window_s, "wall_s": time.perf_counter() - t0, "jobs": args.jobs,
+        "load_average_before": load_before, "figure": str(figure), "runs": results,
+    })  # fmt: skip
+    print(
+        f"| policy | windows held (p{round(100 * args.quantile)} ≤ {args.budget_ms:g} ms) | extra calls / session | mean saved ms | failed |"
+    )
+    print("|---|---|---|---|---|")
+    for r in results:
+        s = r["summary"]
+        print(f"| {r['policy']} | {s['windows_held']}/{s['windows']} ({100 * s['share_held']:.1f}%) | "
+              f"{s['extra_calls_per_session']:.2f} | {s['saved_ms_mean']:,.0f} | {s['failed']} |")  # fmt: skip
+    print(f"wrote {out} and {figure}")
+
+
+if __name__ == "__main__":
+    main()
