@@ -4,10 +4,14 @@ Issue 31: hold a stated p90 response budget under a cap on extra calls while the
 rate moves. Every policy runs on the **same arrivals and draws** (one scenario, one seed;
 only ``[policy]`` changes): ``always``, ``admission`` (the load grid's variant: no
 speculation while the tool queue holds ≥ 2), ``stretch`` (gain 2), ``coalesce`` and
-``budget`` (:mod:`streamrag.pipeline.budget`). The default scenario is ``sim/day.toml``:
-the paper_rq3 pipeline on 2 tool servers, offered load 0.2 → 0.9 → 0.2 of the baseline's
+``budget`` (:mod:`streamrag.pipeline.budget`), whose budget and cap the scenario states.
+The default scenario is ``sim/day.toml``: the paper_rq3 pipeline on 4 tool servers, offered load 0.2 → 0.9 → 0.2 of the baseline's
 tool capacity over 4 simulated hours (24 ten-minute Poisson segments). ``--arrivals-file``
-replays recorded arrival times instead (``load.arrivals.kind = "file"``).
+replays recorded arrival times instead (``load.arrivals.kind = "file"``): a file of
+seconds, or a recorded request log with a ``TIMESTAMP`` column such as Azure's public LLM
+inference trace (``AzureLLMInferenceTrace_conv.csv`` of github.com/Azure/AzurePublicDataset,
+CC-BY 4.0: 19,366 requests in one hour of 2023-11-16), turned into seconds from its first
+request.
 
 Each run is read in 10-minute windows of arrival time (:mod:`streamrag.simulator.load_windows`):
 the share of windows whose streaming p90 answer latency stayed ≤ the budget, the extra
@@ -16,13 +20,14 @@ calls per session (calls fired − 1) and the mean paired saving. Writes
 (per-window p90 over time per policy, the baseline's beside them, the budget line), and
 prints a Markdown table.
 
-Usage: ``python benchmarks/bench_budget.py --table gen.csv [--budget-ms 4500] [--cap 1.0]
+Usage: ``python benchmarks/bench_budget.py --table gen.csv [--budget-ms B] [--cap C]
 [--jobs 2] [--arrivals-file F.csv --tag file --set resources.tool.servers=6]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -66,18 +71,42 @@ def _run(job: tuple[str, str, list[str], str, float, float, float]) -> dict[str,
     }
 
 
+def _arrivals_file(path: Path) -> Path:
+    """``path`` itself, or for a request log with a ``TIMESTAMP`` column its arrival times in
+    seconds from the first request (``benchmarks/out/NAME.arrivals.csv``)."""
+    import pandas as pd
+
+    with path.open(encoding="utf-8") as fh:
+        header = fh.readline().split(",")
+    if "TIMESTAMP" not in [h.strip() for h in header]:
+        return path
+    stamps = pd.to_datetime(pd.read_csv(path, usecols=["TIMESTAMP"])["TIMESTAMP"])
+    seconds = (stamps - stamps.iloc[0]).dt.total_seconds()
+    out = OUT_DIR / f"{path.stem}.arrivals.csv"
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    out.write_text("arrival_s\n" + "".join(f"{x:.6f}\n" for x in seconds), encoding="utf-8")
+    return out
+
+
 def _plot(results: list[dict[str, Any]], budget_ms: float, quantile: float, path: Path, title: str) -> Path:
     from streamrag.base.figures import agg_figure, save_figure
 
     fig = agg_figure(7.0, 3.8)
     ax = fig.add_subplot(1, 1, 1)
+    sessions = ax.twinx()  # the moving load, behind the curves: sessions arriving per window
+    base = results[0]["windows"]
+    width_h = (base[1]["start_s"] - base[0]["start_s"]) / 3600 if len(base) > 1 else 1 / 6
+    sessions.bar([w["start_s"] / 3600 for w in base], [w["n"] for w in base], width=width_h, align="edge",
+                 color="0.92", zorder=0)  # fmt: skip
+    sessions.set_ylabel("sessions arriving per window", color="0.5", fontsize=8)
+    ax.set_zorder(sessions.get_zorder() + 1)
+    ax.patch.set_visible(False)
     for r in results:
         xs = [w["start_s"] / 3600 for w in r["windows"] if w["quantile_ms"] is not None]
         ys = [w["quantile_ms"] / 1000 for w in r["windows"] if w["quantile_ms"] is not None]
         held = r["summary"]["share_held"]
         ax.step(xs, ys, where="post", lw=2.2 if r["policy"] == "budget" else 1.2,
                 label=f"{r['policy']} ({100 * held:.0f}% held)")  # fmt: skip
-    base = results[0]["windows"]
     ax.step([w["start_s"] / 3600 for w in base], [(w["baseline_quantile_ms"] or 0) / 1000 for w in base],
             where="post", color="grey", ls="--", lw=1, label="no speculation")  # fmt: skip
     ax.axhline(budget_ms / 1000, color="red", lw=1, ls=":", label=f"budget {budget_ms / 1000:g} s")
@@ -86,7 +115,6 @@ def _plot(results: list[dict[str, Any]], budget_ms: float, quantile: float, path
     ax.set_ylabel(f"p{round(100 * quantile)} answer latency per 10-min window (s)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, ncol=2, loc="upper left")
-    fig.tight_layout()
     return save_figure(fig, path)
 
 
@@ -94,19 +122,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", required=True, help="stabilization table (e.g. streamrag generate gen.csv --table)")
     parser.add_argument("--scenario", default="day")
-    parser.add_argument("--budget-ms", type=float, default=4500.0)
-    parser.add_argument("--quantile", type=float, default=0.9)
-    parser.add_argument("--cap", type=float, default=1.0, help="the budget policy's max_extra_calls")
+    parser.add_argument("--budget-ms", type=float, help="default: the scenario's policy.budget_ms")
+    parser.add_argument("--quantile", type=float, help="default: the scenario's policy.quantile")
+    parser.add_argument("--cap", type=float, help="the budget policy's max_extra_calls (default: the scenario's)")
     parser.add_argument("--window-s", type=float, default=600.0)
     parser.add_argument("--arrivals-file", help="replay recorded arrival times (seconds) instead")
     parser.add_argument("--set", action="append", default=[], help="extra scenario override (every policy)")
     parser.add_argument("--policies", nargs="+", default=list(POLICIES))
+    parser.add_argument(
+        "--reuse",
+        help="an earlier bench_budget JSON of the same settings: its runs of the policies not in --policies join the table and figure",
+    )
     parser.add_argument("--tag", default="")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
+    from streamrag.pipeline.budget import BudgetPolicyConfig
+    from streamrag.simulator.scenario import load_scenario
+
+    stated = load_scenario(args.scenario).scenario.policy
+    if not isinstance(stated, BudgetPolicyConfig):
+        parser.error(f'scenario {args.scenario}: its [policy] must be kind = "budget" (it states the budget)')
+    args.budget_ms = stated.budget_ms if args.budget_ms is None else args.budget_ms
+    args.quantile = stated.quantile if args.quantile is None else args.quantile
+    args.cap = stated.max_extra_calls if args.cap is None else args.cap
     common = list(args.set)
     if args.arrivals_file:
-        common += ["load.arrivals.kind=file", f"load.arrivals.path={Path(args.arrivals_file).resolve()}"]
+        arrivals = _arrivals_file(Path(args.arrivals_file).resolve())
+        common += ["load.arrivals.kind=file", f"load.arrivals.path={arrivals}"]
     budget = [f"policy.budget_ms={args.budget_ms}", f"policy.quantile={args.quantile}", f"policy.max_extra_calls={args.cap}"]
     jobs = [
         (name, args.scenario, [*common, *(POLICIES[name] or budget)], args.table, args.budget_ms, args.quantile, args.window_s)
@@ -116,6 +158,11 @@ def main() -> None:
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(_run, jobs))
+    if args.reuse:
+        earlier = json.loads(Path(args.reuse).read_text(encoding="utf-8"))
+        if (earlier["scenario"], earlier["overrides"], earlier["budget_ms"]) != (args.scenario, common, args.budget_ms):
+            parser.error(f"--reuse {args.reuse}: it ran other settings (scenario, overrides or budget)")
+        results += [r for r in earlier["runs"] if r["policy"] not in args.policies]
     suffix = f"-{args.tag}" if args.tag else ""
     title = f"{args.scenario}{' on ' + Path(args.arrivals_file).name if args.arrivals_file else ''}: same arrivals, five policies"
     figure = _plot(results, args.budget_ms, args.quantile, OUT_DIR / f"bench_budget{suffix}.png", title)

@@ -47,7 +47,7 @@ def _policy(**fields: float) -> tuple[BudgetPolicy, _Clock]:
 def _answers(policy: BudgetPolicy, clock: _Clock, at_s: float, *response_ms: int) -> None:
     clock.t_us = round(at_s * S)
     for ms in response_ms:
-        policy.session_answered(ms * 1000)
+        policy.session_answered(ms * 1000, 0, 0)
 
 
 def test_the_controller_makes_exactly_the_documented_decisions() -> None:
@@ -68,7 +68,7 @@ def test_the_controller_makes_exactly_the_documented_decisions() -> None:
     _answers(policy, clock, 25, 700, 700, 700)  # below 0.8·B: one level down
     _answers(policy, clock, 35, 850, 850, 850)  # in [0.8·B, 0.9·B]: hold
     clock.t_us = 60 * S
-    policy.session_answered(100_000)  # at the 60 s update: counts from the next one on
+    policy.session_answered(100_000, 0, 0)  # at the 60 s update: counts from the next one on
     _answers(policy, clock, 61, 100, 100)
     clock.t_us = 70 * S
     policy.refuse(9, IDLE)
@@ -117,6 +117,19 @@ def test_it_tightens_to_silence_over_budget_and_relaxes_one_level_per_update_bel
         levels.append(policy.level)
     assert levels[6:] == [3, 2, 1, 0, 0, 0]
     assert policy.refuse(1, LoadView(4, 4, 3)) is None  # level 0: pressure 1.75 < 2.0
+
+
+def test_an_answered_session_gets_back_the_fires_that_cost_no_extra_call() -> None:
+    policy, _ = _policy(max_credit=10.0)
+    policy.session_started()
+    policy.session_started()
+    assert [policy.refuse(3, IDLE) for _ in range(3)] == [None, None, "spend"]
+    # The session fired 2 speculative calls, one was used: calls fired 2, extra calls 1.
+    policy.session_answered(1_000_000, 2, 1)
+    assert policy.credit == 1.0
+    assert policy.refuse(3, IDLE) is None
+    policy.session_answered(1_000_000, 0, 0)  # no speculation: the fallback only
+    assert policy.credit == 0.0
 
 
 def test_an_unlimited_tool_has_no_pressure() -> None:
@@ -185,5 +198,41 @@ def test_a_budget_load_run_is_deterministic_and_holds_its_cap(tmp_path: Path) ->
     with (outs[0] / "sessions.csv").open(encoding="utf-8") as fh:
         fired = np.array([int(row["calls_fired"]) for row in csv.DictReader(fh)])
     assert (fired - 1).mean() <= cap
-    trace = (outs[0] / "trace.jsonl").read_text(encoding="utf-8")
-    assert '"reason":"budget"' in trace or '"reason":"spend"' in trace
+    from streamrag.engine.trace import TRACE_EVENT
+
+    skips = [
+        TRACE_EVENT.validate_json(line)
+        for line in (outs[0] / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+        if '"kind":"skip"' in line
+    ]
+    assert {e.reason for e in skips} & {"budget", "spend"}  # type: ignore[union-attr]
+
+
+def test_budget_windows_cut_sessions_by_arrival_and_judge_each_window() -> None:
+    from streamrag.simulator.load_measures import SessionMeasures
+    from streamrag.simulator.load_windows import budget_summary, budget_windows
+
+    s, b = SessionMeasures(6), SessionMeasures(6)
+    s.arrival_us[:] = b.arrival_us[:] = [0, 5 * S, 9 * S, 10 * S, 12 * S, 31 * S]
+    s.answer_us[:] = [1000_000, 3000_000, 2000_000, 5000_000, -1, 500_000]  # session 4 failed
+    b.answer_us[:] = [2000_000, 2000_000, 2000_000, 6000_000, 4000_000, 4000_000]
+    s.fired[:] = [1, 3, 2, 4, 2, 1]
+    rows = budget_windows(s, b, window_s=10, budget_ms=2500, quantile=0.5)
+    assert [(w.start_s, w.n, w.quantile_ms, w.held, w.failed) for w in rows] == [
+        (0.0, 3, 2000.0, True, 0),
+        (10.0, 2, 5000.0, False, 1),
+        (20.0, 0, None, None, 0),  # an empty window is not judged
+        (30.0, 1, 500.0, True, 0),
+    ]
+    assert [w.extra_calls for w in rows] == [1.0, 2.0, None, 0.0]
+    assert rows[0].saved_ms == (1000 + -1000 + 0) / 3
+    assert rows[1].baseline_quantile_ms == 5000.0
+    summary = budget_summary(rows, s, b)
+    assert summary == {
+        "windows": 3,
+        "windows_held": 2,
+        "share_held": 2 / 3,
+        "extra_calls_per_session": pytest.approx(7 / 6, rel=1e-12),
+        "saved_ms_mean": (1000 - 1000 + 0 + 1000 + 3500) / 5,
+        "failed": 1,
+    }

@@ -10,7 +10,8 @@ time only from the clock it is given.
 
 **What it observes** (hooks the streaming arm calls): a session started; a session was
 answered, with its response time r = answer ready − end of input (what the user waited,
-``answer_us`` of a load run); and, at each fire, the tool's
+``answer_us`` of a load run), its speculative fires and its extra calls (calls fired − 1);
+and, at each fire, the tool's
 :class:`~streamrag.engine.resources.LoadView`.
 
 **The control law.** At every instant b = n·``period_s`` (n = 1, 2, …) of clock time the
@@ -34,14 +35,17 @@ count from the next update on. **A fire at level k goes ahead** iff
    tool has x = 0) — refused as ``budget``;
 2. at least ⌈1 + ``words_per_level`` · k⌉ words arrived since the session's last fire —
    refused as ``budget``;
-3. the ledger holds a credit: each session start adds ``max_extra_calls`` credits (up to
-   ``max_credit`` banked), each fire let through spends one — refused as ``spend``.
+3. the ledger holds a credit: each session start adds ``max_extra_calls`` credits, each
+   fire let through spends one, and an answered session gets back its speculative fires
+   minus its extra calls (the bank holds at most ``max_credit``) — refused as ``spend``.
 
-A session's extra calls (calls fired − 1) never exceed its speculative fires, and the
-fires let through never exceed ``max_extra_calls`` × sessions started, so the mean extra
-calls per session stay ≤ ``max_extra_calls`` at every instant (the bank lets a quiet
-stretch's unspent credit, at most ``max_credit`` calls, go to later sessions). Nothing
-is random: the same events give the same decisions.
+A session's extra calls never exceed its speculative fires (a fallback call is fired
+only after at least one speculative call failed the reflector, or instead of any), so
+the charge is an upper bound until the session is answered and exact after. Hence
+answered sessions' extra calls plus the unanswered sessions' fires never exceed
+``max_extra_calls`` × sessions started: once every session is answered, the mean extra
+calls per session are ≤ ``max_extra_calls``. Nothing is random: the same events give
+the same decisions.
 """
 
 from __future__ import annotations
@@ -83,9 +87,12 @@ class BudgetPolicy:
         self._catch_up()
         self.credit = min(self.config.max_credit, self.credit + self.config.max_extra_calls)
 
-    def session_answered(self, response_us: int) -> None:
+    def session_answered(self, response_us: int, speculative: int, extra_calls: int) -> None:
         now = self._catch_up()
         self.responses.append((now, response_us))
+        # Settle: the session was charged one credit per speculative fire; it cost
+        # extra_calls ≤ speculative, so the difference comes back.
+        self.credit = min(self.config.max_credit, self.credit + speculative - extra_calls)
 
     def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
         self._catch_up()

@@ -60,8 +60,9 @@ class SpeculationPolicy(Protocol):
         """A session's streaming arm started."""
         ...
 
-    def session_answered(self, response_us: int) -> None:
-        """A session was answered ``response_us`` after its end of input."""
+    def session_answered(self, response_us: int, speculative: int, extra_calls: int) -> None:
+        """A session was answered ``response_us`` after its end of input, having fired
+        ``speculative`` trigger calls and ``extra_calls`` calls beyond one in all."""
         ...
 
 
@@ -74,7 +75,7 @@ class _Policy:
     def session_started(self) -> None:
         return None
 
-    def session_answered(self, response_us: int) -> None:
+    def session_answered(self, response_us: int, speculative: int, extra_calls: int) -> None:
         return None
 
 

@@ -153,6 +153,8 @@ class StreamingArm:
         """Words heard so far."""
         self.input_end_at_us = -1
         """When the last word was heard (clock µs; −1: not yet)."""
+        self.n_unstarted = 0
+        """Calls cancelled before they started: fired but not counted as fired."""
         self.failed = False
         self.chosen: Call | None = None
         """The call whose result the answer is built from, once the reflector decided."""
@@ -210,7 +212,9 @@ class StreamingArm:
         respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
         await answered.wait()
         if not self.failed and self.input_end_at_us >= 0:
-            self.policy.session_answered(clock.now_us() - self.input_end_at_us)
+            speculative = sum(1 for call in self.calls if call.by == "trigger")
+            extra = len(self.calls) - self.n_unstarted - 1  # calls fired − 1, as a load run counts them
+            self.policy.session_answered(clock.now_us() - self.input_end_at_us, speculative, extra)
 
     def _on_word(self, t: int) -> None:
         self.heard = t
@@ -353,6 +357,7 @@ class StreamingArm:
         self.rec.emit("decision", outcome=outcome, call=call.idx, prefix_t=call.prefix_t)
         for held in self.held:
             self._cancel(held, "unstarted")
+            self.n_unstarted += 1
         self.held = []
         for other in list(self.in_flight.values()):
             self._cancel(other, "reflector")
