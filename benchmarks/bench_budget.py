@@ -101,17 +101,27 @@ def _plot(results: list[dict[str, Any]], budget_ms: float, quantile: float, path
     sessions.set_ylabel("sessions arriving per window", color="0.5", fontsize=8)
     ax.set_zorder(sessions.get_zorder() + 1)
     ax.patch.set_visible(False)
+
+    def steps(values: list[float | None]) -> tuple[list[float], list[float]]:
+        """Window starts (h) and values, the last window drawn to its end."""
+        pairs = [(w["start_s"] / 3600, v / 1000) for w, v in zip(base, values, strict=True) if v is not None]
+        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+        return [*xs, xs[-1] + width_h], [*ys, ys[-1]]
+
     for r in results:
-        xs = [w["start_s"] / 3600 for w in r["windows"] if w["quantile_ms"] is not None]
-        ys = [w["quantile_ms"] / 1000 for w in r["windows"] if w["quantile_ms"] is not None]
         held = r["summary"]["share_held"]
-        ax.step(xs, ys, where="post", lw=2.2 if r["policy"] == "budget" else 1.2,
-                label=f"{r['policy']} ({100 * held:.0f}% held)")  # fmt: skip
-    ax.step([w["start_s"] / 3600 for w in base], [(w["baseline_quantile_ms"] or 0) / 1000 for w in base],
-            where="post", color="grey", ls="--", lw=1, label="no speculation")  # fmt: skip
+        ax.step(*steps([w["quantile_ms"] for w in r["windows"]]), where="post",
+                lw=2.2 if r["policy"] == "budget" else 1.2, label=f"{r['policy']} ({100 * held:.0f}% held)")  # fmt: skip
+    ax.step(*steps([w["baseline_quantile_ms"] for w in base]), where="post", color="grey", ls="--", lw=1,
+            label="no speculation")  # fmt: skip
     ax.axhline(budget_ms / 1000, color="red", lw=1, ls=":", label=f"budget {budget_ms / 1000:g} s")
     ax.set_yscale("log")
-    ax.set_xlabel("window start (simulated hours)")
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("window start (h of arrival time)")
     ax.set_ylabel(f"p{round(100 * quantile)} answer latency per 10-min window (s)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, ncol=2, loc="upper left")
@@ -128,11 +138,14 @@ def main() -> None:
     parser.add_argument("--window-s", type=float, default=600.0)
     parser.add_argument("--arrivals-file", help="replay recorded arrival times (seconds) instead")
     parser.add_argument("--set", action="append", default=[], help="extra scenario override (every policy)")
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES))
     parser.add_argument(
-        "--reuse",
-        help="an earlier bench_budget JSON of the same settings: its runs of the policies not in --policies join the table and figure",
+        "--budget-set", action="append", default=[], help="override of the budget policy only, e.g. policy.headroom=0.05"
     )
+    parser.add_argument("--policies", nargs="*", default=list(POLICIES), help="policies to run (none: only --reuse)")
+    parser.add_argument(
+        "--reuse", action="append", default=[],
+        help="an earlier bench_budget JSON of the same settings (repeatable): its runs of other policies join in",
+    )  # fmt: skip
     parser.add_argument("--tag", default="")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
@@ -149,7 +162,10 @@ def main() -> None:
     if args.arrivals_file:
         arrivals = _arrivals_file(Path(args.arrivals_file).resolve())
         common += ["load.arrivals.kind=file", f"load.arrivals.path={arrivals}"]
-    budget = [f"policy.budget_ms={args.budget_ms}", f"policy.quantile={args.quantile}", f"policy.max_extra_calls={args.cap}"]
+    budget = [
+        f"policy.budget_ms={args.budget_ms}", f"policy.quantile={args.quantile}", f"policy.max_extra_calls={args.cap}",
+        *args.budget_set,
+    ]  # fmt: skip
     jobs = [
         (name, args.scenario, [*common, *(POLICIES[name] or budget)], args.table, args.budget_ms, args.quantile, args.window_s)
         for name in args.policies
@@ -158,13 +174,16 @@ def main() -> None:
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(_run, jobs))
-    if args.reuse:
-        earlier = json.loads(Path(args.reuse).read_text(encoding="utf-8"))
+    for reused in args.reuse:
+        earlier = json.loads(Path(reused).read_text(encoding="utf-8"))
         if (earlier["scenario"], earlier["overrides"], earlier["budget_ms"]) != (args.scenario, common, args.budget_ms):
-            parser.error(f"--reuse {args.reuse}: it ran other settings (scenario, overrides or budget)")
-        results += [r for r in earlier["runs"] if r["policy"] not in args.policies]
+            parser.error(f"--reuse {reused}: it ran other settings (scenario, overrides or budget)")
+        have = {r["policy"] for r in results}
+        results += [r for r in earlier["runs"] if r["policy"] not in have]
+    results.sort(key=lambda r: list(POLICIES).index(r["policy"]))
     suffix = f"-{args.tag}" if args.tag else ""
-    title = f"{args.scenario}{' on ' + Path(args.arrivals_file).name if args.arrivals_file else ''}: same arrivals, five policies"
+    where = f"recorded arrivals {Path(args.arrivals_file).name}" if args.arrivals_file else f"scenario {args.scenario}"
+    title = f"{where}, {'; '.join(args.set) or 'as stated'}: the same arrivals under each policy"
     figure = _plot(results, args.budget_ms, args.quantile, OUT_DIR / f"bench_budget{suffix}.png", title)
     out = save(f"bench_budget{suffix}", {
         "scenario": args.scenario, "overrides": common, "budget_ms": args.budget_ms, "quantile": args.quantile,
