@@ -172,7 +172,7 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)
-    with task_progress("sessions", 2 * n_sessions(rs.scenario.load)) as update:
+    with task_progress("sessions", 2 * n_sessions(rs)) as update:
         advance = advancing(update)
         on_session = None if advance is None else lambda: advance(1)
         run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session)
