@@ -202,11 +202,9 @@ def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:
     """``results.csv`` as a frame, read back through the CSV so types match :func:`read_run`."""
     import io
 
-    import pandas as pd
+    from streamrag.simulator.results import read_results, results_csv
 
-    from streamrag.simulator.results import results_csv
-
-    return pd.read_csv(io.BytesIO(results_csv(rows)), dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+    return read_results(io.BytesIO(results_csv(rows)))
 
 
 def read_run(folder: PathLike) -> pd.DataFrame:
@@ -224,10 +222,9 @@ def read_run(folder: PathLike) -> pd.DataFrame:
 
         kind, table = "sweep", read_sweep(run)
     elif (run / "results.csv").is_file():
-        import pandas as pd
+        from streamrag.simulator.results import read_results
 
-        kind = "simulation"
-        table = pd.read_csv(run / "results.csv", dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+        kind, table = "simulation", read_results(run / "results.csv")
     elif (run / "stabilization.csv").is_file():
         from streamrag.analysis.table import read_table
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from streamrag.base.errors import TableError
 from streamrag.base.formats import ARROW_KEY, FORMAT_VERSION, check_version
@@ -58,6 +58,34 @@ def arrow_schema(columns: Mapping[str, Any], table: str) -> pa.Schema:
 
     fields = [pa.field(name, arrow_type(dtype)) for name, dtype in columns.items()]
     return pa.schema(fields, metadata={TABLE_KEY: table.encode(), ARROW_KEY: str(FORMAT_VERSION).encode()})
+
+
+def dtype_of_arrow(dtype: pa.DataType) -> Dtype | None:
+    """The declared type an Arrow type stands for (``None``: ``null`` or another type)."""
+    import pyarrow as pa
+
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return "str"
+    if pa.types.is_boolean(dtype):
+        return "bool"
+    if pa.types.is_integer(dtype):
+        return "int"
+    if pa.types.is_floating(dtype):
+        return "float"
+    return None
+
+
+def declared_dtypes(df: pd.DataFrame) -> dict[str, Dtype]:
+    """The declared type of every column of a typed frame (:func:`typed_frame`'s
+    output); a column in another dtype is a ValueError (a programming error)."""
+    by_dtype = {v: k for k, v in PANDAS_DTYPES.items()}
+    out: dict[str, Dtype] = {}
+    for name in df.columns:
+        dtype = by_dtype.get(str(df[name].dtype))
+        if dtype is None:
+            raise ValueError(f"column {name!r}: dtype {df[name].dtype} is none of {', '.join(PANDAS_DTYPES.values())}")
+        out[str(name)] = dtype  # type: ignore[assignment]
+    return out
 
 
 def typed_frame(df: pd.DataFrame, columns: Mapping[str, Any]) -> pd.DataFrame:
@@ -137,7 +165,7 @@ def read_parquet(path: str | os.PathLike[str], columns: Mapping[str, Any]) -> pd
     return typed_frame(table.to_pandas(ignore_metadata=True), columns)
 
 
-def read_csv(path: str | os.PathLike[str], columns: Mapping[str, Any]) -> pd.DataFrame:
+def read_csv(path: str | os.PathLike[str] | IO[bytes], columns: Mapping[str, Any]) -> pd.DataFrame:
     """A CSV table as a frame: an empty field is undefined, declared columns in their
     dtypes, other columns as pandas infers them. Booleans are ``True``/``False``."""
     import pandas as pd
