@@ -215,8 +215,10 @@ def read_run(folder: PathLike) -> pd.DataFrame:
     ``manifest`` (the folder's JSON files, ``None`` when absent).
     """
     from streamrag.base.errors import InputError
+    from streamrag.base.formats import check_run
 
     run = Path(folder)
+    check_run(run)
     if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
         from streamrag.sweep.table import read_sweep
 
@@ -236,11 +238,6 @@ def read_run(folder: PathLike) -> pd.DataFrame:
 
 
 def _json_or_none(path: Path) -> Any:
-    from streamrag.base.errors import InputError
+    from streamrag.base.formats import read_json
 
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    return read_json(path) if path.is_file() else None

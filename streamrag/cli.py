@@ -37,6 +37,7 @@ COMMANDS = (
     "serve",
     "live",
     "list",
+    "schema",
     "frontier",
     "speak",
     "fit-input",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -11,8 +12,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from streamrag.analysis.evidence import read_evidence
+from streamrag.api import read_run
+from streamrag.base.errors import InputError
+from streamrag.base.formats import FORMAT_VERSION, check_version
 from streamrag.cli import main
+from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
+from streamrag.simulator.runtrace import run_events
 from streamrag.sweep import read_sweep
 from streamrag.sweep.table import TABLE_PARQUET, column_dtype
 
@@ -100,3 +107,97 @@ def test_results_columns_have_one_dtype_whatever_the_values(tmp_path) -> None:
     assert RESULT_DTYPES["interaction_id"] == "str" and RESULT_DTYPES["H_ms"] == "float"
     schema = results_schema()
     assert schema.field("calls_fired").type == pa.int64() and schema.field("misfire").type == pa.bool_()
+
+
+# --- format versions and JSON Schemas ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sim_run(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("sim")
+    table = tmp / "table.csv"
+    assert main(["generate", "--questions", "15", "--table", str(table), "-q"]) == 0
+    out = tmp / "run"
+    assert main(["simulate", "--table", str(table), "--scenario", "paper_rq3", "--set", "select.population=all",
+                 "--out", str(out), "-q"]) == 0  # fmt: skip
+    return out
+
+
+def _copy_run(run: Path, to: Path, edit) -> Path:
+    to.mkdir()
+    for f in run.iterdir():
+        if f.name.endswith(".json"):
+            data = json.loads(f.read_text(encoding="utf-8"))
+            edit(data)
+            (to / f.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        else:
+            (to / f.name).write_bytes(f.read_bytes())
+    return to
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_shipped_json_schemas_are_what_the_models_generate(kind: str, tmp_path) -> None:
+    shipped = SCHEMAS_DIR / f"{kind}.schema.json"
+    assert shipped.read_text(encoding="utf-8") == schema_text(kind), f"regenerate: streamrag schema {kind} --out {shipped}"
+    assert main(["schema", kind, "--out", str(tmp_path / "s.json")]) == 0
+    assert (tmp_path / "s.json").read_bytes() == shipped.read_bytes()
+
+
+def test_a_run_validates_against_the_shipped_schemas(sim_run) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    summary = json.loads((sim_run / "summary.json").read_text(encoding="utf-8"))
+    manifest = json.loads((sim_run / "manifest.json").read_text(encoding="utf-8"))
+    assert next(iter(summary)) == next(iter(manifest)) == "format_version"
+    assert summary["format_version"] == manifest["format_version"] == FORMAT_VERSION
+    for kind, data in (("summary", summary), ("manifest", manifest)):
+        jsonschema.validate(data, json.loads((SCHEMAS_DIR / f"{kind}.schema.json").read_text(encoding="utf-8")))
+    event_schema = json.loads((SCHEMAS_DIR / "trace-event.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(event_schema)
+    lines = (sim_run / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines and all(validator.is_valid(json.loads(line)) for line in lines)
+    bad = {**summary, "saved_ms": {"mean": "fast"}}
+    assert not jsonschema.Draft202012Validator(json.loads((SCHEMAS_DIR / "summary.schema.json").read_text())).is_valid(bad)
+
+
+def test_a_version_1_run_reads(sim_run, tmp_path) -> None:
+    old = _copy_run(sim_run, tmp_path / "old", lambda d: d.pop("format_version"))
+    assert "format_version" not in (old / "manifest.json").read_text(encoding="utf-8")
+    table = read_run(old)
+    pd.testing.assert_frame_equal(table, read_run(sim_run))
+    assert table.attrs["manifest"]["seed"] == 0
+    assert run_events(old) == run_events(sim_run)
+    assert main(["report", str(old), "--out", str(tmp_path / "old.html"), "--no-text", "-q"]) == 0
+
+
+def test_a_run_of_a_newer_version_is_a_one_line_error_naming_file_and_version(sim_run, tmp_path, capsys) -> None:
+    new = _copy_run(sim_run, tmp_path / "new", lambda d: d.update(format_version=FORMAT_VERSION + 1))
+    with pytest.raises(InputError, match=rf"manifest.json: written in format version {FORMAT_VERSION + 1}; .*reads version"):
+        read_run(new)
+    commands = (["report", str(new), "--no-text"], ["trace", str(new), "q1", "--no-text"],
+                ["compare", str(sim_run), str(new), "--out", str(tmp_path / "cmp")])  # fmt: skip
+    for argv in commands:
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{new / 'manifest.json'}: written in format version {FORMAT_VERSION + 1}" in err
+        assert f"install a streamrag that reads version {FORMAT_VERSION + 1}" in err
+
+
+def test_a_table_of_a_newer_version_names_the_version(two_sweeps, tmp_path) -> None:
+    idle, _ = two_sweeps
+    table = pq.read_table(idle / TABLE_PARQUET)
+    newer = table.replace_schema_metadata({**table.schema.metadata, b"streamrag.format_version": b"99"})
+    (tmp_path / "s").mkdir()
+    pq.write_table(newer, tmp_path / "s" / TABLE_PARQUET)
+    with pytest.raises(InputError, match=r"sweep.parquet: written in format version 99; .* reads format versions 1-2"):
+        read_sweep(tmp_path / "s")
+    evidence = tmp_path / "prefixes.parquet"
+    pq.write_table(pa.table({"interaction_id": ["q"]}).replace_schema_metadata({b"streamrag.format_version": b"3"}), evidence)
+    with pytest.raises(InputError, match=r"prefixes.parquet: written in format version 3"):
+        read_evidence(evidence)
+
+
+def test_check_version_accepts_the_readable_versions_only() -> None:
+    assert check_version(None, "f.json") == 1 and check_version(2, "f.json") == 2 and check_version(b"2", "f") == 2
+    for bad, message in ((0, "version 0; .*rewrite it"), (True, "not an integer"), ("two", "not an integer")):
+        with pytest.raises(InputError, match=message):
+            check_version(bad, "f.json")

@@ -74,6 +74,17 @@ def check_version(version: Any, path: str | os.PathLike[str]) -> int:
     return version
 
 
+def check_run(run_dir: str | os.PathLike[str]) -> int:
+    """The format version of a run folder (its ``manifest.json``'s, which versions every
+    file in the folder; unversioned without one), if this streamrag reads it; else the
+    one-line InputError of :func:`check_version`."""
+    manifest = Path(run_dir) / "manifest.json"
+    if not manifest.is_file():
+        return UNVERSIONED
+    data = read_json(manifest)
+    return check_version(data.get(FIELD) if isinstance(data, dict) else None, manifest)
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A run's JSON file (``summary.json``, ``manifest.json``, …), its version checked.
 

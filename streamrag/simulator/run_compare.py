@@ -49,6 +49,9 @@ class RunComparison(NamedTuple):
 
 
 def _results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    from streamrag.base.formats import check_run
+
+    check_run(run_dir)
     path = Path(run_dir) / "results.csv"
     if not path.is_file():
         raise DataFileError(f"{path}: no such file (is {run_dir} the --out folder of 'streamrag simulate'?)")

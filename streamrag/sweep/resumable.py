@@ -167,6 +167,7 @@ def _executor_info(executor: Executor) -> dict[str, Any]:
 def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, float], command: list[str] | None) -> bytes:
     import platform
 
+    from streamrag.base.formats import FIELD, FORMAT_VERSION
     from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
 
@@ -190,6 +191,7 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
     )
     return _json(
         {
+            FIELD: FORMAT_VERSION,
             "streamrag_version": __version__,
             "format": FORMAT,
             "reflector_models": models,
