@@ -13,15 +13,20 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamrag.analysis.evidence import read_evidence
+from streamrag.analysis.table import read_table, stabilization_schema
 from streamrag.api import read_run
+from streamrag.base.columns import declared_dtypes, to_arrow
 from streamrag.base.errors import InputError
 from streamrag.base.formats import FORMAT_VERSION, check_version
 from streamrag.cli import main
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
+from streamrag.data.stabilization_row import DTYPES
 from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
 from streamrag.simulator.runtrace import run_events
-from streamrag.sweep import read_sweep
-from streamrag.sweep.table import TABLE_PARQUET, column_dtype
+from streamrag.sweep import load_grid, read_sweep
+from streamrag.sweep.inputs import PreparedInputs
+from streamrag.sweep.points import plan
+from streamrag.sweep.table import TABLE_PARQUET, column_dtype, sweep_dtypes
 
 GRID = """
     name = "{name}"
@@ -201,3 +206,29 @@ def test_check_version_accepts_the_readable_versions_only() -> None:
     for bad, message in ((0, "version 0; .*rewrite it"), (True, "not an integer"), ("two", "not an integer")):
         with pytest.raises(InputError, match=message):
             check_version(bad, "f.json")
+
+
+def test_a_value_axis_has_its_settings_field_type(tmp_path) -> None:
+    grid = tmp_path / "g.toml"
+    grid.write_text(
+        'kind = "simulate"\ninput = "generated:5:seed=1"\nscenario = "paper_rq3"\n'
+        '[axes]\n"reflector.score_threshold" = [2, 3]\n"trigger.words" = [2, 3]\n',
+        encoding="utf-8",
+    )
+    g = load_grid(grid)
+    points = plan(g, PreparedInputs(g.input)).points
+    assert [p.values["score_threshold"] for p in points[::2]] == [2.0, 3.0]  # a float field given integers
+    assert all(type(p.values["words"]) is int for p in points)  # an int field stays int
+    dtypes = sweep_dtypes(["point", "score_threshold", "words", "saved_ms.mean", "n_questions"], points, g.axes)
+    assert dtypes == {"point": "int", "score_threshold": "float", "words": "int", "saved_ms.mean": "float", "n_questions": "int"}
+
+
+def test_readers_give_the_declared_dtypes_and_frames_convert_to_the_schema(sim_run) -> None:
+    results = read_results(sim_run / "results.csv")
+    assert declared_dtypes(results) == {c: RESULT_DTYPES[c] for c in results.columns}
+    assert to_arrow(results, results_schema(list(results.columns))).schema.field("skip_reason").type == pa.string()
+    stabilization = read_table(sim_run.parent / "table.csv")
+    assert declared_dtypes(stabilization) == {c: DTYPES[c] for c in stabilization.columns}
+    table = to_arrow(stabilization, stabilization_schema(stabilization.columns))
+    assert table.schema.metadata[b"streamrag.table"] == b"stabilization"
+    assert table.column("t_suf").type == pa.int64() and table.column("groundable").type == pa.bool_()
