@@ -62,21 +62,25 @@ def _version() -> Any:
     return Field(description="The file's format version (streamrag.base.formats)", ge=1, le=FORMAT_VERSION)
 
 
+_SUMMARY_FIELDS: dict[str, Any] = {
+    "format_version": (int, _version()),
+    "reflector_model": (str, ...),
+    "rules": (Rules, ...),
+    "n_questions": (int, Field(description="Replayed questions")),
+    "selection": (dict[str, int] | None, Field(None, description="How the selection counted the input's rows")),
+    **dict.fromkeys(NUMERIC_COLUMNS, (Stats, ...)),
+    **dict.fromkeys(BOOL_COLUMNS, (Rate, ...)),
+    "calls_on_revised": (Stats | None, Field(None, description="ASR hypotheses only")),
+    "calls_on_revised_share": (float | None, Field(None, description="ASR hypotheses only")),
+    "spearman_H_saved": (Correlation, ...),
+    "spearman_H_G_saved": (Correlation, ...),
+    "parameters": (dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),
+}
+
 SimulateSummary: type[BaseModel] = create_model(
     "SimulateSummary",
     __config__=ConfigDict(frozen=True, extra="forbid", title="streamrag summary.json (simulate, live)"),
-    format_version=(int, _version()),
-    reflector_model=(str, ...),
-    rules=(Rules, ...),
-    n_questions=(int, Field(description="Replayed questions")),
-    selection=(dict[str, int] | None, Field(None, description="How the selection counted the input's rows")),
-    **dict.fromkeys(NUMERIC_COLUMNS, (Stats, ...)),  # type: ignore[arg-type]
-    **dict.fromkeys(BOOL_COLUMNS, (Rate, ...)),
-    calls_on_revised=(Stats | None, Field(None, description="ASR hypotheses only")),
-    calls_on_revised_share=(float | None, Field(None, description="ASR hypotheses only")),
-    spearman_H_saved=(Correlation, ...),
-    spearman_H_G_saved=(Correlation, ...),
-    parameters=(dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),
+    **_SUMMARY_FIELDS,
 )
 """``summary.json`` of a simulate (or live) run: the module docstring of
 :mod:`streamrag.simulator.results` names its keys."""
