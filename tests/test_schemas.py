@@ -74,6 +74,10 @@ def test_two_sweeps_with_an_all_undefined_column_combine_with_pyarrow_dataset(tw
 
 def test_sweep_columns_have_their_declared_types(two_sweeps) -> None:
     _, busy = two_sweeps
+    manifest = json.loads((busy / "manifest.json").read_text(encoding="utf-8"))
+    assert next(iter(manifest)) == "format_version" and manifest["format_version"] == FORMAT_VERSION
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(manifest, json.loads((SCHEMAS_DIR / "sweep-manifest.schema.json").read_text(encoding="utf-8")))
     schema = pq.read_schema(busy / TABLE_PARQUET)
     assert schema.metadata[b"streamrag.table"] == b"sweep" and schema.metadata[b"streamrag.format_version"] == b"2"
     types = {f.name: f.type for f in schema}

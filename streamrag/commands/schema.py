@@ -1,10 +1,11 @@
 """``streamrag schema KIND [--out FILE]``: the JSON Schema of a run's JSON output.
 
-=============  ================================================================
-``summary``    ``summary.json`` of a simulate or live run
-``manifest``   ``manifest.json`` of a simulate, load or live run
-``trace-event`` one line of ``trace.jsonl`` (a union discriminated by ``kind``)
-=============  ================================================================
+==================  ===========================================================
+``summary``         ``summary.json`` of a simulate or live run
+``manifest``        ``manifest.json`` of a simulate, load or live run
+``sweep-manifest``  ``manifest.json`` of a sweep folder
+``trace-event``     one line of ``trace.jsonl`` (a union discriminated by ``kind``)
+==================  ===========================================================
 
 Each schema is generated from the pydantic model the writer validates its data with, and
 names the format version it describes (``x-streamrag-format-version``). The package ships
@@ -19,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-KINDS = ("summary", "manifest", "trace-event")
+KINDS = ("summary", "manifest", "sweep-manifest", "trace-event")
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 """Where the package ships the schemas (``KIND.schema.json``)."""
@@ -28,7 +29,7 @@ SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "schema",
-        help="the JSON Schema of summary.json, manifest.json or a trace event",
+        help="the JSON Schema of summary.json, manifest.json (a run's or a sweep's) or a trace event",
         description="Print (or write) the JSON Schema of a run's summary.json, manifest.json or one "
         "trace.jsonl event, generated from the models the writers validate with.",
     )
@@ -49,6 +50,10 @@ def json_schema(kind: str) -> dict[str, Any]:
         from streamrag.simulator.run_files import RunManifest
 
         body = RunManifest.model_json_schema()
+    elif kind == "sweep-manifest":
+        from streamrag.sweep.run_files import SweepManifest
+
+        body = SweepManifest.model_json_schema()
     else:
         from streamrag.engine.trace import TRACE_EVENT
 
