@@ -236,3 +236,10 @@ def test_readers_give_the_declared_dtypes_and_frames_convert_to_the_schema(sim_r
     table = to_arrow(stabilization, stabilization_schema(stabilization.columns))
     assert table.schema.metadata[b"streamrag.table"] == b"stabilization"
     assert table.column("t_suf").type == pa.int64() and table.column("groundable").type == pa.bool_()
+
+
+def test_the_csv_of_a_sweep_reads_as_its_parquet(two_sweeps, tmp_path) -> None:
+    _, busy = two_sweeps
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "sweep.csv").write_bytes((busy / "sweep.csv").read_bytes())
+    pd.testing.assert_frame_equal(read_sweep(tmp_path / "csv"), read_sweep(busy))

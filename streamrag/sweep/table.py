@@ -192,15 +192,19 @@ def read_sweep(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def _known_dtypes(columns: Sequence[str], schema: pa.Schema | None) -> dict[str, Dtype]:
-    """Types of a table read back without its grid: a column the file types (a Parquet
-    column that is not ``null``) keeps the file's type; the others by :func:`column_dtype`
-    (an axis is never undefined, so a ``null`` column is never an axis)."""
+    """Types of a table read back without its grid: a column declared by name (fixed,
+    descriptor, text or count metric) takes its declared type; any other (an axis, a
+    float metric) the Parquet file's type, :func:`column_dtype` where the file has none
+    (a ``null`` column is all undefined, so never an axis), pandas' reading in a CSV."""
     from streamrag.base.columns import dtype_of_arrow
+    from streamrag.sweep.kinds import DESCRIPTOR_DTYPES
 
     out: dict[str, Dtype] = {}
     for name in columns:
-        typed = dtype_of_arrow(schema.field(name).type) if schema is not None else None
-        out[name] = typed or column_dtype(name)
+        if name in FIXED_DTYPES or name in DESCRIPTOR_DTYPES or column_dtype(name) != "float":
+            out[name] = column_dtype(name)
+        elif schema is not None:
+            out[name] = dtype_of_arrow(schema.field(name).type) or column_dtype(name)
     return out
 
 
