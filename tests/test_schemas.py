@@ -183,7 +183,8 @@ def test_a_run_of_a_newer_version_is_a_one_line_error_naming_file_and_version(si
     with pytest.raises(InputError, match=rf"manifest.json: written in format version {FORMAT_VERSION + 1}; .*reads version"):
         read_run(new)
     commands = (["report", str(new), "--no-text"], ["trace", str(new), "q1", "--no-text"],
-                ["compare", str(sim_run), str(new), "--out", str(tmp_path / "cmp")])  # fmt: skip
+                ["compare", str(sim_run), str(new), "--out", str(tmp_path / "cmp")],
+                ["compare", str(new), str(sim_run.parent / "table.csv"), "--out", str(tmp_path / "pub")])  # fmt: skip
     for argv in commands:
         assert main(argv) == 1
         err = capsys.readouterr().err
