@@ -38,6 +38,7 @@ COMMANDS = (
     "serve",
     "live",
     "list",
+    "schema",
     "frontier",
     "speak",
     "fit-input",

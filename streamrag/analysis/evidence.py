@@ -59,6 +59,7 @@ from streamrag.retrieval.base import Postings, chunk_coverage
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from streamrag.data.hypotheses import Hypotheses
     from streamrag.retrieval.base import Rankings
@@ -70,6 +71,7 @@ __all__ = [
     "PrefixEvidence",
     "evidence_frame",
     "evidence_path_for",
+    "evidence_schema",
     "prefix_evidence",
     "read_evidence",
     "write_evidence",
@@ -99,6 +101,23 @@ EVIDENCE_COLUMNS: tuple[str, ...] = (
 )
 
 Scale = Literal["bm25", "cosine"]
+
+
+def evidence_schema(columns: Iterable[str] = EVIDENCE_COLUMNS) -> pa.Schema:
+    """The Arrow schema of ``prefixes.parquet`` with ``columns`` (the required ones and
+    the optional ones written), each of its one declared type."""
+    import pyarrow as pa
+
+    from streamrag.base.columns import arrow_schema
+
+    types = {
+        "interaction_id": pa.string(), "t": pa.int32(), "top_ids": pa.list_(pa.int64()), "top1_score": pa.float64(),
+        "top1_coverage_distinct": pa.float64(), "top1_coverage_occurrences": pa.float64(), "gold_rank": pa.int8(),
+        "score_scale": pa.string(), "revised": pa.bool_(), "t_ms": pa.float64(), "word": pa.string(),
+        "top1_margin": pa.float64(), "top1_coverage_prefix": pa.float64(), "ne_first_t": pa.int16(),
+        "ne_first_t_full": pa.int16(),
+    }  # fmt: skip
+    return arrow_schema({name: types[name] for name in columns}, "prefixes")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -229,13 +248,10 @@ def _gold_rank_column(ranks: np.ndarray) -> Any:
 
 
 def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write the evidence table as Parquet, atomically."""
-    from streamrag.base.atomic import atomic_path
+    """Write the evidence table as Parquet (Arrow schema :func:`evidence_schema`), atomically."""
+    from streamrag.base.columns import write_parquet
 
-    out = Path(path)
-    with atomic_path(out) as tmp:
-        df.to_parquet(tmp, index=False, engine="pyarrow")
-    return out
+    return write_parquet(df, path, evidence_schema(df.columns))
 
 
 def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
@@ -247,10 +263,13 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
     import pyarrow.lib
     import pyarrow.parquet as pq
 
+    from streamrag.base.columns import file_version
+
     try:
         table = pq.ParquetFile(path).read()
     except (OSError, pyarrow.lib.ArrowException) as exc:
         raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
+    file_version(table.schema, path)
     missing = [c for c in EVIDENCE_COLUMNS if c not in table.column_names]
     if missing:
         raise TableError(

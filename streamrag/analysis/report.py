@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from streamrag.base.atomic import write_text_atomic
+from streamrag.base.formats import versioned
 
 __all__ = ["FIGURES", "write_figures", "write_summary"]
 
@@ -19,8 +20,9 @@ FIGURES: tuple[str, ...] = ("phi_histograms.png", "phi_suf_by_type.png", "stream
 
 def write_summary(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``summary`` as JSON atomically: indent 2, keys in insertion order, and no
-    NaN/Infinity (``allow_nan=False`` raises ``ValueError`` on one: undefined is null)."""
-    text = json.dumps(summary, indent=2, sort_keys=False, allow_nan=False, ensure_ascii=False) + "\n"
+    NaN/Infinity (``allow_nan=False`` raises ``ValueError`` on one: undefined is null);
+    ``format_version`` first (:mod:`streamrag.base.formats`)."""
+    text = json.dumps(versioned(summary), indent=2, sort_keys=False, allow_nan=False, ensure_ascii=False) + "\n"
     target = Path(path)
     write_text_atomic(target, text)
     return target

@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +39,13 @@ import numpy as np
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.base.atomic import atomic_path
+from streamrag.base.columns import PANDAS_DTYPES, arrow_schema
 from streamrag.base.errors import TableError
 from streamrag.data.crag import MAX_QUERY_WORDS
 from streamrag.data.stabilization_row import (
     ABSENT_COLUMNS,
+    COLUMNS,
+    DTYPES,
     OPTIONAL_COLUMNS,
     REQUIRED_VALUES,
     STABILIZATION_COLUMNS,
@@ -51,6 +54,7 @@ from streamrag.data.stabilization_row import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 __all__ = [
     "ABSENT_COLUMNS",
@@ -59,6 +63,7 @@ __all__ = [
     "STABILIZATION_COLUMNS",
     "read_table",
     "read_table_records",
+    "stabilization_schema",
     "write_table",
 ]
 
@@ -174,21 +179,24 @@ def _check_row(v: dict[str, Any]) -> None:
 
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Typed frame: nullable Int64 / boolean, float64 with NaN, text as object with None."""
+    """Typed frame: each known column in its declared dtype (:mod:`streamrag.base.columns`:
+    nullable ``Int64`` / ``boolean``, ``float64`` with NaN, text ``str``); others as text."""
     import pandas as pd
 
     data: dict[str, Any] = {}
     for col in columns:
         values = [r[col] for r in records]
-        if col in _INT_COLUMNS:
-            data[col] = pd.array(values, dtype="Int64")
-        elif col in _BOOL_COLUMNS:
-            data[col] = pd.array(values, dtype="boolean")
-        elif col in _FLOAT_COLUMNS:
-            data[col] = np.array([np.nan if x is None else x for x in values], dtype=float)
-        else:
-            data[col] = pd.Series(values, dtype=object)
+        if col in _FLOAT_COLUMNS:
+            values = [np.nan if x is None else x for x in values]
+        data[col] = pd.array(values, dtype=PANDAS_DTYPES[DTYPES.get(col, "str")])
     return pd.DataFrame(data, columns=columns)
+
+
+def stabilization_schema(columns: Iterable[str] | None = None) -> pa.Schema:
+    """The stabilization table's Arrow schema: its known columns (``columns``, default
+    every known one) typed by the row declaration, other columns text."""
+    names = list(COLUMNS) if columns is None else list(columns)
+    return arrow_schema({name: DTYPES.get(name, "str") for name in names}, "stabilization")
 
 
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -199,7 +207,8 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     lacks —, then those of :data:`OPTIONAL_COLUMNS` present, then any others as text).
     Types: counts and positions ``Int64`` (``<NA>`` when undefined),
     ``groundable``/``retrieved_gold`` ``boolean``, ``phi_*``/``gold_density`` ``float64``
-    (NaN when undefined), text ``object`` (``None`` when empty).
+    (NaN when undefined), text ``str`` (NaN when empty): the dtypes of
+    :mod:`streamrag.base.columns`, as every reader gives them.
 
     Rows with a non-empty ``skip_reason`` are only type-checked (any field may be empty);
     every other row must be consistent: ``1 ≤ t ≤ n_words``, ``phi = t/n_words`` within

@@ -5,7 +5,6 @@ timelines. Each reader takes the folder's own files; nothing is recomputed but f
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import tempfile
@@ -70,7 +69,7 @@ _FIRST = {
 }
 _ID = {"simulation": "interaction_id", "analysis": "interaction_id", "load": "session_id", "sweep": "key"}
 _ROWS_FILE = {"simulation": "results.csv", "analysis": "stabilization.csv", "load": "sessions.csv"}
-_PROVENANCE = ("parameters", "rules", "selection")  # summary.json keys shown as settings, not results
+_PROVENANCE = ("format_version", "parameters", "rules", "selection")  # summary.json keys shown as settings, not results
 
 
 @dataclass
@@ -102,12 +101,10 @@ def run_kind(run: Path) -> str:
 
 
 def _json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    """A run's JSON file, its format version checked (:func:`~streamrag.base.formats.read_json`)."""
+    from streamrag.base.formats import read_json
+
+    data = read_json(path) if path.is_file() else None
     return data if isinstance(data, dict) else None
 
 

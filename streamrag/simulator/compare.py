@@ -117,6 +117,9 @@ def read_run(run_dir: str | os.PathLike[str]) -> tuple[dict[str, _Question], dic
     run = Path(run_dir)
     if not run.is_dir():
         raise DataFileError(f"{run}: no such folder (RUN_DIR is the --out folder of 'streamrag simulate')")
+    from streamrag.base.formats import check_run
+
+    check_run(run)
     path = run / "results.csv"
     if not path.is_file():
         raise DataFileError(f"{path}: no such file (is {run} the --out folder of 'streamrag simulate'?)")

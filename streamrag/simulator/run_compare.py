@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from streamrag.base.errors import DataFileError
-from streamrag.simulator.results import stats
+from streamrag.simulator.results import read_results, stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,12 +49,13 @@ class RunComparison(NamedTuple):
 
 
 def _results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    import pandas as pd
+    from streamrag.base.formats import check_run
 
+    check_run(run_dir)
     path = Path(run_dir) / "results.csv"
     if not path.is_file():
         raise DataFileError(f"{path}: no such file (is {run_dir} the --out folder of 'streamrag simulate'?)")
-    table = pd.read_csv(path, dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+    table = read_results(path)
     missing = [c for c in ("interaction_id", "saved_ms", "skip_reason") if c not in table.columns]
     if missing:
         raise DataFileError(f"{path}: line 1: {missing[0]}: missing column (a simulate run's results.csv has it)")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
+from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
 from streamrag.base.processes import worker_pool
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
@@ -224,8 +225,19 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
     return {"reflector_model": reflector_model, "rules": rs.rules()}
 
 
+def summary_data(
+    reflector_model: str, rows: Sequence[ResultRow], rs: ResolvedScenario, counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`, checked)."""
+    from streamrag.simulator.run_files import SimulateSummary
+
+    data = versioned({**provenance(reflector_model, rs), **summarize(rows, parameters(rs), counts)})
+    SimulateSummary.model_validate(data)
+    return data
+
+
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = {**provenance(run.reflector_model, rs), **summarize(run.rows, parameters(rs), counts)}
+    data = summary_data(run.reflector_model, run.rows, rs, counts)
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -249,8 +261,10 @@ def manifest_json(
 
     from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
+    from streamrag.simulator.run_files import RunManifest
 
     data = {
+        FIELD: FORMAT_VERSION,
         "streamrag_version": __version__,
         "seed": rs.scenario.seed,
         **provenance(reflector_model, rs),
@@ -268,6 +282,7 @@ def manifest_json(
         "pydantic": pydantic.__version__,
         "created": wall_clock_iso(),
     }
+    RunManifest.model_validate(data)
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 

@@ -46,6 +46,9 @@ class Instant:
 
 def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, Any]]:
     """The events of question ``qid`` in ``RUN_DIR/trace.jsonl`` (as dicts)."""
+    from streamrag.base.formats import check_run
+
+    check_run(run_dir)  # the manifest versions the trace
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")

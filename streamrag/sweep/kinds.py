@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from streamrag.base.columns import Dtype
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, nest
 from streamrag.base.validation import validated
@@ -36,6 +37,19 @@ from streamrag.sweep.inputs import input_ref
 
 Overrides = Sequence[Sequence[tuple[str, Scalar]]]
 """Groups of ``(dotted path, value)``: the base, then one group per axis."""
+
+DESCRIPTOR_DTYPES: dict[str, Dtype] = {
+    # simulate (and load)
+    "trigger": "str", "trigger_kind": "str", "reflector": "str", "L_ms": "float", "G_ms": "float", "F_ms": "float",
+    "delta_wps": "float", "max_threads": "int", "profile": "str", "population": "str", "seed": "int",
+    # load
+    "arrivals": "str", "rate_per_s": "float", "tool_servers": "int", "llm_servers": "int", "policy": "str",
+    "offered_load": "float",
+    # streamable (and analyze)
+    "theta": "float", "k": "int", "grounding": "str",
+}  # fmt: skip
+"""The type of every descriptor column any kind writes (a name means one thing in every
+kind): the sweep table's Arrow schema reads it, so an undefined value keeps the type."""
 
 POOL_FIELDS = ("scope", "gold")
 """Scenario ``[data]`` fields that choose global-scope analysis of a data input."""
