@@ -42,13 +42,13 @@ def plot_phi_histograms(df: pd.DataFrame, *, fig: Figure | None = None) -> Figur
         fig = figure_or_new(fig, PAGE_IN, 2.6)
         axes = fig.subplots(1, 2, sharey=True)
         panels = (
-            (phi_sc, "φ_sc (self-consistency), all questions", "tab:blue"),
+            (phi_sc, "φ_sc (self-consistency), all", "tab:blue"),
             (phi_suf, "φ_suf (sufficiency), retrieved-gold", "tab:orange"),
         )
         for ax, (values, title, color) in zip(axes, panels, strict=True):
             x = values[~np.isnan(values)]
             ax.set_title(f"{title} (n = {x.size})")
-            ax.set_xlabel("φ = t / n (fraction of the question heard)")
+            ax.set_xlabel("φ = t / n (share of the question heard)")
             ax.set_xlim(0, 1)
             if x.size == 0:
                 _no_data(ax)
@@ -89,8 +89,8 @@ def plot_phi_suf_by_type(df: pd.DataFrame, *, by: str = "question_type", ax: Axe
         else:
             _no_data(ax)
         ax.set_xlim(0, 1)
-        ax.set_xlabel("φ_suf = t_suf / n (heard when gold enters the top-k)")
-        ax.set_title(f"φ_suf by {by.replace('_', ' ')} (retrieved-gold; earliest median on top)")
+        ax.set_xlabel("φ_suf = t_suf / n (gold enters the top-k)")
+        ax.set_title(f"φ_suf by {by.replace('_', ' ')}, retrieved-gold (earliest on top)", wrap=True)
         ax.grid(axis="x", color="0.9")
         return finish(fig)
 

@@ -98,6 +98,12 @@ def figure_or_new(fig: Figure | None, width_in: float, height_in: float) -> Figu
     return agg_figure(width_in, height_in) if fig is None else fig
 
 
+def legend_columns(fig: Figure, wanted: int, *, column_in: float = 1.6) -> int:
+    """Columns of a legend below the panels: ``wanted``, at most as many as fit the
+    figure's width at ``column_in`` inches each (at least 1)."""
+    return max(1, min(wanted, int(fig.get_size_inches()[0] // column_in)))
+
+
 def finish(fig: Figure) -> Figure:
     """Tick labels of every axes at :data:`TICK_PT` (set explicitly, so ticks made when
     the figure is drawn later keep it), then ``fig``."""

@@ -39,6 +39,8 @@ def plot_fits(meas: Measurements, fits: Sequence[StageFit], *, fig: Figure | Non
     n_blocks = -(-max(len(fits), 1) // n_cols)
     with paper_style():
         fig = figure_or_new(fig, min(PAGE_IN, 2.3 * n_cols + 0.3), 4.4 * n_blocks + 0.3)
+        n_cols = max(1, min(len(fits), 3, int(fig.get_size_inches()[0] // 2.2)))  # as many as fit a given figure
+        n_blocks = -(-max(len(fits), 1) // n_cols)
         axes = fig.subplots(2 * n_blocks, n_cols, squeeze=False)
         for ax in axes.ravel():
             ax.set_visible(False)
@@ -62,16 +64,16 @@ def plot_fits(meas: Measurements, fits: Sequence[StageFit], *, fig: Figure | Non
                 style = {"color": _COLORS[cand.kind], "linewidth": 1.8 if chosen else 0.8, "alpha": 1.0 if chosen else 0.8}
                 label = f"{cand.kind} (D = {cand.ks:.3f}){' chosen' if chosen else ''}"
                 top.plot(grid, cand.model.cdf(grid), label=label, **style)
-                bottom.plot(cand.model.ppf(positions), x, ".", markersize=2, label=cand.kind, **style)
+                bottom.plot(cand.model.ppf(positions), x, ".", markersize=2, **style)  # colours as named above
             if not fit.candidates:
                 top.axvline(x[0], color=_COLORS["constant"], linewidth=1.8, label=f"constant {x[0]:g} ms")
                 bottom.text(0.5, 0.5, "all durations equal:\na constant", ha="center", va="center", transform=bottom.transAxes)
             else:
                 bottom.plot([x[0], x[-1]], [x[0], x[-1]], "--", color="0.5", linewidth=0.9, label="y = x (a perfect fit)")
-                bottom.legend(loc="upper left", fontsize=6.5)
-            top.legend(loc="lower right", fontsize=6.5)
+                bottom.legend(loc="upper left", fontsize=6)
+            top.legend(loc="lower right", fontsize=6, framealpha=0.8)
             bottom.set_xlabel("model quantile (ms)")
             bottom.set_ylabel("measured quantile (ms)")
             bottom.set_title("QQ")
-        fig.suptitle(f"Latency fits: {meas.path.name}")
+        fig.suptitle(f"Latency fits: {meas.path.name}", wrap=True)
         return finish(fig)

@@ -283,7 +283,7 @@ def plot_trace(events: list[dict[str, Any]], *, ax: Axes | None = None) -> Figur
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from streamrag.base.figures import PAGE_IN, axes_or_new, finish, paper_style
+    from streamrag.base.figures import PAGE_IN, axes_or_new, finish, legend_columns, paper_style
 
     spans, instants = spans_and_instants(events)
     lanes = lane_order(spans, instants)
@@ -321,7 +321,8 @@ def plot_trace(events: list[dict[str, Any]], *, ax: Axes | None = None) -> Figur
         ax.set_xlabel("virtual time since arrival (ms)")
         ax.set_title(
             f"{printable(events[0]['qid'])}: baseline {head['baseline_ms']:.0f} ms, streaming {head['streaming_ms']:.0f} ms, "
-            f"saved {head['saved_ms']:.0f} ms"
+            f"saved {head['saved_ms']:.0f} ms",
+            wrap=True,
         )
         ax.grid(axis="x", alpha=0.3)
         shown_spans = {s.name for s in spans}
@@ -337,7 +338,9 @@ def plot_trace(events: list[dict[str, Any]], *, ax: Axes | None = None) -> Figur
             if n in shown_marks
         ]
         handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="E (end of input)"))
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+        fig.legend(
+            handles=handles, loc="outside lower center", ncol=legend_columns(fig, len(handles), column_in=1.35), frameon=False
+        )
         return finish(fig)
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from streamrag.base.figures import PAGE_IN, figure_name, figure_or_new, finish, paper_style, save_figure
+from streamrag.base.figures import PAGE_IN, figure_name, figure_or_new, finish, legend_columns, paper_style, save_figure
 from streamrag.sweep.figures_load import _fmt, _model_note, plot_load, plot_revisions
 from streamrag.sweep.table import pareto_front, read_point_results
 
@@ -86,9 +86,11 @@ def plot_streamable_heatmaps(table: pd.DataFrame, *, fig: Figure | None = None) 
     thetas = sorted(table["theta"].unique())
     Ls = sorted(table["L_ms"].unique())
     deltas = sorted(table["delta_wps"].unique())
-    n_rows, n_cols = _grid_shape(len(thetas), max(1, int((PAGE_IN - 1.0) // (0.38 * len(deltas) + 0.45))))
+    panel_in = 0.38 * len(deltas) + 0.45  # a panel's width that keeps its numbers apart
+    n_rows, n_cols = _grid_shape(len(thetas), max(1, int((PAGE_IN - 1.0) // panel_in)))
     with paper_style():
-        fig = figure_or_new(fig, min(PAGE_IN, (0.38 * len(deltas) + 0.45) * n_cols + 1.0), n_rows * (0.2 * len(Ls) + 1.1) + 0.4)
+        fig = figure_or_new(fig, min(PAGE_IN, panel_in * n_cols + 1.0), n_rows * (0.2 * len(Ls) + 1.1) + 0.4)
+        n_rows, n_cols = _grid_shape(len(thetas), max(1, int((fig.get_size_inches()[0] - 1.0) // panel_in)))  # a given figure's
         axes = fig.subplots(n_rows, n_cols, sharey=True, squeeze=False).ravel()
         for ax in axes[len(thetas) :]:
             ax.set_visible(False)
@@ -103,7 +105,7 @@ def plot_streamable_heatmaps(table: pd.DataFrame, *, fig: Figure | None = None) 
                 for j in range(len(deltas)):
                     if not np.isnan(grid[i, j]):
                         colour = "white" if grid[i, j] < 55 else "black"
-                        ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=7, color=colour)
+                        ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=7, color=colour)
             ax.set_xticks(range(len(deltas)), [f"{d:g}" for d in deltas])
             ax.set_yticks(range(len(Ls)), [f"{L:g}" for L in Ls])
             ax.set_xlabel("cadence δ (words/s)")
@@ -112,20 +114,24 @@ def plot_streamable_heatmaps(table: pd.DataFrame, *, fig: Figure | None = None) 
             ax.set_ylabel("tool latency L (ms)")
         if image is not None:  # one panel per θ, so there is one when the table has rows
             fig.colorbar(image, ax=list(axes[: len(thetas)]), label="streamable (%)", shrink=0.9)
-        fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L (%)")
+        fig.suptitle("Streamable fraction: share of questions with H ≥ θ·L (%)", wrap=True)
         return finish(fig)
 
 
-_MARKERS = "osD^vP*Xh<>"
+_MARKERS = "osD^vPXh<>p"  # no star: the star is the oracle bound
 
 
-def _trigger_styles(table: pd.DataFrame) -> dict[str, tuple[str, str, float]]:
-    """Per trigger: colour, marker and size — earlier triggers larger, so a trigger that
+_Style = tuple[str, str, float, bool]
+"""A trigger's colour, marker, marker size (points²) and whether it is a bound (``oracle``)."""
+
+
+def _trigger_styles(table: pd.DataFrame) -> dict[str, _Style]:
+    """Per trigger its :data:`_Style` — earlier triggers larger, so a trigger that
     coincides with another (every 3 words = every 1 s at δ = 3) still shows around it."""
     triggers = _triggers(table)
-    return {
-        t: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)], 60 - 36 * i / max(len(triggers) - 1, 1)) for i, t in enumerate(triggers)
-    }
+    oracle = _is_oracle(table)
+    bounds = set(table.loc[oracle, "trigger"].astype(str)) if "trigger" in table.columns else set()
+    return {t: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)], max(80 * 0.78**i, 12.0), t in bounds) for i, t in enumerate(triggers)}
 
 
 def _is_oracle(rows: pd.DataFrame) -> pd.Series:
@@ -134,25 +140,26 @@ def _is_oracle(rows: pd.DataFrame) -> pd.Series:
     return pd.Series(False, index=rows.index)
 
 
-def _scatter_triggers(ax: Axes, rows: pd.DataFrame, x: str, styles: dict[str, tuple[str, str, float]]) -> None:
-    """One open marker per point in its trigger's colour and shape; ``oracle`` points a
-    filled star on top, labelled ``(bound)``."""
-    oracle = _is_oracle(rows)
-    for trig, (colour, marker, size) in styles.items():
+def _scatter_triggers(ax: Axes, rows: pd.DataFrame, x: str, styles: dict[str, _Style], *, filled: bool = False) -> None:
+    """One marker per point in its trigger's colour and shape, open (``filled``: a
+    translucent fill, so a marker under another still shows its outline); a bound's
+    points a filled star on top, labelled ``(bound)``."""
+    from matplotlib.colors import to_rgba
+
+    for trig, (colour, marker, size, bound) in styles.items():
         mine = rows[rows["trigger"].astype(str) == trig] if trig else rows
         if not len(mine):
             continue
-        bound = bool(oracle.reindex(mine.index).any())
+        face = colour if bound else to_rgba(colour, 0.4) if filled else "none"
         ax.scatter(
             mine[x],
             mine["saved_ms.mean"],
             s=110 if bound else size,
             marker="*" if bound else marker,
-            facecolors=colour if bound else "none",
+            facecolors=face,
             edgecolors="black" if bound else colour,
-            linewidths=0.5 if bound else 1.0,
-            alpha=1.0 if bound else 0.85,
-            zorder=5 if bound else 3,
+            linewidths=0.5 if bound else 1.1,
+            zorder=5 if bound else 4 if filled else 3,
             label=f"{trig} (bound)" if bound else (trig or None),
         )
 
@@ -166,7 +173,8 @@ def _G_values(rows: pd.DataFrame) -> list[float]:
 def _reference_lines(ax: Axes, lo: float, hi: float, G_values: Sequence[float], *, name: str = "H") -> None:
     """The lines saved = H and, per query-generation latency G, saved = H + G: a call
     fired early overlaps G as well as the tool's latency, so savings reach above H."""
-    ax.plot([lo, hi], [lo, hi], color="0.35", linestyle="--", linewidth=0.9, zorder=2, label=f"saved = {name}")
+    label = f"saved = {name}" + (" = min(G + L, residual)" if name == "H_G" else "")
+    ax.plot([lo, hi], [lo, hi], color="0.35", linestyle="--", linewidth=0.9, zorder=2, label=label)
     for i, g in enumerate(G_values):
         ax.plot(
             [lo, hi],
@@ -179,14 +187,32 @@ def _reference_lines(ax: Axes, lo: float, hi: float, G_values: Sequence[float], 
         )
 
 
-def _legend_below(fig: Figure, axes: Iterable[Axes], ncol: int = 3) -> None:
-    """One legend for every panel, below them (a label once)."""
+def _legend_below(
+    fig: Figure, axes: Iterable[Axes], ncol: int = 3, *, triggers: dict[str, tuple[str, str, float]] | None = None
+) -> None:
+    """One legend for every panel, below them (a label once); with ``triggers``, their
+    markers as drawn (open; the bound a star) after the lines, whichever panel has them."""
+    from matplotlib.lines import Line2D
+
     unique: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            unique.setdefault(label, handle)
+            if triggers is None or isinstance(handle, Line2D):
+                unique.setdefault(label, handle)
+    for trig, (colour, marker, _, bound) in (triggers or {}).items():
+        name = f"{trig} (bound)" if bound else trig
+        unique[name] = Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker="*" if bound else marker,
+            markersize=9 if bound else 6,
+            markerfacecolor=colour if bound else "none",
+            markeredgecolor="black" if bound else colour,
+            markeredgewidth=0.5 if bound else 1.0,
+        )
     if unique:
-        fig.legend(list(unique.values()), list(unique), loc="outside lower center", ncol=ncol, frameon=False)
+        fig.legend(list(unique.values()), list(unique), loc="outside lower center", ncol=legend_columns(fig, ncol), frameon=False)
 
 
 def plot_saved_vs_bounds(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
@@ -201,7 +227,7 @@ def plot_saved_vs_bounds(table: pd.DataFrame, *, fig: Figure | None = None) -> F
         lo = min(0.0, float(pd.to_numeric(table["saved_ms.mean"]).min()))
         for ax, bound, name, label, G in (
             (axes[0], "H_ms.mean", "H", "mean H (ms)", _G_values(table)),
-            (axes[1], "H_G_ms.mean", "H_G", "mean H_G = min(G + L, residual) (ms)", []),
+            (axes[1], "H_G_ms.mean", "H_G", "mean H_G (ms)", []),
         ):
             hi = float(np.nanmax(table[[bound, "saved_ms.mean"]].to_numpy(dtype=float)))
             _reference_lines(ax, lo, hi, G, name=name)
@@ -210,8 +236,8 @@ def plot_saved_vs_bounds(table: pd.DataFrame, *, fig: Figure | None = None) -> F
             ax.set_xlabel(label)
             ax.grid(color="0.92")
         axes[0].set_ylabel("mean saved (ms)")
-        _legend_below(fig, axes, ncol=3)
-        fig.suptitle("Saved against the hideable-latency bounds (a marker per grid point)" + _model_note(table))
+        _legend_below(fig, axes, ncol=3, triggers=styles)
+        fig.suptitle("Saved against the hideable-latency bounds (a marker per grid point)" + _model_note(table), wrap=True)
         return finish(fig)
 
 
@@ -245,18 +271,16 @@ def plot_pareto(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
                 label="Pareto front (filled markers)",
             )
             _scatter_triggers(ax, panel[~on_front], "wasted_calls.mean", styles)
-            for trig, (colour, marker, size) in styles.items():
-                mine = panel[on_front & (panel["trigger"].astype(str) == trig)] if trig else panel[on_front]
-                ax.scatter(mine["wasted_calls.mean"], mine["saved_ms.mean"], s=size, marker=marker, color=colour, zorder=4)
+            _scatter_triggers(ax, panel[on_front], "wasted_calls.mean", styles, filled=True)
             ax.axhline(0, color="0.3", linewidth=0.6)
             ax.set_xlabel("wasted calls per question")
             ax.set_title("" if L is None else f"L = {L:g} ms")
             ax.grid(color="0.92")
         for ax in axes[::n_cols]:
             ax.set_ylabel("mean saved (ms)")
-        _legend_below(fig, axes[: len(Ls)], ncol=4)
+        _legend_below(fig, axes[: len(Ls)], ncol=4, triggers=styles)
         delta = f", δ = {rows['delta_wps'].iloc[0]:g} w/s" if "delta_wps" in rows.columns and len(rows) else ""
-        fig.suptitle(f"Latency saved versus wasted tool calls across triggers{delta}" + _model_note(table))
+        fig.suptitle(f"Latency saved versus wasted tool calls across triggers{delta}" + _model_note(table), wrap=True)
         return finish(fig)
 
 
@@ -302,17 +326,21 @@ def plot_saved_vs_H_scatter(
             ax.axhline(0, color="0.3", linewidth=0.6)
             rho = point.get("spearman_H_saved.rho")
             rho_text = "ρ undefined" if rho is None or pd.isna(rho) else f"ρ = {rho:+.2f}"
-            title = ", ".join(_fmt(c, point[c]) for c in ("trigger", "L_ms", "delta_wps") if c in point.index)
+            title = ", ".join(
+                str(point[c]) if c == "trigger" else _fmt(c, point[c])
+                for c in ("trigger", "L_ms", "delta_wps")
+                if c in point.index
+            )
             ax.set_title(
-                f"{title}\nmean saved {point['saved_ms.mean']:.0f} ms, H {point['H_ms.mean']:.0f} ms, {rho_text}; "
-                f"{int(neg.sum())} < 0"
+                f"{title}\nmean saved {point['saved_ms.mean']:.0f}, H {point['H_ms.mean']:.0f} ms; {rho_text}; "
+                f"{int(neg.sum())} negative"
             )
             ax.set_xlabel("H (ms); both axes jittered")
             ax.grid(color="0.92")
         for ax in axes[::n_cols]:
             ax.set_ylabel("saved (ms)")
         _legend_below(fig, axes[: max(len(rows), 1)], ncol=4)
-        fig.suptitle("Per-question saving versus the bound H (a dot per question)" + _model_note(table))
+        fig.suptitle("Per-question saving versus the bound H (a dot per question)" + _model_note(table), wrap=True)
         return finish(fig)
 
 

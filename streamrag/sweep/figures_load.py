@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from streamrag.base.figures import PAGE_IN, figure_or_new, finish, paper_style
+from streamrag.base.figures import PAGE_IN, figure_or_new, finish, legend_columns, paper_style
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -82,7 +82,8 @@ def plot_load(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
                 else:
                     note = f"break-even ρ = {be:.2f}"
                 ax.axvline(be, color="red", linewidth=1, label="break-even (95% band)" if n_reps > 1 else "break-even")
-                ax.text(be, ax.get_ylim()[1], f" {note}", color="red", fontsize=7, va="top")
+                right = be > sum(ax.get_xlim()) / 2  # the note on the side with room
+                ax.text(be, ax.get_ylim()[1], f" {note} ", color="red", fontsize=7, va="top", ha="right" if right else "left")
             label = ", ".join(_fmt(c, v) for c, v in zip(others, keys, strict=False))
             ax.set_title(label or "all points")
             ax.set_xlabel("offered tool load ρ = λ·E[L]/c (baseline)")
@@ -94,9 +95,11 @@ def plot_load(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
         for ax in axes[: len(groups)]:
             for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
                 handles.setdefault(name, handle)
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=3, frameon=False)
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=legend_columns(fig, 3), frameon=False)
         reps = f"; mean of {n_reps} replications" if n_reps > 1 else ""
-        fig.suptitle("When does speculation stop paying? Answer latency under shared capacity" + reps + _model_note(table))
+        fig.suptitle(
+            "When does speculation stop paying? Answer latency under shared capacity" + reps + _model_note(table), wrap=True
+        )
         return finish(fig)
 
 
@@ -112,8 +115,11 @@ def plot_revisions(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
     lines = list(table.groupby("r", sort=True)) if "r" in table.columns else [("", table)]
     with paper_style():
         fig = figure_or_new(fig, PAGE_IN, 2.6)
-        axes = fig.subplots(1, len(panels))
-        for ax, (label, value) in zip(axes, panels, strict=True):
+        n_cols = max(1, min(len(panels), int(fig.get_size_inches()[0] // 2.1)))  # as many a row as fit
+        axes = fig.subplots(-(-len(panels) // n_cols), n_cols, squeeze=False).ravel()
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        for ax, (label, value) in zip(axes, panels, strict=False):
             for r, group in lines:
                 rows = group.sort_values("p")
                 y = pd.to_numeric(value(rows), errors="coerce").to_numpy(dtype=float)
@@ -122,7 +128,7 @@ def plot_revisions(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
             ax.set_title(label)
             ax.grid(color="0.92")
         if len(lines) > 1:
-            handles, names = axes[-1].get_legend_handles_labels()
+            handles, names = axes[0].get_legend_handles_labels()
             fig.legend(handles, names, title="rewrite window", loc="outside right upper", frameon=False)
-        fig.suptitle("Streaming on ASR partial hypotheses: what revisions cost" + _model_note(table))
+        fig.suptitle("Streaming on ASR partial hypotheses: what revisions cost" + _model_note(table), wrap=True)
         return finish(fig)
