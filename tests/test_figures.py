@@ -305,7 +305,7 @@ def _names(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", ["pdf", "svg"])
-def test_figure_format_sets_every_figure_a_command_names(fmt, work, tmp_path):
+def test_figure_format_sets_every_figure_a_command_names(fmt, work, tmp_path, capsys):
     folder = work["folder"]
     table = folder / "stabilization.csv"
     assert main(["--figure-format", fmt, "stats", str(table), "--out", str(tmp_path / "stats"), "-q"]) == 0
@@ -333,6 +333,8 @@ def test_figure_format_sets_every_figure_a_command_names(fmt, work, tmp_path):
     assert _names(sweep / "figures") == sorted(f"{n}.{fmt}" for n in ("pareto", "saved_vs_bounds", "saved_vs_H_scatter"))
     compared = tmp_path / "cmp"
     assert main(["compare", str(work["run"]), str(work["published"]), "--out", str(compared), "--figure-format", fmt]) == 0
+    said = capsys.readouterr().out.splitlines()[-1]
+    assert said == f"wrote {compared / 'comparison.json'}, {compared / f'comparison.{fmt}'} and {compared / f'h_vs_saved.{fmt}'}"
     assert _names(compared) == [f"comparison.{fmt}", f"h_vs_saved.{fmt}"]
     runs = tmp_path / "runs"
     assert main(["compare", str(work["run"]), str(work["run"]), "--out", str(runs), "--figure-format", fmt]) == 0

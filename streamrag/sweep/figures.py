@@ -187,9 +187,7 @@ def _reference_lines(ax: Axes, lo: float, hi: float, G_values: Sequence[float], 
         )
 
 
-def _legend_below(
-    fig: Figure, axes: Iterable[Axes], ncol: int = 3, *, triggers: dict[str, tuple[str, str, float]] | None = None
-) -> None:
+def _legend_below(fig: Figure, axes: Iterable[Axes], ncol: int = 3, *, triggers: dict[str, _Style] | None = None) -> None:
     """One legend for every panel, below them (a label once); with ``triggers``, their
     markers as drawn (open; the bound a star) after the lines, whichever panel has them."""
     from matplotlib.lines import Line2D
