@@ -11,9 +11,12 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamrag.base.errors import InputError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["KINDS", "Run", "read_report_run", "run_kind"]
 
@@ -202,12 +205,12 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
 # --- figures -------------------------------------------------------------------------
 
 
-def _svg_of(draw: Callable[[Path], Any]) -> bytes:
-    """Run a plot function that writes a file, on an ``.svg`` path in a scratch folder."""
+def _svg_of(fig: Figure) -> bytes:
+    """A figure as SVG bytes (written atomically in a scratch folder, as every figure)."""
+    from streamrag.base.figures import save_figure
+
     with tempfile.TemporaryDirectory(prefix="streamrag-report-") as tmp:
-        path = Path(tmp) / "figure.svg"
-        draw(path)
-        return path.read_bytes()
+        return save_figure(fig, Path(tmp) / "figure.svg").read_bytes()
 
 
 def _analysis_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
@@ -234,7 +237,7 @@ def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     saved = _column(parts, "saved_ms")
     bound = _column(parts, "H_G_ms")
     misfire = _column(parts, "misfire")
-    return [("saved vs bound", _svg_of(lambda p: plot_saved(saved, bound, misfire, p)), "image/svg+xml")]
+    return [("saved vs bound", _svg_of(plot_saved(saved, bound, misfire)), "image/svg+xml")]
 
 
 def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
@@ -242,7 +245,7 @@ def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
 
     counted = _column(parts, "counted")
     saved = [s for s, c in zip(_column(parts, "saved_ms"), counted, strict=True) if c is True]
-    return [("saved per counted session", _svg_of(lambda p: plot_saved(saved, None, None, p)), "image/svg+xml")]
+    return [("saved per counted session", _svg_of(plot_saved(saved, None, None)), "image/svg+xml")]
 
 
 def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:

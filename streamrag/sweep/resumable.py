@@ -12,7 +12,7 @@ Layout of ``OUT/``::
     points/KEY/done.json     written last and atomically: the point is finished
     sweep.csv, sweep.parquet the sweep table (:mod:`streamrag.sweep.table`)
     break_even.csv           a load sweep's break-even loads (:mod:`streamrag.sweep.break_even`)
-    figures/*.png            (:mod:`streamrag.sweep.figures`)
+    figures/*.png            (:mod:`streamrag.sweep.figures`; ``--figure-format``'s suffix)
     manifest.json            written last and atomically: the sweep is complete
 
 A point is finished iff its ``done.json`` names its key and the files it lists exist
