@@ -60,21 +60,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag
 
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import DataFileError, InputError, RecordError
 from streamrag.base.lines import iter_question_objects
+from streamrag.base.validation import SettingsModel
 
 VOWELS = "aeiou"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 DIGITS = "0123456789"
 
 
-class RevisionModel(BaseModel):
+class RevisionModel(SettingsModel):
     """The seeded revision model's parameters (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["model"] = "model"
     p: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
@@ -89,21 +88,17 @@ class RevisionModel(BaseModel):
     design §5). The simulator uses its own cadence."""
 
 
-class HypothesesFile(BaseModel):
+class HypothesesFile(SettingsModel):
     """Recorded partial hypotheses, read from ``path`` (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["file"] = "file"
     path: str
 
 
-class TypedInput(BaseModel):
+class TypedInput(SettingsModel):
     """Questions typed the way the participants of a keystroke folder typed
     (:mod:`streamrag.data.typed`): each word is heard when the space after it is typed,
     and a backspace run into a heard word revises it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["typed"] = "typed"
     path: str
