@@ -52,8 +52,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import logging
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,4 +282,26 @@ def question_hypotheses(asr: RevisionModel | HypothesesFile | TypedInput, intera
     found = recorded_hypotheses(asr.path).questions.get(interaction_id)
     if found is None:
         raise InputError(f"{asr.path}: no hypotheses for question {interaction_id!r}")
+    warning = transcript_warning(asr.path, interaction_id, query, found.words[-1])
+    if warning is not None:
+        logging.getLogger(__name__).warning(warning, extra={"interaction_id": interaction_id})
     return found
+
+
+def _words(text: str | Sequence[str]) -> set[str]:
+    return set(re.findall(r"\w+", (text if isinstance(text, str) else " ".join(text)).lower()))
+
+
+def transcript_warning(path: str, interaction_id: str, query: str, final: Sequence[str]) -> str | None:
+    """The warning for a recorded final transcript that shares fewer than half the
+    question's distinct words (an ASR error drops or changes a few; a transcript of
+    another question, or of nothing, shares none), else ``None``. The run goes on: the
+    transcript is what the agent heard."""
+    asked, heard = _words(query), _words(final)
+    shared = len(asked & heard)
+    if not asked or 2 * shared >= len(asked):
+        return None
+    return (
+        f"{path}: question {interaction_id!r}: its final hypothesis shares {shared} of the question's {len(asked)} "
+        f"distinct words ({' '.join(final)[:60]!r} for {query[:60]!r}): is it this question's transcript?"
+    )

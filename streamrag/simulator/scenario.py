@@ -179,8 +179,10 @@ class SelectConfig(_Section):
 
 
 class DataConfig(_Section):
-    split: int | Literal["all"] = 0
-    """CRAG split to read (0 = validation); ``"all"`` reads every record."""
+    split: int | Literal["all"] | None = 0
+    """CRAG split to read (0 = validation); ``"all"`` reads every record. ``None`` (no
+    file can set it) is what a table replay records when the table's split is unknown
+    (:func:`~streamrag.simulator.simulate.recorded_for_table`)."""
     k: int = Field(default=3, ge=1)
     grounding: Literal["exact", "relaxed"] = "exact"
     retriever: RetrieverConfig = BM25RetrieverConfig()
