@@ -17,7 +17,6 @@ from typing import Any
 import pandas as pd
 import pytest
 from _inputs import files_under, one_error_line, record, run_cli, write_jsonl
-from pydantic import BaseModel
 from test_error_keys import BASE, LEAVES
 
 from streamrag.base.errors import ConfigError
@@ -146,7 +145,7 @@ def test_true_is_kept_as_true_or_refused_never_a_number(path: str, select: tuple
         assert message.startswith(f"scenario {BASE}: "), message
         return
     value = _value_at(rs.scenario, path)
-    assert value is True or (isinstance(value, BaseModel) and value.model_dump().get("kind") is not None), value
+    assert value is True, value  # a boolean setting (data.entity_predictor)
 
 
 @pytest.mark.parametrize(
@@ -193,6 +192,56 @@ def test_a_boolean_split_in_a_crag_record_is_refused(tmp_path, capsys) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", [record(0), record(1, split=True)])
     code, _, err = run_cli(["analyze", data, "--out", tmp_path / "o", "--no-cache", "--jobs", "1"], capsys)
     assert code == 1 and one_error_line(err).startswith(f"{data}:2: field 'split': ")
+
+
+def _read(kind: str, path: Path) -> object:
+    if kind == "hypotheses":
+        from streamrag.data.hypotheses import read_hypotheses
+
+        return read_hypotheses(path)
+    if kind == "timings":
+        from streamrag.engine.timings import read_word_timings
+
+        return read_word_timings(path)
+    if kind == "durations":
+        from streamrag.calibration.measurements import read_measurements
+
+        return read_measurements(path)
+    if kind == "arrivals":
+        from streamrag.simulator.workload import read_arrival_file
+
+        return read_arrival_file(path)
+    from streamrag.analysis.table import read_table_records
+
+    return read_table_records(path)
+
+
+TABLE_HEAD = "interaction_id,domain,question_type,static_or_dynamic,n_words,n_passages,groundable,retrieved_gold,t_sc,phi_sc,t_suf,phi_suf,volatility\n"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "text", "message"),
+    [
+        ("hypotheses", "h.jsonl", json.dumps({"interaction_id": "q0", "hypotheses": [{"t_ms": True, "text": "who"}]}),
+         "h.jsonl:1: field 'hypotheses[0].t_ms': expected a finite number of ms ≥ 0, got True"),
+        ("timings", "w.jsonl", json.dumps({"interaction_id": "q0", "words": [{"word": "who", "start_ms": True, "end_ms": 200}]}),
+         "w.jsonl:1: field 'words[0].start_ms': expected a finite number of ms, got True"),
+        ("durations", "m.jsonl", json.dumps({"stage": "L", "duration_ms": True}),
+         "m.jsonl:1: field 'duration_ms': expected a number of ms, got bool True"),
+        ("arrivals", "a.txt", "0\ntrue\n", "a.txt:2: arrival_s: 'true' is not a time in seconds ≥ 0"),
+        ("table", "t.csv", TABLE_HEAD + "a,finance,simple,static,True,5,True,True,3,0.5,2,0.3333,1",
+         "t.csv:2: column 'n_words': 'True' is not an integer"),
+    ],
+    ids=["hypotheses-t_ms", "timings-start_ms", "durations-json", "arrivals", "table-n_words"],
+)  # fmt: skip
+def test_a_boolean_in_a_data_file_is_refused_with_its_line(tmp_path, kind: str, name: str, text: str, message: str) -> None:
+    from streamrag.base.errors import InputError
+
+    path = tmp_path / name
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        _read(kind, path)
+    assert str(caught.value) == f"{tmp_path}/{message}"
 
 
 # --- calibration: absurd values and mixed units ---------------------------------------------
