@@ -128,7 +128,7 @@ def simulate(
     from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, summary_json, write_run
+    from streamrag.simulator.simulate import manifest_json, recorded_for_table, summary_json, write_run
     from streamrag.simulator.simulate import simulate as run_simulation
 
     if isinstance(scenario, str):
@@ -170,6 +170,8 @@ def simulate(
         jobs=jobs,
     )
     run = run_simulation(qs, rs, jobs=jobs)
+    if is_table:
+        rs = recorded_for_table(rs, source)  # what the outputs record: the table's split
     if out is not None:
         manifest = manifest_json(
             rs,

@@ -113,14 +113,19 @@ def to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schema) -> Path:
-    """Write ``df`` as Parquet with the Arrow schema ``schema``, atomically."""
+def write_parquet(
+    df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schema, *, metadata: Mapping[str, bytes] | None = None
+) -> Path:
+    """Write ``df`` as Parquet with the Arrow schema ``schema`` (plus ``metadata`` in the
+    schema's key-value metadata), atomically."""
     import pyarrow.parquet as pq
 
     from streamrag.base.atomic import atomic_path
 
     out = Path(path)
     table = to_arrow(df, schema)
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     with atomic_path(out) as tmp:
         pq.write_table(table, tmp)
     return out

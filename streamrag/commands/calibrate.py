@@ -175,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if fit.warning:
             say(f"streamrag: warning: {fit.warning}", level="warning", event="small sample", stage=fit.stage)
+        if fit.unit_warning:
+            say(f"streamrag: warning: {fit.unit_warning}", level="warning", event="mixed units", stage=fit.stage)
     print("\n".join(_table(result)))
     meas = result.measurements
     ignored = meas.ignored_spans

@@ -55,8 +55,9 @@ from collections import deque
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.clock import Clock
 from streamrag.engine.resources import LoadView
 
@@ -145,11 +146,9 @@ def next_level(level: int, q_ms: float, c: BudgetPolicyConfig) -> int:
     return level
 
 
-class BudgetPolicyConfig(BaseModel):
+class BudgetPolicyConfig(SettingsModel):
     """Hold the ``quantile`` of response time under ``budget_ms`` with ≤ ``max_extra_calls``
     extra calls per session (closed loop; :mod:`streamrag.pipeline.budget`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["budget"] = "budget"
     budget_ms: float = Field(gt=0, allow_inf_nan=False)

@@ -39,8 +39,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.clock import Clock
 from streamrag.engine.resources import LoadView
 from streamrag.pipeline.budget import BudgetPolicyConfig
@@ -111,8 +112,8 @@ class CoalescePolicy(_Policy):
     coalesce = True
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Config(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class AlwaysPolicyConfig(_Config):

@@ -215,6 +215,23 @@ def simulate(
 # --- outputs -------------------------------------------------------------------------
 
 
+def recorded_for_table(rs: ResolvedScenario, table: str | os.PathLike[str]) -> ResolvedScenario:
+    """The scenario a replay of ``table`` records: ``data.split`` is the table's — its
+    analysis' ``summary.json`` beside it says which (``"all"`` when it read every split),
+    ``None`` when nothing says (a generated table) — not the scenario's, which a table
+    replay never reads."""
+    split: int | str | None = None
+    try:
+        summary = json.loads((Path(table).parent / "summary.json").read_text(encoding="utf-8"))
+        analysis = summary["parameters"]["analysis"]
+        if analysis.get("data") is not None:  # an analyze summary (a simulate one has none)
+            split = "all" if analysis.get("split") is None else analysis["split"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        split = None
+    data = rs.scenario.data.model_copy(update={"split": split})
+    return rs.model_copy(update={"scenario": rs.scenario.model_copy(update={"data": data})})
+
+
 def parameters(rs: ResolvedScenario) -> dict[str, Any]:
     """The resolved scenario as plain JSON data."""
     return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}

@@ -40,16 +40,17 @@ from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Self
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from streamrag.base.errors import ConfigError, InputError
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.rng import stream
 
 US_PER_S = 1_000_000
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Section(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class _Rated(_Section):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from streamrag.base.columns import Dtype
@@ -195,13 +196,11 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
     """
     from streamrag.base.digest import file_sha256
     from streamrag.engine.profiles import is_profile_path
-    from streamrag.simulator.scenario import FILE_SETTINGS
+    from streamrag.simulator.scenario import file_settings
 
-    for key in FILE_SETTINGS:
-        section, field = key.split(".")
-        table = scenario.get(section)
-        value = table.get(field) if isinstance(table, dict) else None
-        if isinstance(table, dict) and isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)):
+    for key, table, field in list(file_settings(scenario)):
+        value = table[field]
+        if isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)) and Path(value).is_file():
             table[field] = f"sha256:{file_sha256(value)}"
 
 
