@@ -272,7 +272,7 @@ def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str], *, table: str
     from streamrag.base.columns import write_parquet
     from streamrag.base.digest import file_sha256
 
-    metadata = None if table is None else {TABLE_DIGEST_KEY: file_sha256(table).encode()}
+    metadata = None if table is None else {TABLE_DIGEST_KEY.decode(): file_sha256(table).encode()}
     return write_parquet(df, path, evidence_schema(df.columns), metadata=metadata)
 
 
