@@ -128,7 +128,7 @@ def simulate(
     from streamrag.base.outputs import check_out_dir
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, summary_json, write_run
+    from streamrag.simulator.simulate import manifest_json, recorded_for_table, summary_json, write_run
     from streamrag.simulator.simulate import simulate as run_simulation
 
     if isinstance(scenario, str):
@@ -170,6 +170,8 @@ def simulate(
         jobs=jobs,
     )
     run = run_simulation(qs, rs, jobs=jobs)
+    if is_table:
+        rs = recorded_for_table(rs, source)  # what the outputs record: the table's split
     if out is not None:
         manifest = manifest_json(
             rs,
@@ -203,11 +205,9 @@ def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:
     """``results.csv`` as a frame, read back through the CSV so types match :func:`read_run`."""
     import io
 
-    import pandas as pd
+    from streamrag.simulator.results import read_results, results_csv
 
-    from streamrag.simulator.results import results_csv
-
-    return pd.read_csv(io.BytesIO(results_csv(rows)), dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+    return read_results(io.BytesIO(results_csv(rows)))
 
 
 def read_run(folder: PathLike) -> pd.DataFrame:
@@ -218,17 +218,18 @@ def read_run(folder: PathLike) -> pd.DataFrame:
     ``manifest`` (the folder's JSON files, ``None`` when absent).
     """
     from streamrag.base.errors import InputError
+    from streamrag.base.formats import check_run
 
     run = Path(folder)
+    check_run(run)
     if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
         from streamrag.sweep.table import read_sweep
 
         kind, table = "sweep", read_sweep(run)
     elif (run / "results.csv").is_file():
-        import pandas as pd
+        from streamrag.simulator.results import read_results
 
-        kind = "simulation"
-        table = pd.read_csv(run / "results.csv", dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+        kind, table = "simulation", read_results(run / "results.csv")
     elif (run / "stabilization.csv").is_file():
         from streamrag.analysis.table import read_table
 
@@ -240,11 +241,6 @@ def read_run(folder: PathLike) -> pd.DataFrame:
 
 
 def _json_or_none(path: Path) -> Any:
-    from streamrag.base.errors import InputError
+    from streamrag.base.formats import read_json
 
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    return read_json(path) if path.is_file() else None

@@ -27,6 +27,7 @@ COMMANDS = (
     "analyze",
     "stats",
     "simulate",
+    "predict",
     "compare",
     "sweep",
     "trace",
@@ -37,6 +38,7 @@ COMMANDS = (
     "serve",
     "live",
     "list",
+    "schema",
     "frontier",
     "speak",
     "fit-input",
@@ -63,8 +65,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_figure_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """``--dpi`` for every figure a command writes (PNG), before or after the subcommand."""
+    """``--figure-format`` and ``--dpi`` for every figure a command writes, before or after
+    the subcommand."""
+    from streamrag.base.figures import FORMATS
+
     group = parser.add_argument_group("figures")
+    group.add_argument(
+        "--figure-format",
+        choices=tuple(FORMATS.values()),
+        type=str.lower,
+        default=None if defaults else argparse.SUPPRESS,
+        help="format of the figures a command names itself (default png; frontier: pdf and svg); "
+        "a figure path given explicitly keeps its extension",
+    )
     group.add_argument(
         "--dpi",
         type=float,
@@ -119,13 +132,14 @@ def _configure_logging(args: argparse.Namespace) -> None:
     progress.configure("off" if args.quiet else "json" if args.log_json else "lines", clock=lambda: clock.now_us() / 1e6)
 
 
-def _configure_figures(dpi: float) -> None:
+def _configure_figures(dpi: float, figure_format: str | None) -> None:
     from streamrag.base import figures
     from streamrag.base.errors import ConfigError
 
     if not 10 <= dpi <= 2400:
         raise ConfigError(f"--dpi: {dpi:g} is outside 10..2400")
     figures.DPI = dpi
+    figures.FORMAT = figure_format
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     from streamrag.commands._logging import say
 
     try:
-        _configure_figures(args.dpi)
+        _configure_figures(args.dpi, args.figure_format)
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code

@@ -257,6 +257,7 @@ def _bad_otlp_end(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     ("content", "suffix", "expected"),
     [

@@ -90,7 +90,7 @@ def test_a_table_replay_imports_neither_pandas_nor_structlog(tmp_path) -> None:
     # CRAG's validation split; a table and its prefixes.parquet are read without them.
     table = tmp_path / "gen.csv"
     assert main(["generate", str(table), "--questions", "30", "--table"]) == 0
-    assert (tmp_path / "prefixes.parquet").is_file()
+    assert (tmp_path / "gen.prefixes.parquet").is_file()
     done, rc, loaded = _main_in_fresh_interpreter(
         ["simulate", "--table", str(table), "--scenario", "paper_rq3", "--out", str(tmp_path / "run")]
     )

@@ -173,6 +173,6 @@ def test_a_table_with_its_evidence_runs_the_policies_that_read_rankings(tmp_path
     grid = load_grid("frontier", input=f"table:{table}")
     swept = plan(grid, PreparedInputs(grid.input))
     assert not swept.skipped and len(swept.runnable) == 22
-    (tmp_path / "prefixes.parquet").unlink()  # a bare table: only t* is known
+    (tmp_path / "T.prefixes.parquet").unlink()  # a bare table: only t* is known
     with pytest.raises(ConfigError, match="needs per-prefix evidence"):
         plan(load_grid("frontier", input=f"table:{table}"), PreparedInputs(load_grid("frontier", input=f"table:{table}").input))

@@ -290,7 +290,7 @@ def test_generated_table_is_replayed_with_its_synthetic_evidence(tmp_path) -> No
 
     out = tmp_path / "t.csv"
     assert main(["generate", str(out), "--questions", "120", "--table", "--seed", "2"]) == 0
-    assert (tmp_path / "prefixes.parquet").is_file()
+    assert (tmp_path / "t.prefixes.parquet").is_file()  # named after its table
     assert main(["simulate", "--table", str(out), "--scenario", "paper_rq3", "--out", str(tmp_path / "run")]) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["reflector_model"] == "heuristic on per-prefix evidence"

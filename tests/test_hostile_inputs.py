@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import pytest
 from _inputs import files_under, one_error_line, record, run_cli
 
+pytestmark = pytest.mark.hostile
+
 TABLE_HEADER = (
     "interaction_id,domain,question_type,static_or_dynamic,n_words,n_passages,groundable,retrieved_gold,"
     "t_sc,phi_sc,t_suf,phi_suf,volatility"

@@ -27,6 +27,7 @@ from _simhelpers import small_table
 
 from streamrag.simulator.load import run_load
 from streamrag.simulator.questions import questions_from_frame
+from streamrag.simulator.queueing import erlang_c_wait_s
 from streamrag.simulator.scenario import scenario_from_dict
 
 SERVERS = 2
@@ -42,14 +43,6 @@ RHOS = (0.5, 0.8, 0.9)
 MAX_RELATIVE_HALF_WIDTH = 0.6
 """The check is not vacuous: its interval stays within 60% of Erlang C's value (honest
 intervals are that wide only at ρ = 0.9; at lower loads they are much tighter)."""
-
-
-def erlang_c_wait_s(servers: int, lam: float, mu: float) -> float:
-    """Mean wait in queue of an M/M/c queue (Erlang C)."""
-    a = lam / mu
-    tail = a**servers / math.factorial(servers) * servers / (servers - a)
-    c = tail / (sum(a**k / math.factorial(k) for k in range(servers)) + tail)
-    return c / (servers * mu - lam)
 
 
 def relaxation_s(servers: int, rho: float, mu: float) -> float:

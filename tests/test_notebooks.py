@@ -16,6 +16,8 @@ from streamrag.sweep import load_grid, run_sweep
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = ("stabilization", "rq3", "triggers")
+PUBLIC_MODULES = {"streamrag", "streamrag.plots", "streamrag.sweep"}
+"""What notebooks import: the curated API, every plot function, the sweep's API."""
 
 # A quick cut of triggers.toml: every policy, two tool latencies, one cadence.
 SMALL_TRIGGERS = textwrap.dedent("""
@@ -60,6 +62,8 @@ def test_notebook_is_clean_and_uses_the_public_api(name):
     assert any("parameters" in c.metadata.get("tags", []) for c in code)
     imports = [line for c in code for line in c.source.splitlines() if re.match(r"\s*(from|import) ", line)]
     assert not [line for line in imports if re.search(r"streamrag(\.\w+)*\._", line)], "private module imported"
+    modules = [m.group(1) for line in imports if (m := re.match(r"\s*(?:from|import) (streamrag[\w.]*)", line))]
+    assert modules and not [m for m in modules if m not in PUBLIC_MODULES], "a notebook reaches past the public modules"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -162,3 +162,39 @@ def test_fit_input_fits_the_logged_revisions_and_checks_held_out_participants(tm
     assert fit["fit"]["p"]["value"] == pytest.approx(0.25) and fit["fit"]["r_mean"]["value"] == 1.0
     assert fit["held_out_logged"]["revisions_per_session"]["value"] == 1.0
     assert "typed model" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
+def test_deterministic_speech_gives_the_same_hypotheses_every_run(tmp_path: Path) -> None:
+    # Piper draws unseeded noise inside its voice model: two plain runs give different
+    # audio; --deterministic (noise scales 0) gives the same file.
+    from streamrag.data.speech import Speaker
+
+    text = "which company had more employees at the end of 2022"
+    noisy = Speaker()
+    assert not np.array_equal(noisy.audio(text), noisy.audio(text))
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.jsonl"
+        assert main(["--quiet", "speak", DEMO, "--limit", "1", "--deterministic", "--out", str(out)]) == 0
+        runs.append(out.read_bytes())
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.skipif(not KEYSTROKES.is_dir(), reason=f"keystroke logs not found at {KEYSTROKES}")
+def test_every_planned_backspace_run_is_typed_so_runs_per_key_match_the_log() -> None:
+    # Runs drawn close together overlap; each must still happen (a second slip while
+    # retyping), not be dropped: the model then starts as many runs per key as the
+    # participants' logs say (dropping the overlaps gave 0.938 of the logged rate).
+    from streamrag.data.typed import typists
+
+    text = "what was the closing price of halvorsen energy stock on march 1 2024"
+    rng = np.random.default_rng(0)
+    expected = typed = 0.0
+    for profile in typists(KEYSTROKES, "fit").profiles:
+        rates = sum(profile.episode_rate["s" if text[end] == " " else "c"] for end in range(1, len(text)))
+        for _ in range(20):
+            _, keys = typed_keys(text, profile, rng)
+            typed += sum(1 for i, ch in enumerate(keys) if ch == "\b" and keys[i - 1] != "\b")
+            expected += rates
+    assert 0.97 < typed / expected < 1.03

@@ -220,9 +220,15 @@ def test_evidence_that_does_not_belong_to_the_table_is_refused(demo_analysis: Pa
     bad = tmp_path / "stabilization.csv"
     table.to_csv(bad, index=False)
     (tmp_path / "prefixes.parquet").write_bytes((demo_analysis / "prefixes.parquet").read_bytes())
+    # Found beside the edited table: it records the digest of the table analyze wrote.
     assert main(["simulate", "--table", str(bad), "--scenario", "paper_rq3", "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "do not come from one analysis" in err
+    assert err.count("\n") == 1 and "the per-prefix evidence of another table than" in err
+    # Given explicitly, it is checked question by question.
+    code = main(["simulate", "--table", str(bad), "--evidence", str(tmp_path / "prefixes.parquet"), "--scenario", "paper_rq3",
+                 "--out", str(tmp_path / "o")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "do not come from one analysis" in err
     missing = tmp_path / "nope.parquet"
     assert (
         main(

@@ -386,7 +386,7 @@ def test_public_api():
     assert str(inspect.signature(stats.summarize)) == "(df: 'pd.DataFrame', *, params: 'Mapping[str, Any]') -> 'dict[str, Any]'"
     assert list(inspect.signature(table.read_table).parameters) == ["path"]
     assert list(inspect.signature(table.write_table).parameters) == ["df", "path"]
-    assert list(inspect.signature(plots.plot_streamable_vs_L).parameters) == ["rq2_grid_or_df", "path", "theta"]
+    assert list(inspect.signature(plots.plot_streamable_vs_L).parameters) == ["rq2_grid_or_df", "theta", "ax"]
     assert list(inspect.signature(report.write_figures).parameters) == ["df", "summary", "out_dir", "suffix"]
     assert report.FIGURES == ("phi_histograms.png", "phi_suf_by_type.png", "streamable_vs_L.png")
 
@@ -405,12 +405,12 @@ def test_anchor_shaped_decomposition(tmp_path):
 
 def test_streamable_plot_from_grid(tmp_path, summary):
     from streamrag.analysis.plots import plot_streamable_vs_L
+    from streamrag.base.figures import save_figure
 
-    path = plot_streamable_vs_L(summary["rq2"]["grid"], tmp_path / "s.png", theta=0.5)
+    path = save_figure(plot_streamable_vs_L(summary["rq2"]["grid"], theta=0.5), tmp_path / "s.png")
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(ConfigError, match=r"theta 0\.7 is not in the grid"):
-        plot_streamable_vs_L(summary["rq2"]["grid"], tmp_path / "t.png", theta=0.7)
-    assert not (tmp_path / "t.png").exists()
+        plot_streamable_vs_L(summary["rq2"]["grid"], theta=0.7)
 
 
 def test_anchor_comparison_by_hand() -> None:

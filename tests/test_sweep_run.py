@@ -292,6 +292,7 @@ def test_simulate_points_in_global_scope(tmp_path):
 def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
     import pandas as pd
 
+    from streamrag.base.figures import save_figure
     from streamrag.sweep.figures import plot_analysis_arms
 
     # retriever × k with one grounding: k alone does not identify a bar (the grid that crashed)
@@ -299,7 +300,7 @@ def test_analysis_arms_figure_with_another_varying_setting(tmp_path):
         [{"retriever": r, "k": k, "grounding": "exact", "share_retrieved_gold": 0.5 + k / 100, "phi_suf.mean": 0.2}
          for r in ("bm25", "dense") for k in (1, 3, 5)]
     )  # fmt: skip
-    path = plot_analysis_arms(table, tmp_path / "arms.png")
+    path = save_figure(plot_analysis_arms(table), tmp_path / "arms.png")
     assert path.read_bytes().startswith(PNG)
 
 

@@ -1,7 +1,8 @@
 """Per-prefix evidence: what any trigger or reflector needs to judge a call on a prefix.
 
-``analyze`` writes it beside ``stabilization.csv`` as ``prefixes.parquet``, one row per
-question × prefix t (t = 1 … n, in question then prefix order):
+``analyze`` writes it beside ``stabilization.csv`` as ``prefixes.parquet`` (``generate
+T.csv --table`` as ``T.prefixes.parquet``), one row per question × prefix t (t = 1 … n,
+in question then prefix order):
 
 =============================  ====================================================
 ``interaction_id``, ``t``      the question and the prefix ``q[1:t]``
@@ -41,6 +42,15 @@ and the ``replace`` trigger compare ``top_ids[:k]`` sets, ``stable`` reads ``top
 The simulator builds its questions from this evidence in both modes, so a replay of
 ``stabilization.csv`` with its ``prefixes.parquet`` equals ``simulate DATA`` question by
 question.
+
+Evidence is bound to its table: the file records the SHA-256 of the table written with it
+(Parquet key-value metadata ``streamrag.table_sha256``), and the evidence found beside a
+table (:func:`find_evidence`: ``T.prefixes.parquet``, else the ``prefixes.parquet`` of
+analyze's layout) must record that table's digest — two tables in one folder never share
+evidence, and an edited table is not replayed silently against the evidence of its
+earlier content. Evidence given explicitly (``--evidence``) and evidence without a digest
+(written before it was recorded) are checked question by question instead
+(:func:`~streamrag.simulator.questions.questions_from_records`).
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ from streamrag.retrieval.base import Postings, chunk_coverage
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from streamrag.data.hypotheses import Hypotheses
     from streamrag.retrieval.base import Rankings
@@ -70,13 +81,22 @@ __all__ = [
     "PrefixEvidence",
     "evidence_frame",
     "evidence_path_for",
+    "evidence_schema",
+    "find_evidence",
     "prefix_evidence",
     "read_evidence",
     "write_evidence",
 ]
 
 EVIDENCE_FILE = "prefixes.parquet"
-"""The evidence's file name, beside ``stabilization.csv``."""
+"""The evidence's file name beside analyze's ``stabilization.csv`` (and the layout before
+evidence was named after its table)."""
+
+EVIDENCE_SUFFIX = ".prefixes.parquet"
+"""The evidence of table ``T.csv`` is ``T.prefixes.parquet`` (:func:`evidence_path_for`)."""
+
+TABLE_DIGEST_KEY = b"streamrag.table_sha256"
+"""Parquet metadata key: the SHA-256 of the table the evidence was written with."""
 
 K_EVIDENCE = 5
 """Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""
@@ -99,6 +119,23 @@ EVIDENCE_COLUMNS: tuple[str, ...] = (
 )
 
 Scale = Literal["bm25", "cosine"]
+
+
+def evidence_schema(columns: Iterable[str] = EVIDENCE_COLUMNS) -> pa.Schema:
+    """The Arrow schema of ``prefixes.parquet`` with ``columns`` (the required ones and
+    the optional ones written), each of its one declared type."""
+    import pyarrow as pa
+
+    from streamrag.base.columns import arrow_schema
+
+    types = {
+        "interaction_id": pa.string(), "t": pa.int32(), "top_ids": pa.list_(pa.int64()), "top1_score": pa.float64(),
+        "top1_coverage_distinct": pa.float64(), "top1_coverage_occurrences": pa.float64(), "gold_rank": pa.int8(),
+        "score_scale": pa.string(), "revised": pa.bool_(), "t_ms": pa.float64(), "word": pa.string(),
+        "top1_margin": pa.float64(), "top1_coverage_prefix": pa.float64(), "ne_first_t": pa.int16(),
+        "ne_first_t_full": pa.int16(),
+    }  # fmt: skip
+    return arrow_schema({name: types[name] for name in columns}, "prefixes")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -228,14 +265,46 @@ def _gold_rank_column(ranks: np.ndarray) -> Any:
     return pd.arrays.IntegerArray(ranks.astype(np.int8), ranks == 0)
 
 
-def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write the evidence table as Parquet, atomically."""
-    from streamrag.base.atomic import atomic_path
+def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str], *, table: str | os.PathLike[str] | None = None) -> Path:
+    """Write the evidence table as Parquet (Arrow schema :func:`evidence_schema`), atomically;
+    ``table``: the table file it belongs to (already written), whose SHA-256 the evidence
+    then records."""
+    from streamrag.base.columns import write_parquet
+    from streamrag.base.digest import file_sha256
 
-    out = Path(path)
-    with atomic_path(out) as tmp:
-        df.to_parquet(tmp, index=False, engine="pyarrow")
-    return out
+    metadata = None if table is None else {TABLE_DIGEST_KEY.decode(): file_sha256(table).encode()}
+    return write_parquet(df, path, evidence_schema(df.columns), metadata=metadata)
+
+
+def recorded_table_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The table digest the evidence file records (None: written before digests were)."""
+    import pyarrow.lib
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.ParquetFile(path).schema_arrow.metadata or {}
+    except (OSError, pyarrow.lib.ArrowException) as exc:
+        raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
+    value = metadata.get(TABLE_DIGEST_KEY)
+    return None if value is None else value.decode("ascii", "replace")
+
+
+def check_bound(evidence: str | os.PathLike[str], table: str | os.PathLike[str]) -> None:
+    """Refuse evidence that records another table's digest than ``table``'s (see the
+    module docstring); evidence without a digest passes (checked question by question)."""
+    from streamrag.base.digest import file_sha256
+
+    recorded = recorded_table_sha256(evidence)
+    if recorded is None:
+        return
+    actual = file_sha256(table)
+    if recorded != actual:
+        raise TableError(
+            f"{evidence}: the per-prefix evidence of another table than {table} (it records table SHA-256 "
+            f"{recorded[:12]}…, the table's is {actual[:12]}…): write the table and its evidence together "
+            "(generate --table, analyze), give the evidence with --evidence to check it question by question, "
+            "or replay without it (--no-evidence)"
+        )
 
 
 def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
@@ -247,10 +316,13 @@ def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
     import pyarrow.lib
     import pyarrow.parquet as pq
 
+    from streamrag.base.columns import file_version
+
     try:
         table = pq.ParquetFile(path).read()
     except (OSError, pyarrow.lib.ArrowException) as exc:
         raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
+    file_version(table.schema, path)
     missing = [c for c in EVIDENCE_COLUMNS if c not in table.column_names]
     if missing:
         raise TableError(
@@ -335,5 +407,17 @@ def _optional_fields(extra: dict[str, list[Any]], a: int, b: int) -> dict[str, A
 
 
 def evidence_path_for(table: str | os.PathLike[str]) -> Path:
-    """Where the evidence of a stabilization table lives: ``prefixes.parquet`` beside it."""
-    return Path(table).with_name(EVIDENCE_FILE)
+    """Where the evidence of table ``T.csv`` is written: ``T.prefixes.parquet`` beside it."""
+    path = Path(table)
+    return path.with_name(path.name.removesuffix(path.suffix) + EVIDENCE_SUFFIX)
+
+
+def find_evidence(table: str | os.PathLike[str]) -> Path | None:
+    """The evidence beside ``table`` that belongs to it, or None when there is none:
+    ``T.prefixes.parquet``, else analyze's ``prefixes.parquet``; either must record the
+    table's digest when it records one (:func:`check_bound`, a TableError otherwise)."""
+    for candidate in (evidence_path_for(table), Path(table).with_name(EVIDENCE_FILE)):
+        if candidate.is_file():
+            check_bound(candidate, table)
+            return candidate
+    return None

@@ -1,16 +1,15 @@
-"""Figures of the stabilization study, written as PNG.
+"""Figures of the stabilization study.
 
-Each function builds a :class:`matplotlib.figure.Figure` attached to an Agg canvas
-inside the function — no pyplot, so importing this module or plotting never changes the
-caller's backend or leaves figures open in pyplot's registry (the figure is freed when
-the function returns). Files are written atomically.
+Each function draws onto the caller's axes or figure (``ax=`` / ``fig=``) or a new one on
+its own Agg canvas — no pyplot, so importing this module or plotting never changes the
+caller's backend or leaves figures open in pyplot's registry — and returns the
+:class:`~matplotlib.figure.Figure`; :func:`streamrag.base.figures.save_figure` writes it
+(:func:`streamrag.analysis.report.write_figures` for the command).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,50 +17,53 @@ import pandas as pd
 
 from streamrag.analysis._values import active, bool_column, label_column, num_column
 from streamrag.base.errors import ConfigError
-from streamrag.base.figures import agg_figure, save_figure
+from streamrag.base.figures import COLUMN_IN, PAGE_IN, axes_or_new, figure_or_new, finish, paper_style
 
 __all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
 
 if TYPE_CHECKING:
-    pass
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _no_data(ax: Any) -> None:
     ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
-def plot_phi_histograms(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def plot_phi_histograms(df: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
     """φ_sc (all questions) beside φ_suf (retrieved-gold questions): 20-bin histograms
-    over [0, 1] as the share of each panel's questions, medians marked."""
+    over [0, 1] as the share of each panel's questions, medians marked; two panels on
+    ``fig`` (default: a new one, both columns of a paper wide)."""
     q = active(df)
     phi_sc = num_column(q, "phi_sc")
     phi_suf = num_column(q, "phi_suf")[bool_column(q, "retrieved_gold")]
     edges = np.linspace(0.0, 1.0, 21)
-    fig = agg_figure(9.0, 3.8)
-    axes = fig.subplots(1, 2, sharey=True)
-    panels = (
-        (phi_sc, "φ_sc = t_sc / n (self-consistency), all questions", "tab:blue"),
-        (phi_suf, "φ_suf = t_suf / n (sufficiency), retrieved-gold", "tab:orange"),
-    )
-    for ax, (values, title, color) in zip(axes, panels, strict=True):
-        x = values[~np.isnan(values)]
-        ax.set_title(f"{title}\n(n = {x.size})", fontsize=10)
-        ax.set_xlabel("φ (fraction of the question heard)")
-        ax.set_xlim(0, 1)
-        if x.size == 0:
-            _no_data(ax)
-            ax.set_ylim(0, 100)
-            continue
-        ax.hist(x, bins=edges, weights=np.full(x.size, 100.0 / x.size), color=color, edgecolor="white")
-        median = float(np.median(x))
-        ax.axvline(median, color="black", linestyle="--", linewidth=1)
-        ax.text(median, 0.97, f" median {median:.2f}", transform=ax.get_xaxis_transform(), va="top", fontsize=9)
-    axes[0].set_ylabel("share of questions (%)")
-    fig.suptitle("Where prefix retrieval stabilizes", fontsize=12)
-    return save_figure(fig, path)
+    with paper_style():
+        fig = figure_or_new(fig, PAGE_IN, 2.6)
+        axes = fig.subplots(1, 2, sharey=True)
+        panels = (
+            (phi_sc, "φ_sc (self-consistency), all", "tab:blue"),
+            (phi_suf, "φ_suf (sufficiency), retrieved-gold", "tab:orange"),
+        )
+        for ax, (values, title, color) in zip(axes, panels, strict=True):
+            x = values[~np.isnan(values)]
+            ax.set_title(f"{title} (n = {x.size})")
+            ax.set_xlabel("φ = t / n (share of the question heard)")
+            ax.set_xlim(0, 1)
+            if x.size == 0:
+                _no_data(ax)
+                ax.set_ylim(0, 100)
+                continue
+            ax.hist(x, bins=edges, weights=np.full(x.size, 100.0 / x.size), color=color, edgecolor="white")
+            median = float(np.median(x))
+            ax.axvline(median, color="black", linestyle="--", linewidth=1)
+            ax.text(median, 0.97, f" median {median:.2f}", transform=ax.get_xaxis_transform(), va="top")
+        axes[0].set_ylabel("share of questions (%)")
+        fig.suptitle("Where prefix retrieval stabilizes")
+        return finish(fig)
 
 
-def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: str = "question_type") -> Path:
+def plot_phi_suf_by_type(df: pd.DataFrame, *, by: str = "question_type", ax: Axes | None = None) -> Figure:
     """Box plot of φ_suf of retrieved-gold questions by question type (or ``by``),
     sorted by median (earliest on top), with each group's n in its label."""
     q = active(df)
@@ -71,25 +73,26 @@ def plot_phi_suf_by_type(df: pd.DataFrame, path: str | os.PathLike[str], *, by: 
     names = sorted({lab for lab in labels if lab is not None})
     groups = {g: phi[labels == g] for g in names}
     order = sorted(names, key=lambda g: (float(np.median(groups[g])), g), reverse=True)  # top = earliest
-    fig = agg_figure(8.0, 1.2 + 0.45 * max(len(order), 2))
-    ax = fig.subplots()
-    if order:
-        style: dict[str, Any] = {"widths": 0.6, "medianprops": {"color": "tab:orange", "linewidth": 2}}
-        try:
-            ax.boxplot([groups[g] for g in order], orientation="horizontal", **style)
-        except TypeError:  # matplotlib < 3.10 has no `orientation`
-            ax.boxplot([groups[g] for g in order], vert=False, **style)
-        ax.set_yticks(range(1, len(order) + 1), [f"{g} (n={groups[g].size})" for g in order])
-    else:
-        _no_data(ax)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("φ_suf = t_suf / n (fraction of the question heard when gold enters the top-k)")
-    ax.set_title(
-        f"Sufficiency point φ_suf by {by.replace('_', ' ')}\n(retrieved-gold questions; earliest median on top)",
-        fontsize=11,
-    )
-    ax.grid(axis="x", color="0.9")
-    return save_figure(fig, path)
+    with paper_style():
+        fig, ax = axes_or_new(ax, COLUMN_IN, 1.1 + 0.28 * max(len(order), 2))
+        if order:
+            style: dict[str, Any] = {
+                "widths": 0.6,
+                "medianprops": {"color": "tab:orange", "linewidth": 1.5},
+                "flierprops": {"markersize": 3},
+            }
+            try:
+                ax.boxplot([groups[g] for g in order], orientation="horizontal", **style)
+            except TypeError:  # matplotlib < 3.10 has no `orientation`
+                ax.boxplot([groups[g] for g in order], vert=False, **style)
+            ax.set_yticks(range(1, len(order) + 1), [f"{g} (n={groups[g].size})" for g in order])
+        else:
+            _no_data(ax)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("φ_suf = t_suf / n (gold enters the top-k)")
+        ax.set_title(f"φ_suf by {by.replace('_', ' ')}, retrieved-gold (earliest on top)", wrap=True)
+        ax.grid(axis="x", color="0.9")
+        return finish(fig)
 
 
 def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> pd.DataFrame:
@@ -110,31 +113,31 @@ def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> 
 
 
 def plot_streamable_vs_L(
-    rq2_grid_or_df: pd.DataFrame | Sequence[dict[str, Any]], path: str | os.PathLike[str], theta: float = 0.8
-) -> Path:
+    rq2_grid_or_df: pd.DataFrame | Sequence[dict[str, Any]], *, theta: float = 0.8, ax: Axes | None = None
+) -> Figure:
     """Streamable fraction (%) versus tool latency L, one line per cadence δ, at ``theta``.
 
     Takes the RQ2 grid (``summary["rq2"]["grid"]``, a list of cells or their frame) or a
     stabilization table, from which the L × δ grid at ``theta`` is computed.
     """
     cells = _grid_frame(rq2_grid_or_df, theta)
-    fig = agg_figure(6.5, 4.2)
-    ax = fig.subplots()
-    if cells.empty:
-        _no_data(ax)
-    else:
-        # Lines often coincide at small L: distinct markers and dashes keep each visible.
-        styles = [("o", "-", 8), ("s", "--", 6), ("^", ":", 5), ("D", "-.", 4)]
-        for i, (delta, group) in enumerate(cells.groupby("delta_wps", sort=True)):
-            line = group.sort_values("L_ms")
-            y = pd.to_numeric(line["streamable_fraction"]).to_numpy(dtype=float, na_value=np.nan) * 100.0
-            marker, dash, size = styles[i % len(styles)]
-            ax.plot(line["L_ms"], y, marker=marker, linestyle=dash, markersize=size, label=f"δ = {delta:g} words/s")
-        ax.set_xticks(sorted(cells["L_ms"].unique()))
-        ax.legend(title="cadence")
-    ax.set_ylim(0, 100)
-    ax.set_xlabel("tool latency L (ms)")
-    ax.set_ylabel("streamable questions (%)")
-    ax.set_title(f"Share of questions that can hide θ = {theta:g} of the tool latency (H ≥ θ·L)", fontsize=11)
-    ax.grid(color="0.9")
-    return save_figure(fig, path)
+    with paper_style():
+        fig, ax = axes_or_new(ax, COLUMN_IN, 2.8)
+        if cells.empty:
+            _no_data(ax)
+        else:
+            # Lines often coincide at small L: distinct markers and dashes keep each visible.
+            styles = [("o", "-", 6), ("s", "--", 4.5), ("^", ":", 3.5), ("D", "-.", 2.5)]
+            for i, (delta, group) in enumerate(cells.groupby("delta_wps", sort=True)):
+                line = group.sort_values("L_ms")
+                y = pd.to_numeric(line["streamable_fraction"]).to_numpy(dtype=float, na_value=np.nan) * 100.0
+                marker, dash, size = styles[i % len(styles)]
+                ax.plot(line["L_ms"], y, marker=marker, linestyle=dash, markersize=size, label=f"δ = {delta:g} words/s")
+            ax.set_xticks(sorted(cells["L_ms"].unique()))
+            ax.legend(title="cadence")
+        ax.set_ylim(0, 100)
+        ax.set_xlabel("tool latency L (ms)")
+        ax.set_ylabel("streamable questions (%)")
+        ax.set_title(f"Questions that hide θ = {theta:g} of L (H ≥ θ·L)")
+        ax.grid(color="0.9")
+        return finish(fig)

@@ -19,13 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from streamrag.analysis import metrics
 from streamrag.analysis.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
 from streamrag.analysis.entity import EntityContext
 from streamrag.analysis.evidence import PrefixEvidence, prefix_evidence
 from streamrag.base.errors import EmptyQueryError, NothingToRankError
+from streamrag.base.validation import SettingsModel
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.grounding import GroundingMode, gold_by_mode
 from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
@@ -42,10 +43,8 @@ ROBUSTNESS_K = (1, 3, 5)
 GROUNDING_MODES: tuple[GroundingMode, ...] = ("exact", "relaxed")
 
 
-class AnalysisSettings(BaseModel):
+class AnalysisSettings(SettingsModel):
     """Everything that decides an analysis' numbers. Defaults: the paper preset, k = 3."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     chunks: ChunkSettings = PAPER_CHUNKS
     bm25: BM25Params = BM25Params()

@@ -150,9 +150,10 @@ def write_study(
 
         summary["retrievers"] = retriever_comparison(active, params)
     evidence = evidence_frame((a.row["interaction_id"], a.evidence) for a in analyses if a.evidence is not None)
+    table = write_table(df, out_dir / "stabilization.csv")
     files = [
-        write_table(df, out_dir / "stabilization.csv"),
-        write_evidence(evidence, out_dir / EVIDENCE_FILE),
+        table,
+        write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
         write_summary(summary, out_dir / "summary.json"),
     ]
     if figures:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +39,13 @@ import numpy as np
 
 from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
 from streamrag.base.atomic import atomic_path
+from streamrag.base.columns import PANDAS_DTYPES, arrow_schema
 from streamrag.base.errors import TableError
 from streamrag.data.crag import MAX_QUERY_WORDS
 from streamrag.data.stabilization_row import (
     ABSENT_COLUMNS,
+    COLUMNS,
+    DTYPES,
     OPTIONAL_COLUMNS,
     REQUIRED_VALUES,
     STABILIZATION_COLUMNS,
@@ -51,6 +54,7 @@ from streamrag.data.stabilization_row import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 __all__ = [
     "ABSENT_COLUMNS",
@@ -59,6 +63,7 @@ __all__ = [
     "STABILIZATION_COLUMNS",
     "read_table",
     "read_table_records",
+    "stabilization_schema",
     "write_table",
 ]
 
@@ -106,20 +111,20 @@ def _parse_values(raw: Mapping[str, str], columns: tuple[str, ...]) -> dict[str,
     return out
 
 
-def _exact_phi(column: str, phi: float, t_column: str, t: int, n_words: int) -> float:
-    """``t/n_words`` when ``phi`` is within :data:`PHI_TOLERANCE` of it, else a row error."""
+def _exact_phi(column: str, phi: float, t_column: str, t: int, n_words: int, n_name: str = "n_words") -> float:
+    """``t/n`` when ``phi`` is within :data:`PHI_TOLERANCE` of it, else a row error."""
     expected = t / n_words
     if abs(phi - expected) > PHI_TOLERANCE + _PHI_SLACK:
         raise RowError(
             column,
-            f"{phi!r} is inconsistent with {t_column}/n_words = {t}/{n_words} = {expected:.6g} (tolerance {PHI_TOLERANCE:g})",
+            f"{phi!r} is inconsistent with {t_column}/{n_name} = {t}/{n_words} = {expected:.6g} (tolerance {PHI_TOLERANCE:g})",
         )
     return expected
 
 
-def _check_t(column: str, t: int, n_words: int) -> None:
+def _check_t(column: str, t: int, n_words: int, n_name: str = "n_words") -> None:
     if not 1 <= t <= n_words:
-        raise RowError(column, f"{t} is outside 1..n_words = 1..{n_words}")
+        raise RowError(column, f"{t} is outside 1..{n_name} = 1..{n_words}")
 
 
 def _check_row(v: dict[str, Any]) -> None:
@@ -135,8 +140,13 @@ def _check_row(v: dict[str, Any]) -> None:
         raise RowError("n_words", f"{n} is more than the {MAX_QUERY_WORDS:,} words streamrag takes (MAX_QUERY_WORDS)")
     if v["n_passages"] is not None and v["n_passages"] < 0:
         raise RowError("n_passages", f"{v['n_passages']} is negative")
-    _check_t("t_sc", v["t_sc"], n)
-    v["phi_sc"] = _exact_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n)
+    # t_sc, t_suf, their φ and the volatility count input events: the hypotheses of an
+    # ASR table (n_hypotheses), else the words.
+    n_events, events = (v["n_hypotheses"], "n_hypotheses") if v.get("n_hypotheses") is not None else (n, "n_words")
+    if n_events < 1:
+        raise RowError("n_hypotheses", f"{n_events} is not a positive count of hypotheses")
+    _check_t("t_sc", v["t_sc"], n_events, events)
+    v["phi_sc"] = _exact_phi("phi_sc", v["phi_sc"], "t_sc", v["t_sc"], n_events, events)
 
     t_suf, phi_suf, rg = v["t_suf"], v["phi_suf"], v["retrieved_gold"]
     if rg and not v["groundable"]:
@@ -147,16 +157,16 @@ def _check_row(v: dict[str, Any]) -> None:
         raise RowError("t_suf", f"{t_suf}, but retrieved_gold is False (leave t_suf empty when gold is never retrieved)")
     if t_suf is None:
         if phi_suf is not None:
-            raise RowError("phi_suf", f"{phi_suf!r}, but t_suf is empty (phi_suf = t_suf/n_words)")
+            raise RowError("phi_suf", f"{phi_suf!r}, but t_suf is empty (phi_suf = t_suf/{events})")
     else:
-        _check_t("t_suf", t_suf, n)
+        _check_t("t_suf", t_suf, n_events, events)
         if phi_suf is None:
-            raise RowError("phi_suf", f"empty, but t_suf is {t_suf} (phi_suf = t_suf/n_words)")
-        v["phi_suf"] = _exact_phi("phi_suf", phi_suf, "t_suf", t_suf, n)
+            raise RowError("phi_suf", f"empty, but t_suf is {t_suf} (phi_suf = t_suf/{events})")
+        v["phi_suf"] = _exact_phi("phi_suf", phi_suf, "t_suf", t_suf, n_events, events)
 
     vol = v["volatility"]
-    if vol is not None and not 0 <= vol <= n - 1:
-        raise RowError("volatility", f"{vol} is outside 0..n_words-1 = 0..{n - 1}")
+    if vol is not None and not 0 <= vol <= n_events - 1:
+        raise RowError("volatility", f"{vol} is outside 0..{events}-1 = 0..{n_events - 1}")
     dens = v.get("gold_density")
     if dens is not None and not 0.0 <= dens <= 1.0:
         raise RowError("gold_density", f"{dens!r} is outside [0, 1]")
@@ -174,21 +184,24 @@ def _check_row(v: dict[str, Any]) -> None:
 
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Typed frame: nullable Int64 / boolean, float64 with NaN, text as object with None."""
+    """Typed frame: each known column in its declared dtype (:mod:`streamrag.base.columns`:
+    nullable ``Int64`` / ``boolean``, ``float64`` with NaN, text ``str``); others as text."""
     import pandas as pd
 
     data: dict[str, Any] = {}
     for col in columns:
         values = [r[col] for r in records]
-        if col in _INT_COLUMNS:
-            data[col] = pd.array(values, dtype="Int64")
-        elif col in _BOOL_COLUMNS:
-            data[col] = pd.array(values, dtype="boolean")
-        elif col in _FLOAT_COLUMNS:
-            data[col] = np.array([np.nan if x is None else x for x in values], dtype=float)
-        else:
-            data[col] = pd.Series(values, dtype=object)
+        if col in _FLOAT_COLUMNS:
+            values = [np.nan if x is None else x for x in values]
+        data[col] = pd.array(values, dtype=PANDAS_DTYPES[DTYPES.get(col, "str")])
     return pd.DataFrame(data, columns=columns)
+
+
+def stabilization_schema(columns: Iterable[str] | None = None) -> pa.Schema:
+    """The stabilization table's Arrow schema: its known columns (``columns``, default
+    every known one) typed by the row declaration, other columns text."""
+    names = list(COLUMNS) if columns is None else list(columns)
+    return arrow_schema({name: DTYPES.get(name, "str") for name in names}, "stabilization")
 
 
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -199,7 +212,8 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     lacks —, then those of :data:`OPTIONAL_COLUMNS` present, then any others as text).
     Types: counts and positions ``Int64`` (``<NA>`` when undefined),
     ``groundable``/``retrieved_gold`` ``boolean``, ``phi_*``/``gold_density`` ``float64``
-    (NaN when undefined), text ``object`` (``None`` when empty).
+    (NaN when undefined), text ``str`` (NaN when empty): the dtypes of
+    :mod:`streamrag.base.columns`, as every reader gives them.
 
     Rows with a non-empty ``skip_reason`` are only type-checked (any field may be empty);
     every other row must be consistent: ``1 ≤ t ≤ n_words``, ``phi = t/n_words`` within

@@ -22,8 +22,8 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from streamrag.base.errors import ConfigError
 
@@ -115,7 +115,15 @@ def problem(error: ErrorDetails) -> str:
 def error_key(model: type[BaseModel], error: ErrorDetails) -> str:
     """:func:`user_key` of one of a ValidationError's ``errors()``."""
     ctx = error.get("ctx") or {}
-    return user_key(model, error.get("loc", ()), error.get("type", ""), str(ctx.get("discriminator", "")))
+    return user_key(model, _location(error), error.get("type", ""), str(ctx.get("discriminator", "")))
+
+
+def _location(error: ErrorDetails) -> tuple[int | str, ...]:
+    """pydantic's location, plus the field a :class:`SettingsModel` check names."""
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == BOOL_FOR_NUMBER:
+        return (*loc, str((error.get("ctx") or {})["field"]))
+    return loc
 
 
 def config_error(model: type[BaseModel], exc: ValidationError, where: str = "") -> ConfigError:
@@ -127,11 +135,11 @@ def config_error(model: type[BaseModel], exc: ValidationError, where: str = "") 
     ``latency.stages.F.points: item [0][1]: …``."""
     err = exc.errors(include_url=False)[0]
     ctx = err.get("ctx") or {}
-    parts = _user_parts(model, err.get("loc", ()), err.get("type", ""), str(ctx.get("discriminator", "")))
+    parts = _user_parts(model, _location(err), err.get("type", ""), str(ctx.get("discriminator", "")))
     cut = next((i for i, part in enumerate(parts) if isinstance(part, int)), len(parts))
     key = ".".join(map(str, parts[:cut]))
     inside = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts[cut:])
-    given = err.get("input")
+    given = ctx["value"] if err.get("type") == BOOL_FOR_NUMBER else err.get("input")
     shown = "" if isinstance(given, dict) or given is None else f" (got {given!r})"
     head = ": ".join(part for part in (where, key, f"item {inside}" if inside else "") if part)
     return ConfigError(f"{head}: {problem(err)}{shown}" if head else f"{problem(err)}{shown}")
@@ -143,3 +151,61 @@ def validated(model: type[M], data: Any, where: str = "") -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise config_error(model, exc, where) from None
+
+
+# ------------------------------------------------------------------ the settings base
+
+
+def _admits(tp: Any, kinds: tuple[type, ...]) -> bool:
+    """Whether type ``tp`` (or a member of its union) is one of ``kinds`` or takes anything."""
+    tp = _strip(tp)
+    members = _members(tp)
+    if members is not None:
+        return any(_admits(m, kinds) for m in members)
+    return tp is Any or tp is object or (isinstance(tp, type) and issubclass(tp, kinds))
+
+
+def bool_for_number(value: Any, tp: Any) -> bool:
+    """Whether ``value`` holds a boolean where ``tp`` expects a number: pydantic's lax mode
+    takes ``true`` as 1 for an int or a float, so ``words = true`` would run as 1 word.
+    Looks into lists, tuples and dict values by their item type."""
+    tp = _strip(tp)
+    if isinstance(value, bool):
+        return _admits(tp, (int, float)) and not _admits(tp, (bool,))
+    members = _members(tp)
+    if members is not None and len(members) == 1:
+        tp = members[0]
+    origin, args = get_origin(tp), get_args(tp)
+    if isinstance(value, list | tuple) and origin in (list, tuple, Sequence) and args:
+        return any(bool_for_number(v, args[0]) for v in value)
+    if isinstance(value, dict) and origin in (dict, Mapping, typing.Mapping) and len(args) == 2:
+        return any(bool_for_number(v, args[1]) for v in value.values())
+    return False
+
+
+BOOL_FOR_NUMBER = "bool_for_number"
+"""The error type of a boolean given for a number; its ``ctx`` names the ``field``."""
+
+
+class SettingsModel(BaseModel):
+    """The base of every settings model a user writes (scenario sections, grids, analysis
+    and generator settings): frozen, no unknown key, and no boolean where a number is
+    expected (``trigger.words = true`` is an error naming the key, not 1 word).
+
+    A model validator, not a field validator: pydantic allows no before-validator on a
+    discriminator field (``kind``); the error's ``ctx`` carries the field, which
+    :func:`config_error` adds to the location."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name) if isinstance(name, str) else None
+                if field is not None and bool_for_number(value, field.annotation):
+                    raise PydanticCustomError(
+                        BOOL_FOR_NUMBER, "Input should be a number, not a boolean", {"field": name, "value": value}
+                    )
+        return data

@@ -44,7 +44,8 @@ def calibrate(
     write_profile(out_path, tables)
     figure_path = None
     if figure is not None:
+        from streamrag.base.figures import save_figure
         from streamrag.calibration.figure import plot_fits
 
-        figure_path = plot_fits(meas, fits, figure)
+        figure_path = save_figure(plot_fits(meas, fits), figure)
     return Calibration(meas, fits, out_path, figure_path)

@@ -116,6 +116,8 @@ class StageFit:
     """The 5% critical value of the KS distance for n (``None`` for a constant)."""
     warning: str | None = None
     """Set when the sample is too small for its tail (see the module docstring)."""
+    unit_warning: str | None = None
+    """Set when the durations look like a mix of units (:func:`unit_warning`)."""
 
     def candidate(self, kind: str) -> Candidate | None:
         return next((c for c in self.candidates if c.kind == kind), None)
@@ -221,6 +223,32 @@ def tail_warning(stage: str, n: int, chosen: str) -> str | None:
     )
 
 
+UNIT_GAP = 100.0
+"""Two groups of durations this many times apart, none between, look like mixed units."""
+
+
+def unit_warning(stage: str, durations_ms: np.ndarray) -> str | None:
+    """The mixed-units warning, or ``None``: when the sorted durations have a gap of
+    ≥ :data:`UNIT_GAP`× between neighbours with at least 5% (and 3) of them on each side,
+    some were likely written in seconds (or µs) — a latency distribution has no such
+    hole. The fit still runs (the data may be right: a cache hit beside a miss)."""
+    x = np.sort(np.asarray(durations_ms, dtype=np.float64))
+    n = int(x.size)
+    side = max(3, math.ceil(0.05 * n))
+    if n < 2 * side:
+        return None
+    ratios = x[side : n - side + 1] / x[side - 1 : n - side]
+    i = int(np.argmax(ratios))
+    if ratios[i] < UNIT_GAP:
+        return None
+    cut = side + i  # x[:cut] below the gap, x[cut:] above
+    return (
+        f"stage {stage!r}: the durations form two groups {ratios[i]:.0f}× apart ({cut} of {x[0]:g}–{x[cut - 1]:g} ms, "
+        f"{n - cut} of {x[cut]:g}–{x[-1]:g} ms, none between): a mix of seconds and milliseconds? duration_ms takes "
+        "milliseconds only; the fit treats them as one distribution"
+    )
+
+
 def fit_stage(stage: str, durations_ms: np.ndarray, *, origin: str, min_n: int = MIN_N, choice: ModelChoice = "auto") -> StageFit:
     """Fit one stage's durations (see the module docstring); ``origin`` names the file
     in messages. Raises :class:`~streamrag.base.errors.InputError` for too few durations."""
@@ -257,4 +285,4 @@ def fit_stage(stage: str, durations_ms: np.ndarray, *, origin: str, min_n: int =
                 f"{critical:.4f} for n = {n} ({scores})"
             )
     warning = tail_warning(stage, n, chosen.kind)
-    return StageFit(stage, n, chosen.model, chosen.kind, reason, candidates, critical, warning)
+    return StageFit(stage, n, chosen.model, chosen.kind, reason, candidates, critical, warning, unit_warning(stage, x))

@@ -16,7 +16,9 @@ Formats, told apart by the file name and content:
   rule selects are counted by name and reported, never fitted.
 
 Every duration must be a finite number of milliseconds > 0 (log-normal and gamma models
-live on positive durations; a 0 ms measurement is a clock too coarse for the stage). A
+live on positive durations; a 0 ms measurement is a clock too coarse for the stage) and at
+most a day (:data:`MAX_DURATION_MS`: a longer one is no stage latency, and values near the
+float limit overflow every fit). A
 bad value is a :class:`~streamrag.base.errors.RecordError` naming the file, the line and the
 field.
 """
@@ -43,6 +45,8 @@ from streamrag.calibration.exports import export_kind, jaeger_spans, otlp_spans
 from streamrag.calibration.spans import Selection, Span, SpanRule, TurnKey, parse_rule, parse_turn, select
 
 Format = Literal["csv", "jsonl", "otlp", "jaeger"]
+MAX_DURATION_MS = 86_400_000.0
+"""A day: the longest duration a stage may have."""
 SPAN_EXPORTS = ("otlp", "jaeger")
 
 
@@ -188,6 +192,13 @@ def _duration(path: Path, line_no: int, value: Any, *, from_text: bool) -> float
         raise RecordError(str(path), line_no, where, f"not a finite number: {value!r}")
     if ms <= 0:
         raise RecordError(str(path), line_no, where, f"must be > 0 ms, got {value!r}")
+    if ms > MAX_DURATION_MS:
+        raise RecordError(
+            str(path),
+            line_no,
+            where,
+            f"{value!r} ms is more than a day (86,400,000 ms): no stage latency; check the unit (milliseconds)",
+        )
     return ms
 
 

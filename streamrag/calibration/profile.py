@@ -122,7 +122,7 @@ def _stage_provenance(meas: Measurements, fit: StageFit) -> dict[str, Any]:
         "max_ms": float(x.max()),
     }
     warnings = [f"fitted to only {fit.n} durations (min_n lowered below {MIN_N}): the fit is unreliable"] if fit.n < MIN_N else []
-    warnings += [fit.warning] if fit.warning else []
+    warnings += [w for w in (fit.warning, fit.unit_warning) if w]
     if warnings:
         out["warning"] = "; ".join(warnings)
     if data.first_timestamp is not None:

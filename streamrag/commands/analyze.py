@@ -100,7 +100,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="entity and question-word columns from the words heard so far (prefix, default) or from "
         "the full query (full: the anchor's rule, right context); column 'context' says which",
     )
-    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--no-figures", action="store_true", help="skip the figures")
     p.add_argument(
         "--label-audit",
         type=positive_int,

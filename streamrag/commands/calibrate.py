@@ -111,7 +111,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     figure.add_argument(
         "--figure",
         metavar="PATH",
-        help="where to write the CDF/QQ figure, .png, .pdf or .svg by its extension (default: PROFILE.png)",
+        help="where to write the CDF/QQ figure, .png, .pdf or .svg by its extension (default: PROFILE.png, or --figure-format's suffix)",
     )
     figure.add_argument("--no-figure", action="store_true", help="write no figure")
     p.set_defaults(run=run)
@@ -132,7 +132,7 @@ def _rules(texts: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError, InputError
-    from streamrag.base.figures import figure_format
+    from streamrag.base.figures import figure_format, figure_name
     from streamrag.base.outputs import check_out_file
     from streamrag.calibration.calibrate import calibrate
     from streamrag.calibration.fit import MIN_N
@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--out {args.out}: a profile file name ends in .toml (that is how latency.profile tells a file from a built-in name)"
         )
-    figure = None if args.no_figure else Path(args.figure) if args.figure else out.with_suffix(".png")
+    default_figure = out.with_suffix(Path(figure_name(out.stem)).suffix)  # PROFILE.png, or --figure-format's
+    figure = None if args.no_figure else Path(args.figure) if args.figure else default_figure
     check_out_file(out, option="--out")
     if figure is not None:
         figure_format(figure)  # .png, .pdf or .svg, refused before the fit otherwise
@@ -174,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if fit.warning:
             say(f"streamrag: warning: {fit.warning}", level="warning", event="small sample", stage=fit.stage)
+        if fit.unit_warning:
+            say(f"streamrag: warning: {fit.unit_warning}", level="warning", event="mixed units", stage=fit.stage)
     print("\n".join(_table(result)))
     meas = result.measurements
     ignored = meas.ignored_spans

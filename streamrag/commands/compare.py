@@ -54,23 +54,20 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from streamrag.base.errors import InputError
+    from streamrag.base.figures import FORMATS
     from streamrag.base.outputs import check_out_dir
-    from streamrag.simulator.compare import COMPARISON_FIGURE, COMPARISON_JSON, compare_run, comparison_lines, write_comparison
-    from streamrag.simulator.compare_h import H_FIGURE
+    from streamrag.simulator.compare import COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
     out = check_out_dir(args.out)
     if Path(args.published).is_dir():
         return _two_runs(args.run_dir, args.published, out)
     comparison = compare_run(args.run_dir, args.published)  # every check before anything is written
     try:
-        write_comparison(comparison, out)
+        written = write_comparison(comparison, out)
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
-    print(
-        "\n".join(
-            [*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON}, {out / COMPARISON_FIGURE} and {out / H_FIGURE}"]
-        )
-    )
+    figures = " and ".join(str(p) for p in written if p.suffix in FORMATS)
+    print("\n".join([*comparison_lines(comparison.data), f"wrote {out / COMPARISON_JSON}, {figures}"]))
     return 0
 
 

@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     )
     events = traceview.load_question(run_dir, qid)
     traceview.render_terminal(events)
-    png = traceview.write_figure(events, args.out / "misfire.png")
+    from streamrag.base.figures import figure_name
+
+    png = traceview.write_figure(events, args.out / figure_name("misfire"))
     print(f"wrote {png}; any question's timeline: streamrag trace {run_dir} QUESTION_ID")
     return 0

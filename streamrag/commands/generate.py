@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--table",
         action="store_true",
-        help="write a synthetic stabilization table (CSV) instead of records, and prefixes.parquet "
-        "beside it (synthetic per-prefix evidence consistent with the table)",
+        help="write a synthetic stabilization table (CSV) instead of records, and OUT's name with "
+        ".prefixes.parquet beside it (synthetic per-prefix evidence consistent with the table, bound to it)",
     )
     parser.set_defaults(run=run)
 
@@ -82,7 +82,7 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
     table["t_suf"] = table["t_suf"].astype("Int64")  # "3", not "3.0"; undefined stays empty
     with atomic_path(out) as tmp:
         table.to_csv(tmp, index=False)
-    prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out))
+    prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out), table=out)
     say(f"wrote {out}: {len(table)} rows, and its synthetic per-prefix evidence {prefixes}", event="table written",
         out=str(out), rows=len(table), evidence=str(prefixes))  # fmt: skip
     return 0

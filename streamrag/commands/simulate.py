@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streamrag.commands._common import require_inputs
+from streamrag.commands._common import open_cache, require_inputs
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -60,6 +60,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
+    p.add_argument(
+        "--cache", type=Path, metavar="DIR", help="DATA: chunk cache folder (default $STREAMRAG_CACHE or ~/.cache/streamrag)"
+    )
+    p.add_argument("--no-cache", action="store_true", help="DATA: neither read nor write the chunk cache")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="override the scenario's seed")
     p.add_argument(
@@ -92,6 +96,10 @@ def _command(args: argparse.Namespace) -> list[str]:
         cmd += ["--set", o]
     if args.ids:
         cmd += ["--ids", args.ids]
+    if args.cache:
+        cmd += ["--cache", str(args.cache)]
+    if args.no_cache:
+        cmd.append("--no-cache")
     if args.force:
         cmd.append("--force")
     cmd += ["--jobs", str(args.jobs)]
@@ -115,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--evidence and --no-evidence apply to --table")
     if args.evidence and args.no_evidence:
         raise ConfigError("give --evidence or --no-evidence, not both")
+    if (args.cache or args.no_cache) and args.table:
+        raise ConfigError("--cache and --no-cache apply to DATA (the chunk cache); a table replay reads no pages")
+    if args.cache and args.no_cache:
+        raise ConfigError("give --cache or --no-cache, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
@@ -124,29 +136,27 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.data.selection import read_ids
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, simulate, write_run
+    from streamrag.simulator.simulate import manifest_json, recorded_for_table, simulate, write_run
 
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     ids = read_ids(args.ids) if args.ids else None
-    cache = None
-    if not args.table:  # (the chunk cache is only for DATA: a table replay need not import the chunker)
-        from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
-
-        cache = ChunkCache(default_cache_dir())
+    # The chunk cache is only for DATA: a table replay need not import the chunker.
+    cache = None if args.table else open_cache(args)
     evidence = False if args.no_evidence else args.evidence
     qs = load_selected(rs.scenario, data=args.data, table=args.table, evidence=evidence, ids=ids, cache=cache, jobs=args.jobs)
     mode, input_path = ("table", args.table) if args.table else ("data", args.data)
+    recorded = recorded_for_table(rs, args.table) if args.table else rs  # the table's split, not the scenario's
     n_selected = qs.counts["selected"]
 
     if rs.scenario.load is not None:
-        return _run_load(args, rs, qs, mode, input_path)
+        return _run_load(args, rs, qs, mode, input_path, recorded)
     with task_progress("simulating", n_selected) as update:
         result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update), engine=args.engine)
 
     manifest = manifest_json(
-        rs,
+        recorded,
         result.reflector_model,
         input_path=input_path,
         input_mode=mode,
@@ -155,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         n_questions=n_selected,
         replay=result.replay,
     )
-    out = write_run(args.out, result, rs, manifest=manifest, counts=qs.counts)
+    out = write_run(args.out, result, recorded, manifest=manifest, counts=qs.counts)
     rows = result.rows
     mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
     mean_h = sum(r.H_ms or 0.0 for r in rows) / len(rows)
@@ -169,10 +179,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str) -> int:
-    """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`)."""
+def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str, recorded: Any) -> int:
+    """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`);
+    ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.simulator.closed_form import ENGINE
     from streamrag.simulator.load import n_sessions, run_load
     from streamrag.simulator.load_output import write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
@@ -180,14 +192,21 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)
-    with task_progress("sessions", 2 * n_sessions(rs.scenario.load)) as update:
+    with task_progress("sessions", 2 * n_sessions(rs)) as update:
         advance = advancing(update)
         on_session = None if advance is None else lambda: advance(1)
         run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session)
     manifest = manifest_json(
-        rs, model, input_path=input_path, input_mode=mode, command=_command(args), jobs=1, n_questions=len(qs.questions)
+        recorded,
+        model,
+        input_path=input_path,
+        input_mode=mode,
+        command=_command(args),
+        jobs=1,
+        n_questions=len(qs.questions),
+        replay=ENGINE,  # shared capacity: no closed form
     )
-    params = {**parameters(rs), "population": qs.counts}
+    params = {**parameters(recorded), "population": qs.counts}
     write_load_run(out, run, parameters=params, manifest=manifest)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     s, b = summary["streaming"]["answer_ms"], summary["baseline"]["answer_ms"]

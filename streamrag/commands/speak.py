@@ -44,6 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="MS",
         help="final transcript this long after the audio ends (default 0)",
     )
+    p.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="the voice without its random noise (Piper's noise_scale and noise_w_scale 0): the same file every run, "
+        "with flatter prosody; by default the voice draws unseeded noise, so runs differ",
+    )
     p.set_defaults(run=run)
 
 
@@ -79,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if not questions:
         raise ConfigError(f"{path}: no questions selected (split {args.split})")
     cpu0 = process_cpu_s()
-    speaker = Speaker(chunk_ms=args.chunk_ms, final_delay_ms=args.final_delay_ms)
+    speaker = Speaker(chunk_ms=args.chunk_ms, final_delay_ms=args.final_delay_ms, deterministic=args.deterministic)
     spoken = []
     with progress.task_progress("speaking", len(questions)) as update:
         for i, (qid, query) in enumerate(questions, 1):

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "Read a stabilization table (one row per question, columns of design §7; as the anchor "
             "study publishes them, gold_density may be absent and phi rounded to 4 decimals), write "
             "summary.json (RQ1 phi statistics, RQ2 streamable fractions over the L x delta x "
-            "theta grid, RQ4 group tests, gold-density robustness) and three PNG figures."
+            "theta grid, RQ4 group tests, gold-density robustness) and three figures (PNG, or --figure-format)."
         ),
     )
     p.add_argument("table", metavar="TABLE", help="stabilization table (CSV)")

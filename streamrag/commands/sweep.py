@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from streamrag.base.errors import ConfigError
+    from streamrag.base.figures import FORMATS
     from streamrag.base.progress import task_progress
     from streamrag.commands._logging import say
     from streamrag.sweep.grid import load_grid
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"sweep {grid.name}: {len(result.plan.runnable)} point(s), {len(result.computed)} computed, "
         f"{len(result.reused)} reused, {len(result.plan.skipped)} skipped, in {result.wall_s:.1f} s; "
-        f"wrote {result.out}/sweep.csv, sweep.parquet, {sum(1 for f in result.files if f.suffix == '.png')} figure(s)"
+        f"wrote {result.out}/sweep.csv, sweep.parquet, {sum(1 for f in result.files if f.suffix in FORMATS)} figure(s)"
     )
     return 0
 

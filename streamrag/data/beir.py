@@ -151,9 +151,15 @@ def read_beir(
     qrels = read_qrels(qrels_path)
     items: list[PoolQuestion | SkippedRecord] = []
     found: set[str] = set()
+    first_line: dict[str, int] = {}
     for line_no, obj in iter_json_objects(queries_path):
         qid = _string(obj, "_id", queries_path, line_no)
-        if qid not in qrels or qid in found:
+        if qid in first_line:  # one query per id, as every other input: never dropped silently
+            raise RecordError(
+                str(queries_path), line_no, "_id", f"query id {qid!r} repeats line {first_line[qid]} (one query per id)"
+            )
+        first_line[qid] = line_no
+        if qid not in qrels:
             continue
         if limit is not None and len(found) >= limit:
             break

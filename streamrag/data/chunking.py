@@ -17,8 +17,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from streamrag.base.validation import SettingsModel
 from streamrag.data.crag import SearchResult
 from streamrag.data.text import HtmlParserName, collapse_whitespace, html_to_text
 
@@ -26,10 +27,8 @@ from streamrag.data.text import HtmlParserName, collapse_whitespace, html_to_tex
 CHUNKER_VERSION = 1
 
 
-class ChunkSettings(BaseModel):
+class ChunkSettings(SettingsModel):
     """How pages become chunks. The defaults are the paper preset."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     parser: HtmlParserName = "html.parser"
     window_words: int = Field(120, ge=1)

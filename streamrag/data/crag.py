@@ -121,6 +121,13 @@ class CragRecord(BaseModel):
             data["search_results"] = []
         return data
 
+    @field_validator("split", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # pydantic takes true as split 1: a silent change of population
+            raise ValueError("Input should be a number, not a boolean")
+        return value
+
     @field_validator("answer", mode="before")
     @classmethod
     def _answer(cls, value: Any) -> str:

@@ -42,11 +42,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import ConfigError
 from streamrag.base.lines import zstd_writer
+from streamrag.base.validation import SettingsModel
 from streamrag.data import crag_profile as profile
 from streamrag.data._lexicon import (
     CONTENT_RANK,
@@ -74,10 +75,8 @@ _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _BATCH_BYTES = 8 << 20  # JSON bytes handed to the compressor at once (one bz2 stream each)
 
 
-class GeneratorSettings(BaseModel):
+class GeneratorSettings(SettingsModel):
     """What to generate. Defaults give CRAG-sized questions (≈ 150 chunks each)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     n_questions: int = Field(ge=0, description="number of records")
     pages_per_question: int = Field(5, ge=1, le=100)

@@ -52,29 +52,30 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import logging
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag
 
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import DataFileError, InputError, RecordError
 from streamrag.base.lines import iter_question_objects
+from streamrag.base.validation import SettingsModel
 
 VOWELS = "aeiou"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 DIGITS = "0123456789"
 
 
-class RevisionModel(BaseModel):
+class RevisionModel(SettingsModel):
     """The seeded revision model's parameters (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["model"] = "model"
     p: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
@@ -89,21 +90,17 @@ class RevisionModel(BaseModel):
     design §5). The simulator uses its own cadence."""
 
 
-class HypothesesFile(BaseModel):
+class HypothesesFile(SettingsModel):
     """Recorded partial hypotheses, read from ``path`` (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["file"] = "file"
     path: str
 
 
-class TypedInput(BaseModel):
+class TypedInput(SettingsModel):
     """Questions typed the way the participants of a keystroke folder typed
     (:mod:`streamrag.data.typed`): each word is heard when the space after it is typed,
     and a backspace run into a heard word revises it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["typed"] = "typed"
     path: str
@@ -285,4 +282,26 @@ def question_hypotheses(asr: RevisionModel | HypothesesFile | TypedInput, intera
     found = recorded_hypotheses(asr.path).questions.get(interaction_id)
     if found is None:
         raise InputError(f"{asr.path}: no hypotheses for question {interaction_id!r}")
+    warning = transcript_warning(asr.path, interaction_id, query, found.words[-1])
+    if warning is not None:
+        logging.getLogger(__name__).warning(warning, extra={"interaction_id": interaction_id})
     return found
+
+
+def _words(text: str | Sequence[str]) -> set[str]:
+    return set(re.findall(r"\w+", (text if isinstance(text, str) else " ".join(text)).lower()))
+
+
+def transcript_warning(path: str, interaction_id: str, query: str, final: Sequence[str]) -> str | None:
+    """The warning for a recorded final transcript that shares fewer than half the
+    question's distinct words (an ASR error drops or changes a few; a transcript of
+    another question, or of nothing, shares none), else ``None``. The run goes on: the
+    transcript is what the agent heard."""
+    asked, heard = _words(query), _words(final)
+    shared = len(asked & heard)
+    if not asked or 2 * shared >= len(asked):
+        return None
+    return (
+        f"{path}: question {interaction_id!r}: its final hypothesis shares {shared} of the question's {len(asked)} "
+        f"distinct words ({' '.join(final)[:60]!r} for {query[:60]!r}): is it this question's transcript?"
+    )

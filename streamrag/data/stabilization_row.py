@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal, get_type_hints
 
-Dtype = Literal["str", "int", "float", "bool"]
+from streamrag.base.columns import Dtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +110,10 @@ REQUIRED_VALUES: tuple[str, ...] = tuple(name for name, c in COLUMNS.items() if 
 
 ASR_COLUMNS: tuple[str, ...] = tuple(name for name, c in COLUMNS.items() if c.when == "asr")
 """Row columns of an analysis over ASR hypotheses."""
+
+
+DTYPES: dict[str, Dtype] = {name: c.dtype for name, c in COLUMNS.items()}
+"""Every known column's declared type (its Arrow type and dtype: :mod:`streamrag.base.columns`)."""
 
 
 def columns_of(dtype: Dtype) -> tuple[str, ...]:

@@ -198,10 +198,12 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
         cls = "s" if text[end] == " " else "c"
         if rng.random() < profile.episode_rate[cls]:
             b = int(_draw(profile.run_lengths[cls], rng))
-            start = end - b + 1
-            if start >= 1 and start > last_end:
-                episodes[start] = end
-                last_end = end
+            # A run reaching into the previous run's keys erases only what was retyped
+            # since (a second slip while retyping), so every drawn run happens and the
+            # runs per key stay the logged rate.
+            start = max(end - b + 1, last_end + 1, 1)
+            episodes[start] = end
+            last_end = end
     clean = _clean_intervals(text, profile, rng)
     times: list[float] = [0.0]
     keys: list[str] = [text[0]]

@@ -25,9 +25,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.timings import WordTimings, read_word_timings
 
 
@@ -45,9 +46,7 @@ class _AsList:
         return self.word_times_us(n_words, rng, question_id=question_id).tolist()
 
 
-class _Cadence(_AsList, BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Cadence(_AsList, SettingsModel):
     delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
     pause_prob: float = Field(default=0.0, ge=0, le=1)
     pause_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
@@ -121,10 +120,8 @@ class JitteredCadence(_Cadence):
         return times if pauses is None else times + pauses
 
 
-class TimingsCadence(_AsList, BaseModel):
+class TimingsCadence(_AsList, SettingsModel):
     """Each question's real word times, read from ``path`` when the model is built."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["timings"] = "timings"
     path: str

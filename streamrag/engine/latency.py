@@ -33,15 +33,15 @@ from itertools import pairwise
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from streamrag.base.validation import SettingsModel
 
 Z90 = 1.2815515655446004
 """Φ⁻¹(0.9): the standard normal 90th percentile."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Model(SettingsModel):
     def cdf(self, x_ms: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         """P(S ≤ x) at each ``x_ms``."""
         raise NotImplementedError
@@ -260,15 +260,13 @@ class WeibullLatency(_Model):
         return np.rint(rng.weibull(self.shape, size) * self.scale_ms * 1000).astype(np.int64)
 
 
-class ParetoTail(BaseModel):
+class ParetoTail(SettingsModel):
     """A generalized-Pareto tail above quantile ``q``: for a level p > q, the duration is
     ``u + Y`` with ``u`` the last quantile point and ``Y`` the exceedance's quantile at
     ``(p − q)/(1 − q)``: ``Y = β((1 − r)^(−ξ) − 1)/ξ`` (``β(−ln(1 − r))`` when ξ = 0).
 
     ``shape`` ξ < ½ keeps E[S²] finite (E[Y] = β/(1 − ξ), E[Y²] = 2β²/((1 − ξ)(1 − 2ξ)));
     ξ < 0 bounds the tail at ``u + β/|ξ|``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     q: float = Field(gt=0, lt=1, allow_inf_nan=False)
     shape: float = Field(lt=0.5, allow_inf_nan=False)

@@ -21,19 +21,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from streamrag.base.bundled import calibration_dir, toml_names
 from streamrag.base.errors import ConfigError
 from streamrag.base.tomlfile import read_toml
-from streamrag.base.validation import validated
+from streamrag.base.validation import SettingsModel, validated
 from streamrag.engine.latency import LatencyModel
 
 
-class LatencyProfile(BaseModel):
+class LatencyProfile(SettingsModel):
     """A named set of per-stage latency models with provenance."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     description: str = ""

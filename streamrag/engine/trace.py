@@ -13,7 +13,9 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``fire``          a call on prefix ``prefix_t`` was fired (``by`` trigger, reflector or
                   baseline); ``call`` numbers the arm's calls from 1
 ``skip``          a trigger opportunity could not fire: threads full (``reason`` ``cap``:
-                  dropped; ``deferred``: it waits for a later word with a free slot)
+                  dropped; ``deferred``: it waits for a later word with a free slot), or
+                  the speculation policy refused it (``admission``, ``stretch``;
+                  ``budget``: the controller's level; ``spend``: its extra-call cap)
 ``thread_start``  the call's thread starts query generation (G)
 ``gen_query``     (live, G by an LLM) the query generated (``query``) and how long the
                   call took (``elapsed_us``)
@@ -92,7 +94,7 @@ class FireEvent(_Event):
 class SkipEvent(_Event):
     kind: Literal["skip"] = "skip"
     prefix_t: int
-    reason: Literal["cap", "deferred", "admission", "stretch"]
+    reason: Literal["cap", "deferred", "admission", "stretch", "budget", "spend"]
 
 
 class ThreadStartEvent(_Event):

@@ -23,9 +23,9 @@ from streamrag.engine.trace import dump_events
 from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
 from streamrag.pipeline.tools import QueryGenerator, Tool
-from streamrag.simulator.results import ResultRow, derive_result, results_csv, summarize
+from streamrag.simulator.results import ResultRow, derive_result, results_csv
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import manifest_json, parameters, provenance
+from streamrag.simulator.simulate import manifest_json, summary_data
 
 
 class RunWriter:
@@ -52,7 +52,7 @@ class RunWriter:
         row = result_row(outcome, turn, self.rs)
         self.rows.append(row)
         write_bytes_atomic(self.out / "results.csv", results_csv(self.rows))
-        summary = {**provenance(self.reflector_model, self.rs), **summarize(self.rows, parameters(self.rs))}
+        summary = summary_data(self.reflector_model, self.rows, self.rs)
         write_bytes_atomic(self.out / "summary.json", (json.dumps(summary, indent=2, allow_nan=False) + "\n").encode())
         manifest = manifest_json(
             self.rs,

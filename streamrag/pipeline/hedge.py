@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion
 
 
@@ -61,10 +62,8 @@ class HedgeTrigger:
         return None
 
 
-class HedgeTriggerConfig(BaseModel):
+class HedgeTriggerConfig(SettingsModel):
     """Fire at the last word whose expected remaining input still covers the q-quantile of L."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["hedge"] = "hedge"
     needs: ClassVar[frozenset[Need]] = frozenset()

@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion
 
 __all__ = [
@@ -60,8 +61,8 @@ LEAF = -1
 """``left``/``right`` of a leaf (scikit-learn's TREE_LEAF)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Frozen(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class LogRegParams(_Frozen):

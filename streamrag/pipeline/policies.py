@@ -21,10 +21,17 @@ Policies (config ``kind``):
                 queue while an older one of the session still waits there takes the
                 older one's place, and the older is withdrawn (``superseded``). The
                 freshest prefix is served first and stale ones never use a server.
+``budget``      closed loop: moves a level of caution (a tool-pressure bound and the
+                words between fires) to hold the p90 (``quantile``) response time
+                under ``budget_ms``, with at most ``max_extra_calls`` extra calls per
+                session (:mod:`streamrag.pipeline.budget`)
 ==============  ===================================================================
 
-``coalesce`` is ours: the references measure one user at a time, where nothing waits
-in a queue and the question does not arise.
+``coalesce`` and ``budget`` are ours: the references measure one user at a time, where
+nothing waits in a queue and the question does not arise.
+
+One policy object serves every session of a system; the arm tells it when a session
+starts and when it is answered (the only state ``budget`` keeps besides the clock).
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from streamrag.base.validation import SettingsModel
+from streamrag.engine.clock import Clock
 from streamrag.engine.resources import LoadView
+from streamrag.pipeline.budget import BudgetPolicyConfig
 
 
 class SpeculationPolicy(Protocol):
@@ -47,11 +57,26 @@ class SpeculationPolicy(Protocol):
         """Why the fire is refused (a trace ``skip`` reason), or None to let it go."""
         ...
 
+    def session_started(self) -> None:
+        """A session's streaming arm started."""
+        ...
+
+    def session_answered(self, response_us: int, speculative: int, extra_calls: int) -> None:
+        """A session was answered ``response_us`` after its end of input, having fired
+        ``speculative`` trigger calls and ``extra_calls`` calls beyond one in all."""
+        ...
+
 
 class _Policy:
     coalesce = False
 
     def refuse(self, words_since_fire: int, tool: LoadView) -> str | None:
+        return None
+
+    def session_started(self) -> None:
+        return None
+
+    def session_answered(self, response_us: int, speculative: int, extra_calls: int) -> None:
         return None
 
 
@@ -87,8 +112,8 @@ class CoalescePolicy(_Policy):
     coalesce = True
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Config(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class AlwaysPolicyConfig(_Config):
@@ -96,7 +121,7 @@ class AlwaysPolicyConfig(_Config):
 
     kind: Literal["always"] = "always"
 
-    def build(self) -> SpeculationPolicy:
+    def build(self, clock: Clock) -> SpeculationPolicy:
         return AlwaysPolicy()
 
 
@@ -107,7 +132,7 @@ class AdmissionPolicyConfig(_Config):
     max_utilization: float | None = Field(default=0.9, gt=0, le=1)
     max_queue: int | None = Field(default=None, ge=0)
 
-    def build(self) -> SpeculationPolicy:
+    def build(self, clock: Clock) -> SpeculationPolicy:
         return AdmissionPolicy(self.max_utilization, self.max_queue)
 
 
@@ -117,7 +142,7 @@ class StretchPolicyConfig(_Config):
     kind: Literal["stretch"] = "stretch"
     gain: float = Field(default=2.0, ge=0, allow_inf_nan=False)
 
-    def build(self) -> SpeculationPolicy:
+    def build(self, clock: Clock) -> SpeculationPolicy:
         return StretchPolicy(self.gain)
 
 
@@ -126,12 +151,12 @@ class CoalescePolicyConfig(_Config):
 
     kind: Literal["coalesce"] = "coalesce"
 
-    def build(self) -> SpeculationPolicy:
+    def build(self, clock: Clock) -> SpeculationPolicy:
         return CoalescePolicy()
 
 
 PolicyConfig = Annotated[
-    AlwaysPolicyConfig | AdmissionPolicyConfig | StretchPolicyConfig | CoalescePolicyConfig,
+    AlwaysPolicyConfig | AdmissionPolicyConfig | StretchPolicyConfig | CoalescePolicyConfig | BudgetPolicyConfig,
     Field(discriminator="kind"),
 ]
 """A speculation policy, chosen by ``kind``."""

@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 Rejudge = Literal["best_of_completed", "newest"]
@@ -186,9 +187,7 @@ class GoldReflector:
         return Verdict(bool(self._hit[prefix_t - 1]))
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Config(SettingsModel):
     if TYPE_CHECKING:  # each kind declares it after the shared rules (field order is dump order)
         kind: str
     needs: ClassVar[frozenset[Need]] = frozenset()

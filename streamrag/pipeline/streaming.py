@@ -158,6 +158,10 @@ class StreamingArm:
         self.last_fire_t = 0
         self.heard = 0
         """Words heard so far."""
+        self.input_end_at_us = -1
+        """When the last word was heard (clock µs; −1: not yet)."""
+        self.n_unstarted = 0
+        """Calls cancelled before they started: fired but not counted as fired."""
         self.failed = False
         self.chosen: Call | None = None
         """The call whose result the answer is built from, once the reflector decided."""
@@ -201,6 +205,7 @@ class StreamingArm:
     async def _run(self, turn_end: anyio.Event | None = None) -> None:
         clock, rec, plan = self.clock, self.rec, self.plan
         origin = rec.origin_us
+        self.policy.session_started()
         if turn_end is None:
             # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
             for at_us, priority, word_t in input_schedule(plan, self.trigger.tick_us):
@@ -215,12 +220,17 @@ class StreamingArm:
         answered = anyio.Event()
         respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
         await answered.wait()
+        if not self.failed and self.input_end_at_us >= 0:
+            speculative = sum(1 for call in self.calls if call.by == "trigger")
+            extra = len(self.calls) - self.n_unstarted - 1  # calls fired − 1, as a load run counts them
+            self.policy.session_answered(clock.now_us() - self.input_end_at_us, speculative, extra)
 
     def _on_word(self, t: int) -> None:
         self.heard = t
         self.rec.emit("word", word=t)
         n = self.plan.question.n_words
         if t == n:
+            self.input_end_at_us = self.clock.now_us()
             self.rec.emit("input_end", n_words=n)
         if self.trigger.on_word(t) or self.deferred:
             self._opportunity(t)
@@ -366,6 +376,7 @@ class StreamingArm:
         self.rec.emit("decision", outcome=outcome, call=call.idx, prefix_t=call.prefix_t)
         for held in self.held:
             self._cancel(held, "unstarted")
+            self.n_unstarted += 1
         self.held = []
         for other in list(self.in_flight.values()):
             self._cancel(other, "reflector")

@@ -44,9 +44,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.learned import LearnedTriggerConfig
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
@@ -69,9 +70,7 @@ class Trigger(Protocol):
         ...
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Config(SettingsModel):
     kind: str
     needs: ClassVar[frozenset[Need]] = frozenset()
     """What the trigger reads besides the words heard (empty: it runs on live words)."""

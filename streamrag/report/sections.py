@@ -5,16 +5,18 @@ timelines. Each reader takes the folder's own files; nothing is recomputed but f
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamrag.base.errors import InputError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["KINDS", "Run", "read_report_run", "run_kind"]
 
@@ -70,7 +72,7 @@ _FIRST = {
 }
 _ID = {"simulation": "interaction_id", "analysis": "interaction_id", "load": "session_id", "sweep": "key"}
 _ROWS_FILE = {"simulation": "results.csv", "analysis": "stabilization.csv", "load": "sessions.csv"}
-_PROVENANCE = ("parameters", "rules", "selection")  # summary.json keys shown as settings, not results
+_PROVENANCE = ("format_version", "parameters", "rules", "selection")  # summary.json keys shown as settings, not results
 
 
 @dataclass
@@ -102,12 +104,10 @@ def run_kind(run: Path) -> str:
 
 
 def _json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    """A run's JSON file, its format version checked (:func:`~streamrag.base.formats.read_json`)."""
+    from streamrag.base.formats import read_json
+
+    data = read_json(path) if path.is_file() else None
     return data if isinstance(data, dict) else None
 
 
@@ -205,12 +205,12 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
 # --- figures -------------------------------------------------------------------------
 
 
-def _svg_of(draw: Callable[[Path], Any]) -> bytes:
-    """Run a plot function that writes a file, on an ``.svg`` path in a scratch folder."""
+def _svg_of(fig: Figure) -> bytes:
+    """A figure as SVG bytes (written atomically in a scratch folder, as every figure)."""
+    from streamrag.base.figures import save_figure
+
     with tempfile.TemporaryDirectory(prefix="streamrag-report-") as tmp:
-        path = Path(tmp) / "figure.svg"
-        draw(path)
-        return path.read_bytes()
+        return save_figure(fig, Path(tmp) / "figure.svg").read_bytes()
 
 
 def _analysis_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
@@ -237,7 +237,7 @@ def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     saved = _column(parts, "saved_ms")
     bound = _column(parts, "H_G_ms")
     misfire = _column(parts, "misfire")
-    return [("saved vs bound", _svg_of(lambda p: plot_saved(saved, bound, misfire, p)), "image/svg+xml")]
+    return [("saved vs bound", _svg_of(plot_saved(saved, bound, misfire)), "image/svg+xml")]
 
 
 def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
@@ -245,7 +245,7 @@ def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
 
     counted = _column(parts, "counted")
     saved = [s for s, c in zip(_column(parts, "saved_ms"), counted, strict=True) if c is True]
-    return [("saved per counted session", _svg_of(lambda p: plot_saved(saved, None, None, p)), "image/svg+xml")]
+    return [("saved per counted session", _svg_of(plot_saved(saved, None, None)), "image/svg+xml")]
 
 
 def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:

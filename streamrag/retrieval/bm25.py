@@ -30,8 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from streamrag.base.validation import SettingsModel
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer
 
 if TYPE_CHECKING:
@@ -45,13 +46,13 @@ _EMPTY_IDX.flags.writeable = False
 _EMPTY_VALS.flags.writeable = False
 
 
-class BM25Params(BaseModel):
+class BM25Params(SettingsModel):
     """BM25 parameters. Defaults are the ``paper`` preset (k1 = 1.5, b = 0.75, paper idf).
 
     ``epsilon`` is only used by the ``okapi`` idf (floor ``epsilon · average_idf``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(allow_inf_nan=False)
 
     k1: float = Field(1.5, ge=0.0, description="term-frequency saturation")
     b: float = Field(0.75, ge=0.0, le=1.0, description="document-length normalization")

@@ -30,7 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
+
+from streamrag.base.validation import SettingsModel
 
 if TYPE_CHECKING:
     from streamrag.retrieval.base import Retriever
@@ -64,9 +66,7 @@ class RetrieverEnv:
         return self._embedder
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Config(SettingsModel):
     kind: str
     scale: ClassVar[Scale]
 

@@ -43,14 +43,18 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
 from streamrag.base.errors import DataFileError, InputError, TableError
-from streamrag.simulator.compare_h import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_L_ms
+from streamrag.simulator.compare_h import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_G_ms, run_L_ms
 from streamrag.simulator.results import spearman, stats
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "COMPARISON_FIGURE",
@@ -117,6 +121,9 @@ def read_run(run_dir: str | os.PathLike[str]) -> tuple[dict[str, _Question], dic
     run = Path(run_dir)
     if not run.is_dir():
         raise DataFileError(f"{run}: no such folder (RUN_DIR is the --out folder of 'streamrag simulate')")
+    from streamrag.base.formats import check_run
+
+    check_run(run)
     path = run / "results.csv"
     if not path.is_file():
         raise DataFileError(f"{path}: no such file (is {run} the --out folder of 'streamrag simulate'?)")
@@ -190,6 +197,8 @@ class Comparison(NamedTuple):
     saved_ms: np.ndarray
     H_predicted_ms: np.ndarray | None = None
     H_ms: np.ndarray | None = None
+    G_ms: float | None = None
+    """The run's nominal query-generation latency (the line saved = H + G), None if unknown."""
 
 
 def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLike[str]) -> Comparison:
@@ -245,18 +254,26 @@ def compare_run(run_dir: str | os.PathLike[str], published_path: str | os.PathLi
         ),
         "notes": [ORACLE_NOTE] if reflector is not None and reflector.startswith("oracle") else [],
     }
-    return Comparison(data, matched, column["measured_saved_ms"], column["saved_ms"], column["H_predicted_ms"], column["H_ms"])
+    return Comparison(
+        data, matched, column["measured_saved_ms"], column["saved_ms"], column["H_predicted_ms"], column["H_ms"], run_G_ms(run)
+    )
 
 
-def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Path:
+def plot_comparison(comparison: Comparison, *, ax: Axes | None = None) -> Figure:
     """Per question, simulated against measured saving (ms), the line y = x, negative
     savings marked (red: simulated < 0; triangle: measured < 0)."""
-    from streamrag.base.figures import agg_figure, save_figure
+    from streamrag.base.figures import COLUMN_IN, paper_style
+
+    with paper_style():
+        return _draw_comparison(comparison, ax, COLUMN_IN)
+
+
+def _draw_comparison(comparison: Comparison, ax: Axes | None, width_in: float) -> Figure:
+    from streamrag.base.figures import axes_or_new, finish
 
     x, y = comparison.measured_saved_ms, comparison.saved_ms
     data = comparison.data
-    fig = agg_figure(5.6, 5.4)
-    ax = fig.subplots()
+    fig, ax = axes_or_new(ax, width_in, width_in + 0.3)
     sim_neg, meas_neg = y < 0, x < 0
     groups = (
         (~sim_neg & ~meas_neg, "o", "tab:blue", "both ≥ 0"),
@@ -266,7 +283,9 @@ def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Pat
     )
     for mask, marker, color, label in groups:
         if mask.any():
-            ax.scatter(x[mask], y[mask], s=16, marker=marker, color=color, alpha=0.6, label=f"{label} ({int(mask.sum())})")
+            ax.scatter(
+                x[mask], y[mask], s=8, marker=marker, color=color, alpha=0.6, linewidths=0, label=f"{label} ({int(mask.sum())})"
+            )
     both = np.concatenate([x, y, [0.0]])
     low, high = float(both.min()), float(both.max())
     pad = 0.05 * max(high - low, 1.0)
@@ -281,32 +300,32 @@ def plot_comparison(comparison: Comparison, path: str | os.PathLike[str]) -> Pat
     ax.set_ylabel("simulated saved (ms, this run)")
     r, rho = data["pearson_saved_measured"]["r"], data["spearman_saved_measured"]["rho"]
     ax.set_title(
-        f"Latency saved per question (n = {data['n_matched']})\nPearson r = {_fmt(r, '.2f')}, Spearman ρ = {_fmt(rho, '.2f')}",
-        fontsize=10,
+        f"Latency saved per question (n = {data['n_matched']})\nPearson r = {_fmt(r, '.2f')}, Spearman ρ = {_fmt(rho, '.2f')}"
     )
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     ax.grid(color="0.92")
-    return save_figure(fig, path)
+    return finish(fig)
 
 
 def write_comparison(comparison: Comparison, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``comparison.png`` and ``comparison.json`` into ``out_dir`` (created), atomically."""
+    """Write ``comparison.png`` (``h_vs_saved.png``) and ``comparison.json`` into
+    ``out_dir`` (created), atomically; the figures in ``--figure-format``'s format."""
     from streamrag.analysis.report import write_summary
+    from streamrag.base.figures import figure_name, save_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = [plot_comparison(comparison, out / COMPARISON_FIGURE)]
+    files = [save_figure(plot_comparison(comparison), out / figure_name(Path(COMPARISON_FIGURE).stem))]
     if comparison.H_predicted_ms is not None and comparison.H_ms is not None:
-        files.append(
-            plot_h_vs_saved(
-                comparison.H_predicted_ms,
-                comparison.measured_saved_ms,
-                comparison.H_ms,
-                comparison.saved_ms,
-                comparison.data["h_vs_saved"],
-                out / H_FIGURE,
-            )
+        drawn = plot_h_vs_saved(
+            comparison.H_predicted_ms,
+            comparison.measured_saved_ms,
+            comparison.H_ms,
+            comparison.saved_ms,
+            comparison.data["h_vs_saved"],
+            G_ms=comparison.G_ms,
         )
+        files.append(save_figure(drawn, out / figure_name(Path(H_FIGURE).stem)))
     return [*files, write_summary(comparison.data, out / COMPARISON_JSON)]
 
 

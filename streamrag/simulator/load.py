@@ -51,9 +51,9 @@ from streamrag.simulator.load_measures import SessionMeasures, TraceSink
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.workload import (
     ClosedArrivals,
-    FileArrivals,
     LoadConfig,
-    PoissonArrivals,
+    OpenArrivals,
+    count_open_arrivals,
     draw_questions,
     open_arrivals,
     session_id,
@@ -123,7 +123,7 @@ class _LoadedSystems:
         self.n_events = 0
         """Events of every finished session, both systems."""
         self.services = {system: sc.resources.build(clock) for system in SYSTEMS}
-        self.policy = sc.policy.build()
+        self.policy = sc.policy.build(clock)
         self.pending_baselines = 0
         self.drained = anyio.Event()
         """Set when every baseline arm (callbacks, no task) has finished."""
@@ -144,11 +144,10 @@ class _LoadedSystems:
             await self.drained.wait()
         return {system: self._system_run(system) for system in SYSTEMS}
 
-    async def _open(self, tg: TaskGroup, arrivals: PoissonArrivals | FileArrivals) -> None:
+    async def _open(self, tg: TaskGroup, arrivals: OpenArrivals) -> None:
         """Sessions at the workload's arrival instants, both arms at once."""
         rs = self.rs
-        rate = arrivals.rate(tool_servers(rs), rs.stages.L.mean_ms) if isinstance(arrivals, PoissonArrivals) else 0.0
-        for i, at in enumerate(open_arrivals(arrivals, rs.scenario.seed, rate)):
+        for i, at in enumerate(open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)):
             await self.clock.sleep_until_us(at, Priority.INPUT)
             q = self.questions[int(self.asked[i])]
             plan = self.plan_question(q, rs, stream_id=session_id(i))
@@ -235,14 +234,12 @@ def tool_servers(rs: ResolvedScenario) -> int | None:
     return getattr(tool, "servers", None) or getattr(tool, "max_batch", None)
 
 
-def n_sessions(load: LoadConfig) -> int:
-    """How many sessions the workload holds."""
-    from streamrag.simulator.workload import read_arrival_file
-
-    arrivals = load.arrivals
-    if isinstance(arrivals, FileArrivals):
-        return len(read_arrival_file(arrivals.path))
-    return arrivals.n_sessions
+def n_sessions(rs: ResolvedScenario) -> int:
+    """How many sessions the scenario's workload holds."""
+    arrivals = rs.scenario.load.arrivals  # type: ignore[union-attr]
+    if isinstance(arrivals, ClosedArrivals):
+        return arrivals.n_sessions
+    return count_open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)
 
 
 @dataclass(slots=True)
@@ -312,7 +309,7 @@ def run_load(
         raise ConfigError("run_load: the scenario has no [load] section")
     if not questions:
         raise ConfigError("load: no question to draw sessions from")
-    n = n_sessions(load)
+    n = n_sessions(rs)
     sinks: dict[str, TraceSink] = {}
     if trace_dir is not None:
         sinks = {system: TraceSink(Path(trace_dir) / f".trace-{system}.tmp", n) for system in SYSTEMS}

@@ -169,6 +169,7 @@ def questions_from_records(
     *,
     k: int = 3,
     source: str = ANALYZER_EVIDENCE,
+    where: str = "per-prefix evidence",
 ) -> QuestionSet:
     """Questions from validated stabilization-table rows (``read_table_records``'s; skipped
     rows kept): with ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as
@@ -178,7 +179,7 @@ def questions_from_records(
 
     With evidence, a row's ``t_sc`` must be the evidence's and its ``t_suf`` the
     evidence's at some top-k, else the table and the evidence do not belong together:
-    InputError."""
+    InputError starting with ``where`` (the evidence file)."""
 
     def text(row: Mapping[str, Any], column: str) -> str:
         value = row.get(column)
@@ -204,12 +205,15 @@ def questions_from_records(
             continue
         ev = evidence.get(qid)
         if ev is None:
-            raise InputError(f"per-prefix evidence: no prefixes for question {qid!r} of the table")
+            raise InputError(
+                f"{where}: no prefixes for question {qid!r} of the table: the evidence belongs to another table "
+                "(replay without it: --no-evidence)"
+            )
         q = sim_question(qid, int(n_words), ev, k, question_type=qtype)
         table_t_suf = opt_int(t_suf)  # at the analysis' k, which the table does not record
         if q.t_sc != int(t_sc) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
             raise InputError(
-                f"per-prefix evidence: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
+                f"{where}: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
                 f"{int(t_sc)}, {table_t_suf} in the table: they do not come from one analysis"
             )
         entries.append(q)
@@ -223,18 +227,21 @@ def questions_from_table(
 
     ``evidence``: a ``prefixes.parquet`` path; ``None`` (default) uses the one beside the
     table when it exists; ``False`` ignores it (oracle mode)."""
-    from streamrag.analysis.evidence import evidence_path_for, read_evidence
+    from streamrag.analysis.evidence import find_evidence, read_evidence
     from streamrag.analysis.table import read_table_records
 
     records, _ = read_table_records(path)
     if evidence is False:
         return questions_from_records(records)
-    found = evidence_path_for(path) if evidence is None or evidence is True else Path(evidence)
-    if not found.is_file():
-        if evidence not in (None, True):
+    if evidence is None or evidence is True:
+        found = find_evidence(path)  # bound to the table by its digest
+        if found is None:
+            return questions_from_records(records)
+    else:
+        found = Path(evidence)
+        if not found.is_file():
             raise InputError(f"{found}: no such file (the per-prefix evidence given with --evidence)")
-        return questions_from_records(records)
-    return questions_from_records(records, read_evidence(found), k=k)
+    return questions_from_records(records, read_evidence(found), k=k, where=f"{found}")
 
 
 def _in_population(q: SimQuestion, population: Population) -> bool:

@@ -49,15 +49,22 @@ L and G in the bounds are the stages' nominal values (the constant, else the med
 from __future__ import annotations
 
 import math
+import os
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from streamrag.analysis import metrics
+from streamrag.base.columns import Dtype, arrow_schema, read_csv
 from streamrag.simulator.trace_fold import Event, Tally, fold_trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +142,29 @@ NUMERIC_COLUMNS: tuple[str, ...] = _aggregated("numeric")
 
 BOOL_COLUMNS: tuple[str, ...] = _aggregated("bool")
 """Columns aggregated to ``n`` and ``rate``."""
+
+
+def _dtype(annotation: Any) -> Dtype:
+    """A field's declared type (``int | None`` → ``int``)."""
+    kinds = [a for a in (typing.get_args(annotation) or (annotation,)) if a is not type(None)]
+    names: dict[Any, Dtype] = {bool: "bool", int: "int", float: "float", str: "str"}
+    return names[kinds[0]]
+
+
+RESULT_DTYPES: dict[str, Dtype] = {name: _dtype(info.annotation) for name, info in ResultRow.model_fields.items()}
+"""Every column's declared type, read off the row: its Arrow type and the dtype every
+reader gives it (:mod:`streamrag.base.columns`)."""
+
+
+def results_schema(columns: Sequence[str] = RESULT_COLUMNS) -> pa.Schema:
+    """The Arrow schema of ``results.csv`` (``columns``: :func:`result_columns`)."""
+    return arrow_schema({name: RESULT_DTYPES[name] for name in columns}, "results")
+
+
+def read_results(path: str | os.PathLike[str] | IO[bytes]) -> pd.DataFrame:
+    """A ``results.csv`` as a frame, one dtype per column whatever the values
+    (``skip_reason`` is text even when no question was skipped)."""
+    return read_csv(path, RESULT_DTYPES)
 
 
 def skipped_result(entry: Any) -> ResultRow:

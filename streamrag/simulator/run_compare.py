@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from streamrag.base.errors import DataFileError
-from streamrag.simulator.results import stats
+from streamrag.simulator.results import read_results, stats
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = [
     "RUNS_FIGURE",
@@ -49,12 +50,13 @@ class RunComparison(NamedTuple):
 
 
 def _results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    import pandas as pd
+    from streamrag.base.formats import check_run
 
+    check_run(run_dir)
     path = Path(run_dir) / "results.csv"
     if not path.is_file():
         raise DataFileError(f"{path}: no such file (is {run_dir} the --out folder of 'streamrag simulate'?)")
-    table = pd.read_csv(path, dtype={"interaction_id": str}, keep_default_na=False, na_values=[""])
+    table = read_results(path)
     missing = [c for c in ("interaction_id", "saved_ms", "skip_reason") if c not in table.columns]
     if missing:
         raise DataFileError(f"{path}: line 1: {missing[0]}: missing column (a simulate run's results.csv has it)")
@@ -109,38 +111,41 @@ def _number(x: float) -> float | None:
     return None if not np.isfinite(x) else float(x)
 
 
-def plot_run_comparison(comparison: RunComparison, path: str | os.PathLike[str]) -> Path:
+def plot_run_comparison(comparison: RunComparison, *, fig: Figure | None = None) -> Figure:
     """Per question, B's saving against A's (line y = x), and the differences' histogram."""
-    from streamrag.base.figures import agg_figure, save_figure
+    from streamrag.base.figures import PAGE_IN, figure_or_new, finish, paper_style
 
     t = comparison.table
     x, y = t["saved_ms_a"].to_numpy(float), t["saved_ms_b"].to_numpy(float)
-    fig = agg_figure(6.8, 3.0)
-    left, right = fig.subplots(1, 2)
-    left.scatter(x, y, s=12, alpha=0.6, color="tab:blue")
-    both = np.concatenate([x, y, [0.0]])
-    lims = (float(both.min()), float(both.max()) or 1.0)
-    left.plot(lims, lims, color="0.4", linestyle="--", linewidth=1, label="B = A")
-    left.set_xlabel("saved (ms), run A")
-    left.set_ylabel("saved (ms), run B")
-    left.legend(fontsize=7, loc="upper left")
-    left.grid(color="0.92")
-    delta = t["delta_saved_ms"].to_numpy(float)
-    if delta.size:
-        right.hist(delta, bins=min(40, max(5, delta.size // 5)), color="tab:purple", alpha=0.8)
-    right.axvline(0, color="0.3", linewidth=0.8)
-    w = comparison.data["wilcoxon"]
-    p = "undefined" if w["p"] is None else f"{w['p']:.3g}"
-    right.set_title(f"B − A, n = {len(t)}; Wilcoxon p = {p}", fontsize=9)
-    right.set_xlabel("delta saved (ms)")
-    right.set_ylabel("questions")
-    right.grid(color="0.92")
-    return save_figure(fig, path)
+    with paper_style():
+        fig = figure_or_new(fig, PAGE_IN, 2.8)
+        left, right = fig.subplots(1, 2)
+        left.scatter(x, y, s=8, alpha=0.6, color="tab:blue", linewidths=0)
+        both = np.concatenate([x, y, [0.0]])
+        lims = (float(both.min()), float(both.max()) or 1.0)
+        left.plot(lims, lims, color="0.4", linestyle="--", linewidth=1, label="B = A")
+        left.set_xlabel("saved (ms), run A")
+        left.set_ylabel("saved (ms), run B")
+        left.legend(loc="upper left")
+        left.grid(color="0.92")
+        delta = t["delta_saved_ms"].to_numpy(float)
+        if delta.size:
+            right.hist(delta, bins=min(40, max(5, delta.size // 5)), color="tab:purple", alpha=0.8)
+        right.axvline(0, color="0.3", linewidth=0.8)
+        w = comparison.data["wilcoxon"]
+        p = "undefined" if w["p"] is None else f"{w['p']:.3g}"
+        right.set_title(f"B − A, n = {len(t)}; Wilcoxon p = {p}")
+        right.set_xlabel("delta saved (ms)")
+        right.set_ylabel("questions")
+        right.grid(color="0.92")
+        return finish(fig)
 
 
 def write_run_comparison(comparison: RunComparison, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """``comparison.json``, ``per_question.csv`` and ``comparison.png`` into ``out_dir``, atomically."""
+    """``comparison.json``, ``per_question.csv`` and ``comparison.png`` (``--figure-format``'s
+    suffix) into ``out_dir``, atomically."""
     from streamrag.base.atomic import write_text_atomic
+    from streamrag.base.figures import figure_name, save_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,7 +153,8 @@ def write_run_comparison(comparison: RunComparison, out_dir: str | os.PathLike[s
     write_text_atomic(json_path, json.dumps(comparison.data, indent=2, allow_nan=False) + "\n")
     table_path = out / RUNS_TABLE
     write_text_atomic(table_path, comparison.table.to_csv(index=False))
-    return [json_path, table_path, plot_run_comparison(comparison, out / RUNS_FIGURE)]
+    figure = save_figure(plot_run_comparison(comparison), out / figure_name(Path(RUNS_FIGURE).stem))
+    return [json_path, table_path, figure]
 
 
 def run_comparison_lines(data: dict[str, Any]) -> list[str]:

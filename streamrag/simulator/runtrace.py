@@ -28,6 +28,9 @@ _NAME_CHARS = 120  # a process name longer than this is cut (Perfetto shows one 
 def run_events(run_dir: str | os.PathLike[str]) -> dict[str, list[dict[str, Any]]]:
     """Every question's events in ``RUN_DIR/trace.jsonl`` (as dicts, each question's in
     time order), questions in the order of their first event."""
+    from streamrag.base.formats import check_run
+
+    check_run(run_dir)  # the manifest versions the trace
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")

@@ -36,7 +36,8 @@ Sections::
                  sessions on one clock (:mod:`streamrag.simulator.load`)
 
 Settings that name files (``latency.profile`` when it is a path, the word-timings
-cadence's ``input.path``) are relative to the file that sets them: a scenario file's
+cadence's ``input.path``, ``data.asr.path``, ``load.arrivals.path``, the learned
+trigger's ``trigger.model``) are relative to the file that sets them: a scenario file's
 folder, a sweep grid's folder, the current folder for ``--set``
 (:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
 was read.
@@ -47,17 +48,17 @@ types (:mod:`streamrag.base.validation`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from streamrag.base.bundled import scenarios_dir, toml_names
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.base.tomlfile import read_toml
-from streamrag.base.validation import validated
+from streamrag.base.validation import SettingsModel, validated
 from streamrag.data.hypotheses import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
@@ -78,8 +79,8 @@ if TYPE_CHECKING:
     from streamrag.analysis.stabilize import AnalysisSettings
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Section(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class PipelineConfig(_Section):
@@ -183,8 +184,10 @@ class SelectConfig(_Section):
 
 
 class DataConfig(_Section):
-    split: int | Literal["all"] = 0
-    """CRAG split to read (0 = validation); ``"all"`` reads every record."""
+    split: int | Literal["all"] | None = 0
+    """CRAG split to read (0 = validation); ``"all"`` reads every record. ``None`` (no
+    file can set it) is what a table replay records when the table's split is unknown
+    (:func:`~streamrag.simulator.simulate.recorded_for_table`)."""
     k: int = Field(default=3, ge=1)
     grounding: Literal["exact", "relaxed"] = "exact"
     retriever: RetrieverConfig = BM25RetrieverConfig()
@@ -313,8 +316,20 @@ def list_scenarios() -> list[str]:
     return toml_names(scenarios_dir())
 
 
-FILE_SETTINGS = ("latency.profile", "input.path", "trigger.model")
-"""Dotted settings whose value may name a file (see :func:`anchor_file_setting`)."""
+FILE_SETTINGS = ("latency.profile", "input.path", "data.asr.path", "load.arrivals.path", "trigger.model")
+"""Dotted settings whose value may name a file or folder (see :func:`anchor_file_setting`)."""
+
+
+def file_settings(raw: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """``(key, table, field)`` of each :data:`FILE_SETTINGS` key the raw tables set: the
+    value is ``table[field]``."""
+    for key in FILE_SETTINGS:
+        *sections, field = key.split(".")
+        table: Any = raw
+        for section in sections:
+            table = table.get(section) if isinstance(table, dict) else None
+        if isinstance(table, dict) and field in table:
+            yield key, table, field
 
 
 def anchor_file_setting(key: str, value: Any, base_dir: Path) -> Any:
@@ -329,11 +344,8 @@ def anchor_file_setting(key: str, value: Any, base_dir: Path) -> Any:
 
 
 def _anchor_tables(raw: dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    for key in FILE_SETTINGS:
-        section, field = key.split(".")
-        table = raw.get(section)
-        if isinstance(table, dict) and field in table:
-            table[field] = anchor_file_setting(key, table[field], base_dir)
+    for key, table, field in list(file_settings(raw)):
+        table[field] = anchor_file_setting(key, table[field], base_dir)
     return raw
 
 

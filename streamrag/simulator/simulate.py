@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
+from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
 from streamrag.base.processes import worker_pool
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
@@ -297,6 +298,23 @@ def simulate(
 # --- outputs -------------------------------------------------------------------------
 
 
+def recorded_for_table(rs: ResolvedScenario, table: str | os.PathLike[str]) -> ResolvedScenario:
+    """The scenario a replay of ``table`` records: ``data.split`` is the table's — its
+    analysis' ``summary.json`` beside it says which (``"all"`` when it read every split),
+    ``None`` when nothing says (a generated table) — not the scenario's, which a table
+    replay never reads."""
+    split: int | str | None = None
+    try:
+        summary = json.loads((Path(table).parent / "summary.json").read_text(encoding="utf-8"))
+        analysis = summary["parameters"]["analysis"]
+        if analysis.get("data") is not None:  # an analyze summary (a simulate one has none)
+            split = "all" if analysis.get("split") is None else analysis["split"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        split = None
+    data = rs.scenario.data.model_copy(update={"split": split})
+    return rs.model_copy(update={"scenario": rs.scenario.model_copy(update={"data": data})})
+
+
 def parameters(rs: ResolvedScenario) -> dict[str, Any]:
     """The resolved scenario as plain JSON data."""
     return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}
@@ -307,8 +325,27 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
     return {"reflector_model": reflector_model, "rules": rs.rules()}
 
 
+def summary_data(
+    reflector_model: str,
+    rows: Sequence[ResultRow],
+    rs: ResolvedScenario,
+    counts: dict[str, int] | None = None,
+    *,
+    replay: str | None = None,
+) -> dict[str, Any]:
+    """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`,
+    checked); ``replay``: what replayed the rows (``closed_form`` | ``engine``; None, a
+    live run: the key is left out)."""
+    from streamrag.simulator.run_files import SimulateSummary
+
+    said = {} if replay is None else {"replay": replay}
+    data = versioned({**provenance(reflector_model, rs), **said, **summarize(rows, parameters(rs), counts)})
+    SimulateSummary.model_validate(data)
+    return data
+
+
 def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = {**provenance(run.reflector_model, rs), "replay": run.replay, **summarize(run.rows, parameters(rs), counts)}
+    data = summary_data(run.reflector_model, run.rows, rs, counts, replay=run.replay)
     return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -321,11 +358,11 @@ def manifest_json(
     command: list[str],
     jobs: int,
     n_questions: int,
-    replay: str = ENGINE,
+    replay: str | None = None,
 ) -> bytes:
     """``manifest.json``: resolved scenario, reflector model and rules, what replayed it
-    (``replay``: ``closed_form`` | ``engine``), seed, version, input hash, command,
-    created time.
+    (``replay``: ``closed_form`` | ``engine``; None, a live run: left out), seed, version,
+    input hash, command, created time.
 
     ``created`` is the only field that differs between two identical runs.
     """
@@ -334,12 +371,14 @@ def manifest_json(
 
     from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
+    from streamrag.simulator.run_files import RunManifest
 
     data = {
+        FIELD: FORMAT_VERSION,
         "streamrag_version": __version__,
         "seed": rs.scenario.seed,
         **provenance(reflector_model, rs),
-        "replay": replay,
+        **({} if replay is None else {"replay": replay}),
         "scenario": parameters(rs),
         "input": {
             "mode": input_mode,
@@ -354,6 +393,7 @@ def manifest_json(
         "pydantic": pydantic.__version__,
         "created": wall_clock_iso(),
     }
+    RunManifest.model_validate(data)
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 

@@ -9,6 +9,13 @@ question of the population; ``[load]`` in a scenario says how they come:
             backend's servers in the baseline system: λ = ρ·c / E[L] (one tool call per
             session; E[L] the mean of the L stage), which lets profiles with different
             tool latencies share one load axis
+``piecewise`` open loop, a rate that moves: ``segments``, each ``duration_s`` long at its
+            own ``rate_per_s`` or ``offered_load`` (as ``poisson``); a Poisson process whose
+            rate is constant within a segment (a simulated day: 0.2 → 0.9 → 0.2 of
+            capacity). Gaps are exponential at the segment's rate; a gap that crosses the
+            segment's end is dropped and the next segment draws afresh from its start,
+            which is exact because the exponential is memoryless. One segment gives
+            exactly the arrivals of ``poisson`` at that rate that fall inside it
 ``file``    open loop: arrival times (seconds) from a file, one per line or a CSV with
             a column ``arrival_s``; one session per time
 ``closed``  closed loop: ``users`` users, each asking again after an exponential think
@@ -30,42 +37,64 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, Self
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from streamrag.base.errors import ConfigError, InputError
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.rng import stream
 
 US_PER_S = 1_000_000
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Section(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
-class PoissonArrivals(_Section):
-    kind: Literal["poisson"] = "poisson"
+class _Rated(_Section):
+    """A Poisson rate: ``rate_per_s``, or the ``offered_load`` it puts on the tool servers."""
+
     rate_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     offered_load: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """ρ on the tool servers in the baseline system (instead of ``rate_per_s``)."""
-    n_sessions: int = Field(ge=1)
     EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"rate_per_s", "offered_load"}),)
 
     @model_validator(mode="after")
-    def _one_rate(self) -> PoissonArrivals:
+    def _one_rate(self) -> Self:
         if (self.rate_per_s is None) == (self.offered_load is None):
             raise ValueError("set exactly one of 'rate_per_s' and 'offered_load'")
         return self
 
     def rate(self, tool_servers: int | None, mean_l_ms: float) -> float:
-        """Sessions per second."""
+        """Sessions per second: λ = ρ·c / E[L] for an offered load ρ on c tool servers."""
         if self.rate_per_s is not None:
             return self.rate_per_s
         if not tool_servers:
             raise ConfigError("load.arrivals.offered_load needs a tool backend with servers ([resources] tool)")
         return float(self.offered_load) * tool_servers / (mean_l_ms / 1000)  # type: ignore[arg-type]
+
+
+class PoissonArrivals(_Rated):
+    kind: Literal["poisson"] = "poisson"
+    n_sessions: int = Field(ge=1)
+
+
+class RateSegment(_Rated):
+    """One stretch of a :class:`PiecewiseArrivals` profile."""
+
+    duration_s: float = Field(gt=0, allow_inf_nan=False)
+
+
+class PiecewiseArrivals(_Section):
+    kind: Literal["piecewise"] = "piecewise"
+    segments: list[RateSegment] = Field(min_length=1)
+    """The profile in time order; arrivals end with the last segment."""
+
+    def span_s(self) -> float:
+        """The profile's length (s)."""
+        return float(sum(seg.duration_s for seg in self.segments))
 
 
 class FileArrivals(_Section):
@@ -81,7 +110,9 @@ class ClosedArrivals(_Section):
     n_sessions: int = Field(ge=1)
 
 
-Arrivals = Annotated[PoissonArrivals | FileArrivals | ClosedArrivals, Field(discriminator="kind")]
+OpenArrivals = PoissonArrivals | PiecewiseArrivals | FileArrivals
+"""The open-loop kinds: arrival instants that do not depend on the system's answers."""
+Arrivals = Annotated[PoissonArrivals | PiecewiseArrivals | FileArrivals | ClosedArrivals, Field(discriminator="kind")]
 
 
 class LoadConfig(_Section):
@@ -150,14 +181,34 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def open_arrivals(arrivals: PoissonArrivals | FileArrivals, seed: int, rate_per_s: float = 0.0) -> Iterator[int]:
-    """Arrival instants (µs, non-decreasing) of an open-loop workload (Poisson at
-    ``rate_per_s``, see :meth:`PoissonArrivals.rate`)."""
+def open_arrivals(arrivals: OpenArrivals, seed: int, tool_servers: int | None = None, mean_l_ms: float = 0.0) -> Iterator[int]:
+    """Arrival instants (µs, non-decreasing) of an open-loop workload; ``tool_servers`` and
+    ``mean_l_ms`` turn an ``offered_load`` into a rate (:meth:`_Rated.rate`)."""
     if isinstance(arrivals, FileArrivals):
         yield from read_arrival_file(arrivals.path)
         return
     rng = stream(seed, "workload", "arrivals")
     at = 0.0
-    for _ in range(arrivals.n_sessions):
-        at += rng.exponential(1.0 / rate_per_s)
-        yield round(at * US_PER_S)
+    if isinstance(arrivals, PoissonArrivals):
+        scale_s = 1.0 / arrivals.rate(tool_servers, mean_l_ms)
+        for _ in range(arrivals.n_sessions):
+            at += rng.exponential(scale_s)
+            yield round(at * US_PER_S)
+        return
+    end = 0.0
+    for segment in arrivals.segments:
+        end += segment.duration_s
+        scale_s = 1.0 / segment.rate(tool_servers, mean_l_ms)
+        while (following := at + rng.exponential(scale_s)) < end:
+            at = following
+            yield round(at * US_PER_S)
+        at = end  # the crossing gap is dropped: memoryless, so the next segment restarts here
+
+
+def count_open_arrivals(arrivals: OpenArrivals, seed: int, tool_servers: int | None = None, mean_l_ms: float = 0.0) -> int:
+    """How many sessions an open-loop workload holds (a piecewise profile's count is drawn)."""
+    if isinstance(arrivals, PoissonArrivals):
+        return arrivals.n_sessions
+    if isinstance(arrivals, FileArrivals):
+        return len(read_arrival_file(arrivals.path))
+    return sum(1 for _ in open_arrivals(arrivals, seed, tool_servers, mean_l_ms))

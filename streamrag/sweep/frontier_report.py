@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from streamrag.base.figures import agg_figure, save_figure
+from streamrag.base.figures import agg_figure, finish, save_figure
 from streamrag.sweep.frontier import BUDGETS, SAVINGS, Frontier
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 WIDTH_IN = 3.4
 """One column of a two-column paper (≤ 3.5 in)."""
@@ -141,8 +142,9 @@ _POINT_COLUMNS = {
 _POINT_PREFIXES = ("extra_calls.", "saved_ms.", "misfire.", "negative.", "pct_of_optimal.", "regret_ms.")
 
 
-def plot_frontier(points: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """The frontier figure (see the module docstring); one panel per group, stacked."""
+def plot_frontier(points: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
+    """The frontier figure (see the module docstring); one panel per group, stacked, on
+    ``fig`` or a new one :data:`WIDTH_IN` wide."""
     import matplotlib as mpl
 
     group_cols = [c for c in points.columns if c not in _POINT_COLUMNS and not c.startswith(_POINT_PREFIXES)]
@@ -150,7 +152,7 @@ def plot_frontier(points: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     with mpl.rc_context(
         {"font.size": 7, "axes.titlesize": 7, "legend.fontsize": 5.5, "svg.hashsalt": "streamrag", "path.simplify": False}
     ):
-        fig = agg_figure(WIDTH_IN, 1.2 + 1.7 * len(groups))
+        fig = agg_figure(WIDTH_IN, 1.2 + 1.7 * len(groups)) if fig is None else fig
         axes = np.atleast_1d(fig.subplots(len(groups), 1, squeeze=False)[:, 0])
         policies = list(dict.fromkeys(points["policy"]))
         style = {p: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)]) for i, p in enumerate(policies)}
@@ -194,7 +196,7 @@ def plot_frontier(points: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         axes[-1].set_xlabel("extra tool calls per question")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False, handlelength=1.6, columnspacing=0.8)
-        return save_figure(fig, path)
+        return finish(fig)
 
 
 FRONTIER_CSV = "frontier.csv"
@@ -208,7 +210,9 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 def write_frontier(out_dir: str | os.PathLike[str], frontier: Frontier, *, title: str = "") -> list[Path]:
     """Write ``frontier.csv``, ``operating_points.csv``, ``optimum.csv``, ``leaderboard.md``
-    and ``frontier.pdf`` / ``frontier.svg`` into ``out_dir`` (atomically)."""
+    and ``frontier.pdf`` / ``frontier.svg`` (only ``frontier.<format>`` with
+    ``--figure-format``) into ``out_dir`` (atomically)."""
+    from streamrag.base import figures
     from streamrag.base.atomic import write_bytes_atomic
 
     out = Path(out_dir)
@@ -219,6 +223,6 @@ def write_frontier(out_dir: str | os.PathLike[str], frontier: Frontier, *, title
         files.append(out / name)
     write_bytes_atomic(out / "leaderboard.md", leaderboard(frontier, title=title).encode("utf-8"))
     files.append(out / "leaderboard.md")
-    for suffix in ("pdf", "svg"):
-        files.append(plot_frontier(frontier.points, out / f"frontier.{suffix}"))
+    for suffix in (figures.FORMAT,) if figures.FORMAT else ("pdf", "svg"):
+        files.append(save_figure(plot_frontier(frontier.points), out / f"frontier.{suffix}"))
     return files

@@ -43,19 +43,19 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from streamrag.base.errors import ConfigError
 from streamrag.base.tomlfile import read_toml_text
-from streamrag.base.validation import validated
+from streamrag.base.validation import SettingsModel, validated
 from streamrag.sweep.inputs import InputSpec, parse_input
 
 PointKindName = Literal["simulate", "streamable", "analyze"]
 Scalar = str | int | float | bool
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Frozen(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class AxisValue(_Frozen):

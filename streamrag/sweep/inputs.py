@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
+from streamrag.base.validation import SettingsModel
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,10 +37,8 @@ InputKind = Literal["table", "data", "demo", "generated"]
 _GENERATED = re.compile(r"generated:(\d+)(?::seed=(\d+))?")
 
 
-class InputSpec(BaseModel):
+class InputSpec(SettingsModel):
     """A parsed input source (paths absolute)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: str
     kind: InputKind
@@ -60,9 +57,12 @@ class InputSpec(BaseModel):
     @property
     def has_evidence(self) -> bool:
         """Per-prefix evidence comes with the questions: a data file (the analyzer's), a
-        generated table (synthetic), or a table with ``prefixes.parquet`` beside it."""
+        generated table (synthetic), or a table with its evidence beside it
+        (:func:`~streamrag.analysis.evidence.find_evidence`)."""
         if self.kind == "table":
-            return Path(self.path or "").with_name("prefixes.parquet").is_file()
+            from streamrag.analysis.evidence import find_evidence
+
+            return find_evidence(self.path or "") is not None
         return True
 
     @property
@@ -146,8 +146,10 @@ class PreparedInputs:
                 digest = hashlib.sha256(self._generated().to_csv(index=False).encode("utf-8")).hexdigest()
             elif spec.kind == "table":
                 digest = file_sha256(Path(spec.path))  # type: ignore[arg-type]
-                evidence = Path(spec.path).with_name("prefixes.parquet")  # type: ignore[arg-type]
-                if evidence.is_file():  # the replay reads it: its content is part of the input
+                from streamrag.analysis.evidence import find_evidence
+
+                evidence = find_evidence(spec.path)  # type: ignore[arg-type]
+                if evidence is not None:  # the replay reads it: its content is part of the input
                     digest = hashlib.sha256((digest + file_sha256(evidence)).encode()).hexdigest()
             else:
                 digest = file_sha256(spec.data_path)
@@ -199,7 +201,7 @@ class PreparedInputs:
     def questions(self, analysis: Mapping[str, Any] | None = None) -> QuestionSet:
         """The simulator's questions, one entry per input row (a data input is analyzed
         with ``analysis``, as in :meth:`table`). A table input is replayed with the
-        ``prefixes.parquet`` beside it when there is one, a generated table with
+        evidence beside it when there is one (bound to it), a generated table with
         synthetic evidence (:mod:`streamrag.analysis.evidence_model`); otherwise the
         oracle reflector runs, and the sweep's outputs say so."""
         if self.spec.trace_driven:
@@ -225,10 +227,10 @@ class PreparedInputs:
             from streamrag.analysis.evidence_model import MODEL_NAME, synthetic_evidence
 
             return synthetic_evidence(table, seed=self.spec.seed), MODEL_NAME
-        from streamrag.analysis.evidence import evidence_path_for, read_evidence
+        from streamrag.analysis.evidence import find_evidence, read_evidence
 
-        path = evidence_path_for(self.spec.path or "")
-        return (read_evidence(path), ANALYZER_EVIDENCE) if path.is_file() else (None, "")
+        path = find_evidence(self.spec.path or "")
+        return (read_evidence(path), ANALYZER_EVIDENCE) if path is not None else (None, "")
 
 
 def _canonical(analysis: Mapping[str, Any] | None) -> str:

@@ -26,8 +26,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from streamrag.base.columns import Dtype
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, nest
 from streamrag.base.validation import validated
@@ -36,6 +38,19 @@ from streamrag.sweep.inputs import input_ref
 
 Overrides = Sequence[Sequence[tuple[str, Scalar]]]
 """Groups of ``(dotted path, value)``: the base, then one group per axis."""
+
+DESCRIPTOR_DTYPES: dict[str, Dtype] = {
+    # simulate (and load)
+    "trigger": "str", "trigger_kind": "str", "reflector": "str", "L_ms": "float", "G_ms": "float", "F_ms": "float",
+    "delta_wps": "float", "max_threads": "int", "profile": "str", "population": "str", "seed": "int",
+    # load
+    "arrivals": "str", "rate_per_s": "float", "tool_servers": "int", "llm_servers": "int", "policy": "str",
+    "offered_load": "float",
+    # streamable (and analyze)
+    "theta": "float", "k": "int", "grounding": "str",
+}  # fmt: skip
+"""The type of every descriptor column any kind writes (a name means one thing in every
+kind): the sweep table's Arrow schema reads it, so an undefined value keeps the type."""
 
 POOL_FIELDS = ("scope", "gold")
 """Scenario ``[data]`` fields that choose global-scope analysis of a data input."""
@@ -181,13 +196,11 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
     """
     from streamrag.base.digest import file_sha256
     from streamrag.engine.profiles import is_profile_path
-    from streamrag.simulator.scenario import FILE_SETTINGS
+    from streamrag.simulator.scenario import file_settings
 
-    for key in FILE_SETTINGS:
-        section, field = key.split(".")
-        table = scenario.get(section)
-        value = table.get(field) if isinstance(table, dict) else None
-        if isinstance(table, dict) and isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)):
+    for key, table, field in list(file_settings(scenario)):
+        value = table[field]
+        if isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)) and Path(value).is_file():
             table[field] = f"sha256:{file_sha256(value)}"
 
 

@@ -86,6 +86,20 @@ def _fail(grid: Grid, index: int, values: dict[str, Scalar], exc: Exception) -> 
     return ConfigError(f"grid {grid.origin}: point {index} ({where}): {exc}")
 
 
+def _resolved_value(settings: Any, path: str, given: Scalar) -> Scalar:
+    """The value the settings hold at ``path`` (validated: a float field given 3 holds
+    3.0), or ``given`` when they hold none there or no scalar of the same kind."""
+    node: Any = getattr(settings, "scenario", settings)
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
+        if node is None:
+            return given
+    numeric = (int, float)
+    if isinstance(given, bool) or not isinstance(given, numeric) or isinstance(node, bool) or not isinstance(node, numeric):
+        return given
+    return node
+
+
 def plan(grid: Grid, inputs: PreparedInputs) -> SweepPlan:
     """Resolve and validate every point (raises ConfigError naming the first bad one).
 
@@ -113,9 +127,11 @@ def plan(grid: Grid, inputs: PreparedInputs) -> SweepPlan:
                 values,
                 ConfigError(f'{resolved.incompatible}; give a data file as input, or set on_incompatible = "skip"'),
             )
-        for axis in grid.axes:  # a value axis that is also a descriptor shows the resolved value (600 → 600.0)
+        for axis in grid.axes:  # a value axis shows the resolved value, of its field's type (600 → 600.0)
             if axis.path is not None and axis.name in resolved.descriptors:
                 values[axis.name] = resolved.descriptors[axis.name]
+            elif axis.path is not None:
+                values[axis.name] = _resolved_value(resolved.settings, axis.path, values[axis.name])
         key = point_key(grid.kind, fingerprint, resolved.identity)
         if key in seen:
             raise _fail(grid, index, values, ConfigError(f"same settings as point {seen[key]} (key {key})"))

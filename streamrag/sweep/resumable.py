@@ -12,7 +12,7 @@ Layout of ``OUT/``::
     points/KEY/done.json     written last and atomically: the point is finished
     sweep.csv, sweep.parquet the sweep table (:mod:`streamrag.sweep.table`)
     break_even.csv           a load sweep's break-even loads (:mod:`streamrag.sweep.break_even`)
-    figures/*.png            (:mod:`streamrag.sweep.figures`)
+    figures/*.png            (:mod:`streamrag.sweep.figures`; ``--figure-format``'s suffix)
     manifest.json            written last and atomically: the sweep is complete
 
 A point is finished iff its ``done.json`` names its key and the files it lists exist
@@ -167,8 +167,10 @@ def _executor_info(executor: Executor) -> dict[str, Any]:
 def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, float], command: list[str] | None) -> bytes:
     import platform
 
+    from streamrag.base.formats import FIELD, FORMAT_VERSION
     from streamrag.base.version import __version__
     from streamrag.engine.clock import wall_clock_iso
+    from streamrag.sweep.run_files import SweepManifest
 
     p, g = result.plan, result.plan.grid
     computed, reused = set(result.computed), set(result.reused)
@@ -188,40 +190,41 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
         if table is not None and "reflector_model" in table.columns
         else []
     )
-    return _json(
-        {
-            "streamrag_version": __version__,
-            "format": FORMAT,
-            "reflector_models": models,
-            "grid": {
-                "origin": g.origin,
-                "name": g.name,
-                "description": g.description,
-                "kind": g.kind,
-                "on_incompatible": g.on_incompatible,
-                "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest(),
-            },
-            "input": {
-                "source": spec.source,
-                "kind": spec.kind,
-                "path": spec.path,
-                "split": spec.split,
-                "limit": spec.limit,
-                "fingerprint": p.inputs.fingerprint(),
-            },
-            "executor": executor,
-            "n_points": len(p.points),
-            "n_computed": len(computed),
-            "n_reused": len(reused),
-            "n_skipped": len(p.skipped),
-            "points": points,
-            "outputs": [str(f.relative_to(result.out)) for f in result.files],
-            "command": command,
-            "python": platform.python_version(),
-            "wall_s": result.wall_s,
-            "created": wall_clock_iso(),
-        }
-    )
+    data = {
+        FIELD: FORMAT_VERSION,
+        "streamrag_version": __version__,
+        "format": FORMAT,
+        "reflector_models": models,
+        "grid": {
+            "origin": g.origin,
+            "name": g.name,
+            "description": g.description,
+            "kind": g.kind,
+            "on_incompatible": g.on_incompatible,
+            "sha256": hashlib.sha256(g.text.encode("utf-8")).hexdigest(),
+        },
+        "input": {
+            "source": spec.source,
+            "kind": spec.kind,
+            "path": spec.path,
+            "split": spec.split,
+            "limit": spec.limit,
+            "fingerprint": p.inputs.fingerprint(),
+        },
+        "executor": executor,
+        "n_points": len(p.points),
+        "n_computed": len(computed),
+        "n_reused": len(reused),
+        "n_skipped": len(p.skipped),
+        "points": points,
+        "outputs": [str(f.relative_to(result.out)) for f in result.files],
+        "command": command,
+        "python": platform.python_version(),
+        "wall_s": result.wall_s,
+        "created": wall_clock_iso(),
+    }
+    SweepManifest.model_validate(data)
+    return _json(data)
 
 
 def run_sweep(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from streamrag.base.columns import Dtype
 from streamrag.sweep.kinds import PointJob
 
 
@@ -74,6 +75,20 @@ STREAMABLE_METRICS: tuple[str, ...] = (
     "H_prime_ms.mean",
 )
 """A streamable point's columns: paths into its ``cell.json``."""
+
+
+TEXT_METRICS: tuple[str, ...] = ("reflector_model", "rules.preset")
+"""The metrics whose values are text."""
+
+
+def metric_dtype(name: str) -> Dtype:
+    """A metric column's type, by the naming rule: text for :data:`TEXT_METRICS`, an
+    integer for a count (its last part ``n``, ``n_*`` or ``counted``), else a float —
+    never from the values, so a metric undefined at every point keeps its type."""
+    if name in TEXT_METRICS:
+        return "str"
+    last = name.rpartition(".")[2]
+    return "int" if last in ("n", "counted") or last.startswith("n_") else "float"
 
 
 def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from streamrag.base.validation import SettingsModel
 from streamrag.engine.clock import Clock
 from streamrag.engine.resources.base import Resource, Unlimited
 from streamrag.engine.resources.batching import Batching
@@ -13,8 +14,8 @@ from streamrag.engine.resources.queued import CancelRule, Discipline
 from streamrag.engine.resources.servers import Servers
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Config(SettingsModel):
+    """Frozen, no unknown key, no boolean for a number (:class:`~streamrag.base.validation.SettingsModel`)."""
 
 
 class UnlimitedResourceConfig(_Config):

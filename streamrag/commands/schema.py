@@ -1,0 +1,78 @@
+"""``streamrag schema KIND [--out FILE]``: the JSON Schema of a run's JSON output.
+
+==================  ===========================================================
+``summary``         ``summary.json`` of a simulate or live run
+``manifest``        ``manifest.json`` of a simulate, load or live run
+``sweep-manifest``  ``manifest.json`` of a sweep folder
+``trace-event``     one line of ``trace.jsonl`` (a union discriminated by ``kind``)
+==================  ===========================================================
+
+Each schema is generated from the pydantic model the writer validates its data with, and
+names the format version it describes (``x-streamrag-format-version``). The package ships
+them, as written by this command, in ``streamrag/schemas/KIND.schema.json`` (a test
+regenerates and compares them). Standard-library imports only at top level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+KINDS = ("summary", "manifest", "sweep-manifest", "trace-event")
+
+SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
+"""Where the package ships the schemas (``KIND.schema.json``)."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schema",
+        help="the JSON Schema of summary.json, manifest.json (a run's or a sweep's) or a trace event",
+        description="Print (or write) the JSON Schema of a run's summary.json, manifest.json or one "
+        "trace.jsonl event, generated from the models the writers validate with.",
+    )
+    p.add_argument("kind", choices=KINDS, help="which file")
+    p.add_argument("--out", metavar="FILE", help="write it here (atomically) instead of printing it")
+    p.set_defaults(run=run)
+
+
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of ``kind`` (one of :data:`KINDS`), with its format version."""
+    from streamrag.base.formats import FORMAT_VERSION
+
+    if kind == "summary":
+        from streamrag.simulator.run_files import SimulateSummary
+
+        body = SimulateSummary.model_json_schema()
+    elif kind == "manifest":
+        from streamrag.simulator.run_files import RunManifest
+
+        body = RunManifest.model_json_schema()
+    elif kind == "sweep-manifest":
+        from streamrag.sweep.run_files import SweepManifest
+
+        body = SweepManifest.model_json_schema()
+    else:
+        from streamrag.engine.trace import TRACE_EVENT
+
+        body = {"title": "streamrag trace.jsonl event", **TRACE_EVENT.json_schema()}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "x-streamrag-format-version": FORMAT_VERSION, **body}
+
+
+def schema_text(kind: str) -> str:
+    """:func:`json_schema` as the shipped file holds it."""
+    return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    text = schema_text(args.kind)
+    if args.out is None:
+        print(text, end="")
+        return 0
+    from streamrag.base.atomic import write_text_atomic
+
+    write_text_atomic(args.out, text)
+    print(f"wrote {args.out}")
+    return 0

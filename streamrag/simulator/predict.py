@@ -1,0 +1,335 @@
+"""An analytic predictor of saved time: per question and per population, without replaying.
+
+A question's saving is decided by four things the model computes in closed form:
+
+1. **When calls fire.** The scenario's own trigger (its plain decision functions, as the
+   streaming arm consults them) on the cadence's word times, with the thread cap applied
+   on the *nominal* timeline (every call taking E[G] + E[L]); call j fires on prefix t_j at
+   s_j and, T being the end of turn, has ``d_j = T − s_j`` of input left to overlap.
+2. **Which calls can end the wait** (the hit rate, from the per-prefix evidence): the
+   scenario's own reflector judges each fired prefix; a sufficient call j *decides* at
+   ``max(T, c_j)`` (c_j its nominal completion) unless the reflector's pick over the
+   results completed by then is insufficient (the heuristic judges only the best-scoring
+   result, so an earlier insufficient result with a higher score blocks j). O is the set
+   of calls that decide; a question with O empty mis-fires.
+3. **The overlapped G + L.** With X = G + L per call (independent draws, the latency
+   profile's distribution as a discrete one, :class:`Atoms`), the streaming arm waits
+   ``W = max(check, min_{j∈O} (X_j − d_j)⁺)`` after T, the baseline ``X_n``, and both then
+   spend F: ``E[saved] = E[X] − E[W]``, with ``E[W] = check + ∫_check^∞ Π_{j∈O} P(X > d_j + w) dw``.
+   With constant latencies this is ``min(G + L, max_j d_j)`` — H_G at the first deciding call.
+4. **The mis-fire cost.** O empty: the reflector waits for every call in flight, then
+   fires the full query again (the paper's ``refire``): ``E[saved] = −E[max(check, (max_j X_j − d_j)⁺)]``.
+
+The integrals are exact sums over the steps of the discrete distributions, so with
+constant latencies (the ``paper-rq3`` profile) the model is exact except where the thread
+cap or same-instant ordering bites. What it approximates: blocking and the cap are decided
+on the nominal order of completions (random latencies can reorder them); ``reuse`` and
+the policies under load are not modelled; triggers that kill calls in flight (``replace``)
+or hedge are refused. The error band (:func:`predict_population`) states what those
+approximations and the simulator's own sampling noise can move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamrag.base.errors import ConfigError
+from streamrag.engine.latency import ConstantLatency, LatencyModel
+from streamrag.pipeline.question import SimQuestion
+from streamrag.pipeline.reflectors import Reflector
+from streamrag.simulator.scenario import ResolvedScenario
+
+N_ATOMS = 64
+"""Atoms of a random stage's discrete distribution (equal-mass bins of a fine quantile grid)."""
+_FINE = 4096
+_TIE_MS = 1e-6
+"""Two instants closer than this (1 ns) are the same instant."""
+Z_95 = 1.959964
+
+
+@dataclass(frozen=True, slots=True)
+class Atoms:
+    """A discrete distribution: sorted ``values_ms`` with probabilities ``probs``."""
+
+    values_ms: np.ndarray
+    probs: np.ndarray
+
+    @property
+    def mean_ms(self) -> float:
+        return float(self.values_ms @ self.probs)
+
+    @property
+    def var_ms2(self) -> float:
+        return max(0.0, float((self.values_ms**2) @ self.probs) - self.mean_ms**2)
+
+    def at_least(self, x_ms: np.ndarray) -> np.ndarray:
+        """P(X ≥ x) at each x (ties within :data:`_TIE_MS` count as equal)."""
+        idx = np.searchsorted(self.values_ms, np.asarray(x_ms) - _TIE_MS, side="left")
+        tail = np.concatenate([np.cumsum(self.probs[::-1])[::-1], [0.0]])
+        return tail[idx]
+
+    def greater(self, x_ms: np.ndarray) -> np.ndarray:
+        """P(X > x) at each x (right-continuous in x)."""
+        idx = np.searchsorted(self.values_ms, np.asarray(x_ms) + _TIE_MS, side="right")
+        tail = np.concatenate([np.cumsum(self.probs[::-1])[::-1], [0.0]])
+        return tail[idx]
+
+    def quantile_ms(self, q: float) -> float:
+        return float(self.values_ms[min(len(self.values_ms) - 1, int(np.searchsorted(np.cumsum(self.probs), q - 1e-12)))])
+
+
+def point(value_ms: float) -> Atoms:
+    return Atoms(np.array([float(value_ms)]), np.array([1.0]))
+
+
+def compress(values: np.ndarray, probs: np.ndarray, k: int = N_ATOMS) -> Atoms:
+    """At most ``k`` atoms: equal-mass bins of the sorted values, each at its bin's mean
+    (the mean is kept exactly)."""
+    order = np.argsort(values, kind="stable")
+    values, probs = values[order], probs[order]
+    if len(values) <= k:
+        return Atoms(values, probs / probs.sum())
+    cum = np.cumsum(probs) / probs.sum()
+    bins = np.minimum((cum * k - 1e-9).astype(np.int64), k - 1)
+    mass = np.bincount(bins, weights=probs, minlength=k)
+    moment = np.bincount(bins, weights=probs * values, minlength=k)
+    keep = mass > 0
+    return Atoms(moment[keep] / mass[keep], mass[keep] / mass[keep].sum())
+
+
+def stage_atoms(model: LatencyModel, k: int = N_ATOMS) -> Atoms:
+    """A stage's latency as a discrete distribution (ms): one atom if constant."""
+    if isinstance(model, ConstantLatency):
+        return point(model.ms)
+    fine = np.asarray(model.ppf((np.arange(_FINE) + 0.5) / _FINE), dtype=np.float64)
+    return compress(fine, np.full(_FINE, 1.0 / _FINE), k)
+
+
+def add(a: Atoms, b: Atoms, k: int = N_ATOMS) -> Atoms:
+    """The distribution of A + B for independent A, B."""
+    values = (a.values_ms[:, None] + b.values_ms[None, :]).ravel()
+    probs = (a.probs[:, None] * b.probs[None, :]).ravel()
+    return compress(values, probs, k)
+
+
+def tail_moments(x: Atoms, offsets: np.ndarray, lo: float, how: str) -> tuple[float, float]:
+    """``(∫_lo^∞ P(Y > w) dw, ∫_lo^∞ 2w·P(Y > w) dw)`` for Y = min (``how="min"``) or max
+    (``"max"``) over j of ``X_j − offsets_j``, the X_j independent copies of ``x``: the
+    tail parts of E[max(lo, Y)] and E[max(lo, Y)²]. Exact: the integrand is a step function."""
+    if offsets.size == 0:
+        return (np.inf, np.inf) if how == "min" else (0.0, 0.0)
+    breaks = (x.values_ms[None, :] - offsets[:, None]).ravel()
+    breaks = np.unique(np.concatenate([[lo], breaks[breaks > lo]]))
+    at = breaks[:-1]
+    if how == "min":
+        level = np.prod(x.greater(at[:, None] + offsets[None, :]), axis=1)
+    else:
+        level = 1.0 - np.prod(1.0 - x.greater(at[:, None] + offsets[None, :]), axis=1)
+    right = breaks[1:]
+    return float(level @ (right - at)), float(level @ (right**2 - at**2))
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """One question's calls on the nominal timeline (ms from its arrival)."""
+
+    fired_t: tuple[int, ...]
+    offsets_ms: np.ndarray
+    """``d_j = T − s_j`` of every fired call (0 for a call held at the last word)."""
+    deciding: np.ndarray
+    """bool per fired call: in O (its completion can end the reflector's wait)."""
+    sufficient: np.ndarray
+    """bool per fired call: the reflector judges its result sufficient."""
+    held: np.ndarray
+    """bool per fired call: fired on the last word, started only if the reflector waits."""
+    turn_end_ms: float
+    check_ms: float
+    n_words: int
+
+
+def supported(rs: ResolvedScenario) -> None:
+    """Refuse (ConfigError) what the model does not cover."""
+    sc = rs.scenario
+    if sc.trigger.kind in ("replace", "hedge"):
+        raise ConfigError(
+            f"trigger.kind: {sc.trigger.kind!r} kills or duplicates calls in flight; predict models the other triggers"
+        )
+    if sc.input.needs_rng:
+        raise ConfigError("input: predict needs deterministic word times (a uniform cadence without pauses, or timings)")
+
+
+def word_times_ms(q: SimQuestion, rs: ResolvedScenario) -> list[float]:
+    if q.input_us is not None:
+        return [u / 1000 for u in q.input_us]
+    return [u / 1000 for u in rs.scenario.input.word_times_list_us(q.n_words, None, question_id=q.interaction_id)]
+
+
+def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflector: Reflector | None = None) -> Timeline:
+    """Fire the scenario's trigger on the words (cap and deferral on the nominal timeline),
+    judge each call with its reflector, and find which calls decide (module docstring)."""
+    sc, rules = rs.scenario, rs.arm_rules
+    trigger = sc.trigger.build(q)
+    reflector = reflector or sc.reflector.build(q)
+    words = word_times_ms(q, rs)
+    n = q.n_words
+    turn_end = words[-1] + sc.input.end_of_turn_us / 1000
+    hold = rules.turn_end_order == "reflector_first" and sc.input.end_of_turn_us == 0
+    events = [(at, 0, t) for t, at in enumerate(words, start=1)]
+    if trigger.tick_us:
+        events += [(k * trigger.tick_us / 1000, 1, 0) for k in range(1, int(words[-1] * 1000 // trigger.tick_us) + 1)]
+        events.sort()
+    fired: list[tuple[int, float]] = []
+    done_at: list[float] = []
+    deferred, heard = False, 0
+    for at, _, word_t in events:
+        if word_t:
+            heard = word_t
+            wants = trigger.on_word(word_t) or deferred
+        else:
+            wants = trigger.on_tick(heard)
+        t = heard
+        if not wants:
+            continue
+        if t < 1 or any(f == t for f, _ in fired):
+            deferred = False
+            continue
+        # a call completing at this instant holds its slot under ``after_words`` (the anchor's order)
+        holds = rules.slot_release == "after_words"
+        in_flight = sum(c > at + _TIE_MS or (holds and c > at - _TIE_MS) for c in done_at)
+        if rules.max_threads is not None and in_flight >= rules.max_threads:
+            if rules.capped_fire == "defer":
+                deferred = True
+            else:
+                trigger.fired(t)
+            continue
+        deferred = False
+        fired.append((t, at))
+        done_at.append(turn_end + x_nominal_ms if hold and t == n else at + x_nominal_ms)
+        trigger.fired(t)
+    ts = tuple(t for t, _ in fired)
+    held = np.array([hold and t == n for t in ts], dtype=bool)
+    offsets = np.array([0.0 if h else turn_end - at for (_, at), h in zip(fired, held, strict=True)])
+    ok = np.array([reflector.judge(t).sufficient for t in ts], dtype=bool)
+    check = reflector.check_us / 1000
+    complete = np.array(done_at)
+    deciding = np.zeros(len(ts), dtype=bool)
+    verdict = dict(zip(ts, ok, strict=True))
+    for j in map(int, np.flatnonzero(ok)):
+        when = max(turn_end + check, complete[j])
+        done = [i for i in range(len(ts)) if complete[i] <= when + _TIE_MS]
+        if when > turn_end + check + _TIE_MS and rules.rejudge == "newest":
+            done = [j]
+        pairs = [(i + 1, ts[i]) for i in sorted(done, key=lambda i: (complete[i], i))]
+        deciding[j] = any(verdict[t] for _, t in reflector.pick(pairs))
+    return Timeline(ts, offsets, deciding, ok, held, turn_end, check, n)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPrediction:
+    """The model's saving of one question (ms) and what it is made of."""
+
+    interaction_id: str
+    saved_ms: float
+    var_ms2: float
+    hit: bool
+    n_fired: int
+    fragile: bool
+    """Its set O could change if random latencies reorder completions (see the band)."""
+    alt_saved_ms: float
+    """The saving if every sufficient call decided (blocking ignored)."""
+
+
+def expected_saving(line: Timeline, x: Atoms) -> tuple[float, float, bool]:
+    """``(E[saved], Var[saved] bound, hit)`` of a timeline under call latency X = G + L."""
+    check = line.check_ms
+    if line.deciding.any():
+        first, second = tail_moments(x, line.offsets_ms[line.deciding], check, "min")
+        mean_w = check + first
+        var_w = max(0.0, check**2 + second - mean_w**2)
+        return x.mean_ms - mean_w, x.var_ms2 + var_w, True
+    # The reflector waits for every call in flight (the held ones start), then refires.
+    first, second = tail_moments(x, line.offsets_ms, check, "max")
+    mean_r = check + first
+    return -mean_r, max(0.0, check**2 + second - mean_r**2), False
+
+
+def spread_ms(x: Atoms) -> float:
+    """How far random latencies can move one completion against another: P90 − P10 of X."""
+    return x.quantile_ms(0.9) - x.quantile_ms(0.1)
+
+
+def predict_question(q: SimQuestion, rs: ResolvedScenario, x: Atoms) -> QuestionPrediction:
+    line = timeline(q, rs, x.mean_ms)
+    saved, var, hit = expected_saving(line, x)
+    alt = line
+    blocked = line.sufficient & ~line.deciding
+    fragile = False
+    if blocked.any():
+        alt = Timeline(
+            line.fired_t,
+            line.offsets_ms,
+            line.sufficient,
+            line.sufficient,
+            line.held,
+            line.turn_end_ms,
+            line.check_ms,
+            line.n_words,
+        )
+        # Blocking is decided by the order of completions, which spread can reorder.
+        gaps = np.abs(line.offsets_ms[:, None] - line.offsets_ms[None, :])[blocked][:, ~line.sufficient]
+        fragile = bool(gaps.size and gaps.min() < spread_ms(x))
+    alt_saved = expected_saving(alt, x)[0]
+    return QuestionPrediction(q.interaction_id, saved, var, hit, len(line.fired_t), fragile, alt_saved)
+
+
+def call_latency(rs: ResolvedScenario, k: int = N_ATOMS) -> Atoms:
+    """X = G + L of one call, as atoms."""
+    return add(stage_atoms(rs.stages.G, k), stage_atoms(rs.stages.L, k), k)
+
+
+@dataclass(frozen=True, slots=True)
+class PopulationPrediction:
+    """The population's predicted mean saving and its error band (ms)."""
+
+    n_questions: int
+    saved_ms: float
+    band_ms: float
+    noise_ms: float
+    """1.96 × the standard error of a simulated mean about its expectation (random latencies)."""
+    structure_ms: float
+    """Mean |blocking − no blocking| over the questions whose blocking random latencies can flip."""
+    hit_rate: float
+    saved_on_hit_ms: float | None
+    misfire_cost_ms: float | None
+    calls_fired_mean: float
+    questions: tuple[QuestionPrediction, ...]
+
+
+def predict_population(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> PopulationPrediction:
+    """Every question's prediction and the population's mean with its band:
+    ``band = 1.96·√(Σ Var_q)/N + mean over fragile questions' |saved − alt_saved| / N``."""
+    supported(rs)
+    if not questions:
+        raise ConfigError("predict: no questions to predict (check select.population)")
+    x = call_latency(rs)
+    preds = tuple(predict_question(q, rs, x) for q in questions)
+    n = len(preds)
+    saved = np.array([p.saved_ms for p in preds])
+    hits = np.array([p.hit for p in preds])
+    noise = Z_95 * float(np.sqrt(sum(p.var_ms2 for p in preds))) / n
+    structure = sum(abs(p.saved_ms - p.alt_saved_ms) for p in preds if p.fragile) / n
+    return PopulationPrediction(
+        n_questions=n,
+        saved_ms=float(saved.mean()),
+        band_ms=noise + structure,
+        noise_ms=noise,
+        structure_ms=structure,
+        hit_rate=float(hits.mean()),
+        saved_on_hit_ms=float(saved[hits].mean()) if hits.any() else None,
+        misfire_cost_ms=float(-saved[~hits].mean()) if (~hits).any() else None,
+        calls_fired_mean=float(np.mean([p.n_fired for p in preds])),
+        questions=preds,
+    )

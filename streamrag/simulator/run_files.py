@@ -1,0 +1,124 @@
+"""The JSON files of a simulate run folder, declared: ``summary.json`` and ``manifest.json``.
+
+A load or live run writes the same ``manifest.json``. Each writer builds its file's data,
+validates it against the model here and writes the data (key order, floats) as it has
+always been, so the model cannot drift from what is written, and its JSON Schema
+(``streamrag schema summary|manifest``) describes every file.
+
+``summary.json``'s metric sections are read off :class:`~streamrag.simulator.results.ResultRow`
+(its numeric columns aggregate to :class:`Stats`, its boolean ones to :class:`Rate`), so a
+new result column is a new summary field without touching this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from streamrag.base.formats import FORMAT_VERSION
+from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Stats(_Frozen):
+    """A numeric column over the replayed questions (``null``: no rows)."""
+
+    mean: float | None
+    median: float | None
+    p10: float | None
+    p90: float | None
+    min: float | None
+    max: float | None
+
+
+class Rate(_Frozen):
+    """A boolean column: how many rows are true and their share (``null``: no rows)."""
+
+    n: int
+    rate: float | None
+
+
+class Correlation(_Frozen):
+    """Spearman ρ and its two-sided p (``null``: fewer than 3 rows or a constant column)."""
+
+    rho: float | None
+    p: float | None
+    n: int
+
+
+class Rules(_Frozen):
+    """Which pipeline rules ran (:meth:`~streamrag.simulator.scenario.ResolvedScenario.rules`)."""
+
+    preset: str
+    settings: dict[str, Any]
+    differs_from_paper: list[str]
+
+
+Replay = Literal["closed_form", "engine"]
+_REPLAY = (
+    "What replayed the questions: the closed form (a question alone on unlimited capacity, "
+    "streamrag.simulator.closed_form) or the event engine; absent in a live run"
+)
+
+
+def _version() -> Any:
+    return Field(description="The file's format version (streamrag.base.formats)", ge=1, le=FORMAT_VERSION)
+
+
+_SUMMARY_FIELDS: dict[str, Any] = {
+    "format_version": (int, _version()),
+    "reflector_model": (str, ...),
+    "rules": (Rules, ...),
+    "replay": (Replay | None, Field(None, description=_REPLAY)),
+    "n_questions": (int, Field(description="Replayed questions")),
+    "selection": (dict[str, int] | None, Field(None, description="How the selection counted the input's rows")),
+    **dict.fromkeys(NUMERIC_COLUMNS, (Stats, ...)),
+    **dict.fromkeys(BOOL_COLUMNS, (Rate, ...)),
+    "calls_on_revised": (Stats | None, Field(None, description="ASR hypotheses only")),
+    "calls_on_revised_share": (float | None, Field(None, description="ASR hypotheses only")),
+    "spearman_H_saved": (Correlation, ...),
+    "spearman_H_G_saved": (Correlation, ...),
+    "parameters": (dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),
+}
+
+SimulateSummary: type[BaseModel] = create_model(
+    "SimulateSummary",
+    __config__=ConfigDict(frozen=True, extra="forbid", title="streamrag summary.json (simulate, live)"),
+    **_SUMMARY_FIELDS,
+)
+"""``summary.json`` of a simulate (or live) run: the module docstring of
+:mod:`streamrag.simulator.results` names its keys."""
+
+
+class RunInput(_Frozen):
+    mode: str
+    path: str | None
+    sha256: str | None
+
+
+class RunManifest(_Frozen):
+    """``manifest.json`` of a simulate, load or live run: what ran, on what, how."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", title="streamrag manifest.json (simulate, load, live)")
+
+    format_version: int = _version()
+    streamrag_version: str
+    seed: int
+    reflector_model: str
+    rules: Rules
+    replay: Replay | None = Field(None, description=_REPLAY)
+    scenario: dict[str, Any]
+    """The resolved scenario and its latency stages, as JSON data."""
+    input: RunInput
+    n_questions: int
+    jobs: int
+    command: list[str]
+    python: str
+    numpy: str
+    pydantic: str
+    created: str
+    """The only field that differs between two identical runs (ISO 8601)."""
