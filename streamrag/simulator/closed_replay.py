@@ -58,7 +58,8 @@ _NO_CALL = _Call(0, 0)
 
 
 class _Replay:
-    """One question's streaming arm, folded as it runs (the names follow StreamingArm's)."""
+    """One question's replay: the streaming arm, folded as it runs (the names follow
+    StreamingArm's), and, when the trace is recorded, the baseline arm and the responses."""
 
     __slots__ = (
         "after_words",
