@@ -17,6 +17,8 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
     ├── EmptySelectionError        the chosen split / ids / limit selects no record
     ├── CacheError                 the cache folder cannot be used (not: a corrupt entry,
     │                              which is rebuilt silently)
+    ├── OutputError                an output cannot be written (disk full, permission
+    │                              denied, read-only file system), or would not fit
     ├── SimulationError            the simulation cannot proceed
     │   └── DeadlockError          every task is blocked and no timer is pending
     └── ToolError                  a live tool call failed (unreachable endpoint, timeout,
@@ -90,6 +92,11 @@ class EmptySelectionError(StreamragError):
 
 class CacheError(StreamragError):
     """The cache folder cannot be used at all."""
+
+
+class OutputError(StreamragError):
+    """An output cannot be written: the file system refused the write (disk full, quota,
+    permission, read-only) or the free space cannot hold it. The message names the file."""
 
 
 class SimulationError(StreamragError):
