@@ -22,7 +22,13 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
     ├── SimulationError            the simulation cannot proceed
     │   └── DeadlockError          every task is blocked and no timer is pending
     └── ToolError                  a live tool call failed (unreachable endpoint, timeout,
-                                   bad reply): recorded as a trace event, never a crash
+        │                          bad reply): recorded as a trace event, never a crash
+        └── ToolUnreachableError   no connection to the endpoint: ``live`` checks once
+                                   before the run and stops (exit 1) instead of running
+                                   every turn against a dead endpoint
+
+A SIGTERM or SIGHUP ends a command as Ctrl-C does, with KeyboardInterrupt
+(:mod:`streamrag.base.signals`).
 """
 
 from __future__ import annotations
@@ -121,3 +127,7 @@ class ToolError(StreamragError):
 
     The live pipeline records it as a ``tool_error`` trace event (the call is lost, as a
     rejected one is) and the terminal shows this message as one line."""
+
+
+class ToolUnreachableError(ToolError):
+    """The endpoint refused or dropped the connection (nothing listens there)."""

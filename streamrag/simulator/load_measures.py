@@ -62,6 +62,15 @@ def _unlink(path: Path) -> None:
         path.unlink()
 
 
+def _refused(exc: OSError, spool: Path, output: str) -> None:
+    """A refused write of a spool file, raised as a refused write of the output it feeds
+    (other errors go on as they are)."""
+    from streamrag.base.atomic import WRITE_ERRNOS, output_error
+
+    if exc.errno in WRITE_ERRNOS:
+        raise output_error(exc, spool.parent / output) from exc
+
+
 def record_dtype(resources: Sequence[str], systems: Sequence[str]) -> np.dtype[Any]:
     """A session's record: its question, then per system :data:`SYSTEM_FIELDS` and a wait
     per resource (packed, little-endian)."""
@@ -88,8 +97,12 @@ class SessionTable:
         """Session ``i``'s record for ``system`` (``values`` in :data:`SYSTEM_FIELDS` order)."""
         assert self.fd is not None  # written only while the run is on
         at = i * self.dtype.itemsize
-        os.pwrite(self.fd, struct.pack("<i", question), at)
-        os.pwrite(self.fd, self._pack(*values, *waits), at + self._system_at[system])
+        try:
+            os.pwrite(self.fd, struct.pack("<i", question), at)
+            os.pwrite(self.fd, self._pack(*values, *waits), at + self._system_at[system])
+        except OSError as exc:
+            _refused(exc, self.path, "sessions.csv")
+            raise
 
     def close(self) -> None:
         if self.fd is not None:
@@ -225,7 +238,11 @@ class TraceSink:
         """Append the events; their (offset, size) in the file."""
         blob = dump_events(events)
         at = self.size
-        self.fh.write(blob)
+        try:
+            self.fh.write(blob)
+        except OSError as exc:
+            _refused(exc, self.path, "trace.jsonl")
+            raise
         self.size += len(blob)
         return at, len(blob)
 
@@ -245,7 +262,11 @@ class SpooledDraws:
         self.dtype = np.dtype("<i8")
         self.fd: int | None = os.open(path, os.O_RDWR)
         for start in range(0, n, CHUNK):
-            os.write(self.fd, np.ascontiguousarray(draw(min(CHUNK, n - start)), dtype=self.dtype).tobytes())
+            try:
+                os.write(self.fd, np.ascontiguousarray(draw(min(CHUNK, n - start)), dtype=self.dtype).tobytes())
+            except OSError as exc:
+                _refused(exc, path, "sessions.csv")
+                raise
 
     def __getitem__(self, i: int) -> int:
         assert self.fd is not None  # read only while the run is on
