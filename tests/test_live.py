@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _livehelpers import FAST, free_port, replay_setup
+from _livehelpers import FAST, replay_setup
 
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
