@@ -118,11 +118,13 @@ class SessionTable:
     def column(self, system: str | None, name: str) -> np.ndarray:
         """One field of every session (``system`` None: the question), read chunk by chunk:
         the only per-session memory a reader holds is this column."""
-        parts = [(c[name] if system is None else c[system][name]).copy() for c in self.chunks()]
-        if parts:
-            return np.concatenate(parts)
         field = self.dtype[name] if system is None else self.dtype[system][name]
-        return np.zeros((0, *field.shape), dtype=field.base)
+        out = np.empty((self.n, *field.shape), dtype=field.base)
+        at = 0
+        for c in self.chunks():
+            out[at : at + len(c)] = c[name] if system is None else c[system][name]
+            at += len(c)
+        return out
 
 
 class SessionMeasures:
