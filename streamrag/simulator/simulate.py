@@ -243,12 +243,17 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
 
 
 def summary_data(
-    reflector_model: str, rows: Sequence[ResultRow], rs: ResolvedScenario, counts: dict[str, int] | None = None
+    reflector_model: str,
+    rows: Sequence[ResultRow],
+    rs: ResolvedScenario,
+    counts: dict[str, int] | None = None,
+    **marks: Any,
 ) -> dict[str, Any]:
-    """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`, checked)."""
+    """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`,
+    checked); ``marks``: what a live run adds (``interrupted``, ``signal``)."""
     from streamrag.simulator.run_files import SimulateSummary
 
-    data = versioned({**provenance(reflector_model, rs), **summarize(rows, parameters(rs), counts)})
+    data = versioned({**provenance(reflector_model, rs), **summarize(rows, parameters(rs), counts), **marks})
     SimulateSummary.model_validate(data)
     return data
 
