@@ -57,18 +57,18 @@ def _run(job: tuple[str, str, list[str], str, float, float, float]) -> dict[str,
     rs = load_scenario(scenario, overrides)
     qs = load_selected(rs.scenario, table=table)
     t0 = time.perf_counter()
-    run = run_load(qs.questions, rs)
-    wall_s = time.perf_counter() - t0
-    s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
-    windows = budget_windows(s, b, window_s=window_s, budget_ms=budget_ms, quantile=quantile)
-    return {
-        "policy": name,
-        "overrides": overrides,
-        "sessions": run.n,
-        "wall_s": wall_s,
-        "summary": budget_summary(windows, s, b),
-        "windows": [w._asdict() for w in windows],
-    }
+    with run_load(qs.questions, rs) as run:  # its per-session columns are spooled until closed
+        wall_s = time.perf_counter() - t0
+        s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
+        windows = budget_windows(s, b, window_s=window_s, budget_ms=budget_ms, quantile=quantile)
+        return {
+            "policy": name,
+            "overrides": overrides,
+            "sessions": run.n,
+            "wall_s": wall_s,
+            "summary": budget_summary(windows, s, b),
+            "windows": [w._asdict() for w in windows],
+        }
 
 
 def _arrivals_file(path: Path) -> Path:

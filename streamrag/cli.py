@@ -150,12 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     _configure_logging(args)
     from streamrag.base.errors import StreamragError
+    from streamrag.base.signals import interrupt_exit_code, interrupt_name, terminations_interrupt
     from streamrag.base.terminal import printable
     from streamrag.commands._logging import say
 
     try:
         _configure_figures(args.dpi, args.figure_format)
-        code = int(args.run(args) or 0)
+        with terminations_interrupt():
+            code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
     except BrokenPipeError:
@@ -170,9 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         message = f"{printable(str(exc.filename))}: {exc.strerror or exc}"
         say(f"streamrag: error: {message}", level="error", event=message)
         return 1
-    except KeyboardInterrupt:
-        say("streamrag: interrupted", level="error", event="interrupted")
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
+        name = interrupt_name()
+        say(f"streamrag: interrupted ({name})", level="error", event="interrupted", signal=name)
+        return interrupt_exit_code()
 
 
 def _reader_gone() -> int:

@@ -209,15 +209,25 @@ def test_a_budget_load_run_is_deterministic_and_holds_its_cap(tmp_path: Path) ->
 
 
 def test_budget_windows_cut_sessions_by_arrival_and_judge_each_window() -> None:
-    from streamrag.simulator.load_measures import SessionMeasures
+    from types import SimpleNamespace
+
     from streamrag.simulator.load_windows import budget_summary, budget_windows
 
-    s, b = SessionMeasures(6), SessionMeasures(6)
-    s.arrival_us[:] = b.arrival_us[:] = [0, 5 * S, 9 * S, 10 * S, 12 * S, 31 * S]
-    s.answer_us[:] = [1000_000, 3000_000, 2000_000, 5000_000, -1, 500_000]  # session 4 failed
-    b.answer_us[:] = [2000_000, 2000_000, 2000_000, 6000_000, 4000_000, 4000_000]
-    s.fired[:] = [1, 3, 2, 4, 2, 1]
-    rows = budget_windows(s, b, window_s=10, budget_ms=2500, quantile=0.5)
+    # the columns a system's measures give (SessionMeasures reads them from its spooled table)
+    arrival_us = np.array([0, 5 * S, 9 * S, 10 * S, 12 * S, 31 * S], dtype=np.int64)
+    s = SimpleNamespace(
+        n=6,
+        arrival_us=arrival_us,
+        answer_us=np.array([1000_000, 3000_000, 2000_000, 5000_000, -1, 500_000], dtype=np.int64),  # session 4 failed
+        fired=np.array([1, 3, 2, 4, 2, 1], dtype=np.int64),
+    )
+    b = SimpleNamespace(
+        n=6,
+        arrival_us=arrival_us,
+        answer_us=np.array([2000_000, 2000_000, 2000_000, 6000_000, 4000_000, 4000_000], dtype=np.int64),
+        fired=np.ones(6, dtype=np.int64),
+    )
+    rows = budget_windows(s, b, window_s=10, budget_ms=2500, quantile=0.5)  # type: ignore[arg-type]
     assert [(w.start_s, w.n, w.quantile_ms, w.held, w.failed) for w in rows] == [
         (0.0, 3, 2000.0, True, 0),
         (10.0, 2, 5000.0, False, 1),
@@ -227,7 +237,7 @@ def test_budget_windows_cut_sessions_by_arrival_and_judge_each_window() -> None:
     assert [w.extra_calls for w in rows] == [1.0, 2.0, None, 0.0]
     assert rows[0].saved_ms == (1000 + -1000 + 0) / 3
     assert rows[1].baseline_quantile_ms == 5000.0
-    summary = budget_summary(rows, s, b)
+    summary = budget_summary(rows, s, b)  # type: ignore[arg-type]
     assert summary == {
         "windows": 3,
         "windows_held": 2,

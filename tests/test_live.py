@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _livehelpers import FAST, free_port, replay_setup
+from _livehelpers import FAST, replay_setup
 
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
@@ -179,16 +179,8 @@ def test_live_replay_against_the_server_writes_a_run_and_the_comparison(server, 
     assert main(["trace", str(out), qid]) == 0
 
 
-def test_a_dead_endpoint_gives_a_clear_line_and_recorded_events(tmp_path, capsys):
-    url = f"http://127.0.0.1:{free_port()}/search"  # nothing listens there
-    out = tmp_path / "dead"
-    assert main(["live", "--replay", "1", "--url", url, "--out", str(out), *FAST]) == 0
-    printed = capsys.readouterr().out
-    assert f"tool {url}: cannot connect" in printed
-    errors = [e for e in read_trace(out / "trace.jsonl") if e.kind == "tool_error"]
-    assert errors and all("cannot connect" in e.error for e in errors)
-    results = (out / "results.csv").read_text()
-    assert "arm failed (tool error)" in results
+# A dead endpoint (nothing listens) now stops live before the run, exit 1 with one line:
+# tests/test_hostile_load.py::test_live_against_a_dead_endpoint_fails_before_the_run.
 
 
 def test_a_slow_endpoint_times_out_into_recorded_events(server, tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import parse_override
-from streamrag.simulator.load import n_sessions
+from streamrag.simulator.load_checks import n_sessions
 from streamrag.simulator.scenario import scenario_from_dict
 from streamrag.simulator.workload import (
     PiecewiseArrivals,

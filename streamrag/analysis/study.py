@@ -21,6 +21,7 @@ from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import write_table
+from streamrag.base.errors import OutputError
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
 from streamrag.data.stabilization_row import ASR_COLUMNS, COLUMNS, STABILIZATION_COLUMNS, WRITTEN_EXTRA_COLUMNS, columns_of
@@ -156,6 +157,11 @@ def write_study(
         write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
         write_summary(summary, out_dir / "summary.json"),
     ]
-    if figures:
-        files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
+    if figures:  # last: a figure that cannot be written loses no table
+        try:
+            files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
+        except OutputError as exc:
+            raise OutputError(
+                f"{exc}; stabilization.csv and summary.json are written (free space and rerun, or pass --no-figures)"
+            ) from exc
     return StudyResult(df, summary, analyses, files)

@@ -8,15 +8,23 @@ A process killed with ``kill -9`` cannot remove its temporary file. The next wri
 same target removes such leftovers (:func:`remove_stale_temporaries`): a temporary file
 names the process that wrote it, and one whose process is gone, or that has not changed
 for :data:`STALE_AFTER_S`, is stale; a live writer's file is never touched.
+
+When the file system refuses the write (disk full, quota, read-only, permission), the
+temporary file is removed, the target keeps its old content, and the error is an
+:class:`~streamrag.base.errors.OutputError` naming the target (:func:`refused_writes`):
+one line on the command line, not a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from streamrag.base.errors import OutputError
 
 STALE_AFTER_S = 600.0
 """A temporary file unchanged this long belongs to no live writer (one whose name does
@@ -83,6 +91,30 @@ def remove_stale_temporaries(target: Path, now: float) -> list[Path]:
     return removed
 
 
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+"""What the file system says when it will not take more bytes: an error of the write
+wherever it happens (a read error keeps its own message)."""
+
+
+def output_error(exc: OSError, target: str | os.PathLike[str]) -> OutputError:
+    """``exc`` (a refused write) as one line naming ``target``."""
+    why = exc.strerror or os.strerror(exc.errno or 0) or str(exc)
+    return OutputError(f"{target}: cannot write ({why}); nothing of it was written")
+
+
+@contextlib.contextmanager
+def refused_writes(target: str | os.PathLike[str], *, every: bool = False) -> Iterator[None]:
+    """Turn the file system's refusal of a write in the block into :func:`output_error`:
+    errors in :data:`WRITE_ERRNOS`, or (``every``) any ``OSError``, for blocks that only
+    write ``target``."""
+    try:
+        yield
+    except OSError as exc:
+        if every or exc.errno in WRITE_ERRNOS:
+            raise output_error(exc, target) from exc
+        raise
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path to write to; on success it replaces ``path``.
@@ -90,7 +122,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     On an exception the temporary file is removed and ``path`` is left untouched.
     """
     target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent or ".")
+    with refused_writes(target, every=True):  # the folder refuses a new file: permission, full, read-only
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent or ".")
     os.close(fd)
     tmp = Path(tmp_name)
     remove_stale_temporaries(target, now=tmp.stat().st_mtime)
@@ -99,10 +132,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         # mode of the file being replaced, else rw-r--r--.
         mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
         os.chmod(tmp, mode)
-        yield tmp
-        with open(tmp, "rb") as fh:  # flush the data to disk before the rename makes it visible
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        with refused_writes(target):
+            yield tmp
+        with refused_writes(target, every=True), open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())  # flush the data to disk before the rename makes it visible
+        with refused_writes(target, every=True):
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

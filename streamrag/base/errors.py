@@ -17,10 +17,18 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
     ├── EmptySelectionError        the chosen split / ids / limit selects no record
     ├── CacheError                 the cache folder cannot be used (not: a corrupt entry,
     │                              which is rebuilt silently)
+    ├── OutputError                an output cannot be written (disk full, permission
+    │                              denied, read-only file system), or would not fit
     ├── SimulationError            the simulation cannot proceed
     │   └── DeadlockError          every task is blocked and no timer is pending
     └── ToolError                  a live tool call failed (unreachable endpoint, timeout,
-                                   bad reply): recorded as a trace event, never a crash
+        │                          bad reply): recorded as a trace event, never a crash
+        └── ToolUnreachableError   no connection to the endpoint: ``live`` checks once
+                                   before the run and stops (exit 1) instead of running
+                                   every turn against a dead endpoint
+
+A SIGTERM or SIGHUP ends a command as Ctrl-C does, with KeyboardInterrupt
+(:mod:`streamrag.base.signals`).
 """
 
 from __future__ import annotations
@@ -92,6 +100,11 @@ class CacheError(StreamragError):
     """The cache folder cannot be used at all."""
 
 
+class OutputError(StreamragError):
+    """An output cannot be written: the file system refused the write (disk full, quota,
+    permission, read-only) or the free space cannot hold it. The message names the file."""
+
+
 class SimulationError(StreamragError):
     """The simulation cannot proceed."""
 
@@ -114,3 +127,7 @@ class ToolError(StreamragError):
 
     The live pipeline records it as a ``tool_error`` trace event (the call is lost, as a
     rejected one is) and the terminal shows this message as one line."""
+
+
+class ToolUnreachableError(ToolError):
+    """The endpoint refused or dropped the connection (nothing listens there)."""

@@ -13,16 +13,21 @@ first file is written. The rule, the same for every command:
   two runs; ``--force`` replaces the old run's files, ``sweep --resume`` continues).
 
 Problems are :class:`~streamrag.base.errors.ConfigError` lines naming the option and path.
+A run whose size is known before it starts checks that its files fit too
+(:func:`check_free_space`): an :class:`~streamrag.base.errors.OutputError` at once, not a
+full disk hours later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from streamrag.base.errors import ConfigError
+from streamrag.base.errors import ConfigError, OutputError
 
-__all__ = ["check_out_dir", "check_out_file"]
+__all__ = ["check_free_space", "check_out_dir", "check_out_file", "human_bytes", "made_folder"]
 
 
 def _writable_ancestor(path: Path, option: str) -> None:
@@ -66,3 +71,48 @@ def check_out_file(path: str | os.PathLike[str], *, option: str) -> Path:
         return out
     _writable_ancestor(out, option)
     return out
+
+
+def human_bytes(n: float) -> str:
+    """``n`` bytes as ``12.3 GB`` (powers of 1000)."""
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def check_free_space(folder: str | os.PathLike[str], need_bytes: float, what: str) -> None:
+    """Refuse (:class:`OutputError`) when the file system of ``folder`` (or of its nearest
+    existing ancestor) has less than ``need_bytes`` free for ``what``."""
+    import shutil
+
+    where = Path(folder).absolute()
+    while not where.exists():
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need_bytes > free:
+        raise OutputError(
+            f"{where}: {what} needs {human_bytes(need_bytes)}, more than the {human_bytes(free)} free on this file system"
+        )
+
+
+@contextlib.contextmanager
+def made_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Make the output folder ``path`` (and missing parents) for the block; when the block
+    fails or is interrupted, the folders it made are removed again if they are empty, so
+    a run that wrote nothing leaves nothing (and a rerun is not refused)."""
+    out = Path(path)
+    made: list[Path] = []
+    at = out.absolute()
+    while not at.exists():
+        made.append(at)
+        at = at.parent
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        yield out
+    except BaseException:
+        for folder in made:  # innermost first
+            with contextlib.suppress(OSError):  # not empty (a file was written): kept
+                folder.rmdir()
+        raise

@@ -91,8 +91,15 @@ def run(args: argparse.Namespace) -> int:
     rs = load_scenario(args.scenario, overrides)
     command = ["streamrag", "live", *sys.argv[2:]] if len(sys.argv) > 1 and sys.argv[1] == "live" else ["streamrag", "live"]
     restore = _cbreak() if args.replay is None and args.transcript is None else None
+    writers: list[Any] = []  # the run's writer, once its folder exists
     try:
-        return run_real(lambda clock: _main(clock, args, rs, command))
+        return run_real(lambda clock: _main(clock, args, rs, command, writers))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the summary says so
+        from streamrag.base.signals import interrupt_name
+
+        for writer in writers:
+            writer.interrupted(interrupt_name())
+        raise
     finally:
         if restore is not None:
             restore()
@@ -111,7 +118,7 @@ def _cbreak() -> Any:
     return lambda: termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str]) -> int:
+async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str], writers: list[Any]) -> int:
     from collections.abc import AsyncIterator
 
     from rich.console import Console
@@ -135,7 +142,15 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
     mode = "replay" if args.replay is not None else "transcript" if args.transcript else "typed"
     model = f"heuristic on live results (BM25 of {args.corpus})"
     generator = _generator(args, clock)  # bad LLM options stop here, before the run's trace file is opened
+    http = getattr(tool, "inner", tool)
+    if isinstance(http, HttpTool):
+        try:  # a dead endpoint stops here, before any folder exists (every turn would fail)
+            await http.check_reachable()
+        except BaseException:
+            await http.aclose()
+            raise
     writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")
+    writers.append(writer)
     questions: list[Any] = []
 
     async def turns() -> AsyncIterator[Turn]:

@@ -141,6 +141,12 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
+    if rs.scenario.load is not None:  # refused before the (slow) input is read: sizes, warm-up, arrival files
+        from streamrag.commands._logging import say
+        from streamrag.simulator.load_checks import check_load
+
+        for warning in check_load(rs).warnings:
+            say(f"streamrag: warning: {warning}", level="warning", event="load warning")
     ids = read_ids(args.ids) if args.ids else None
     # The chunk cache is only for DATA: a table replay need not import the chunker.
     cache = None if args.table else open_cache(args)
@@ -183,19 +189,16 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`);
     ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
+    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
     from streamrag.simulator.closed_form import ENGINE
-    from streamrag.simulator.load import n_sessions, run_load
+    from streamrag.simulator.load import run_load
+    from streamrag.simulator.load_checks import n_sessions
     from streamrag.simulator.load_output import write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)
-    with task_progress("sessions", 2 * n_sessions(rs)) as update:
-        advance = advancing(update)
-        on_session = None if advance is None else lambda: advance(1)
-        run = run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session)
     manifest = manifest_json(
         recorded,
         model,
@@ -207,7 +210,11 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
         replay=ENGINE,  # shared capacity: no closed form
     )
     params = {**parameters(recorded), "population": qs.counts}
-    write_load_run(out, run, parameters=params, manifest=manifest)
+    with made_folder(out), task_progress("sessions", 2 * n_sessions(rs)) as update:
+        advance = advancing(update)
+        on_session = None if advance is None else lambda: advance(1)
+        with run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session) as run:
+            write_load_run(out, run, parameters=params, manifest=manifest)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     s, b = summary["streaming"]["answer_ms"], summary["baseline"]["answer_ms"]
     if not summary["sessions"]["counted"]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from streamrag.base.errors import ConfigError, ToolError
+from streamrag.base.errors import ConfigError, ToolError, ToolUnreachableError
 from streamrag.engine.clock import Clock
 
 
@@ -73,7 +73,9 @@ class JsonEndpoint:
             except TimeoutError:
                 raise ToolError(f"{where}: no reply within {self.timeout_ms:g} ms (raise --{self.option}timeout-ms?)") from None
             except aiohttp.ClientConnectionError as exc:
-                raise ToolError(f"{where}: cannot connect ({exc.__class__.__name__}); is the endpoint running?") from None
+                raise ToolUnreachableError(
+                    f"{where}: cannot connect ({exc.__class__.__name__}); is the endpoint running?"
+                ) from None
             except (aiohttp.ClientError, ValueError) as exc:
                 raise ToolError(f"{where}: bad reply ({exc})") from None
 

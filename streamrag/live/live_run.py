@@ -3,8 +3,9 @@
 Outputs in the run folder, the same files ``streamrag simulate`` writes:
 ``trace.jsonl`` (appended and flushed event by event, so Ctrl-C leaves every line
 readable), ``results.csv``, ``summary.json`` and ``manifest.json`` (rewritten atomically
-after each turn, so they always describe the finished turns). ``streamrag trace`` and
-its Perfetto export read a live run like any other.
+after each turn, so they always describe the finished turns; a run stopped by Ctrl-C or
+SIGTERM gets ``"interrupted": true`` and the signal in ``summary.json``). ``streamrag
+trace`` and its Perfetto export read a live run like any other.
 """
 
 from __future__ import annotations
@@ -52,8 +53,7 @@ class RunWriter:
         row = result_row(outcome, turn, self.rs)
         self.rows.append(row)
         write_bytes_atomic(self.out / "results.csv", results_csv(self.rows))
-        summary = summary_data(self.reflector_model, self.rows, self.rs)
-        write_bytes_atomic(self.out / "summary.json", (json.dumps(summary, indent=2, allow_nan=False) + "\n").encode())
+        self._summary()
         manifest = manifest_json(
             self.rs,
             self.reflector_model,
@@ -65,6 +65,15 @@ class RunWriter:
         )
         write_bytes_atomic(self.out / "manifest.json", manifest)
         return row
+
+    def _summary(self, **marks: Any) -> None:
+        summary = summary_data(self.reflector_model, self.rows, self.rs, **marks)
+        write_bytes_atomic(self.out / "summary.json", (json.dumps(summary, indent=2, allow_nan=False) + "\n").encode())
+
+    def interrupted(self, signal: str) -> None:
+        """The run was stopped by ``signal``: ``summary.json`` (of the finished turns) says
+        ``"interrupted": true`` and the signal, so a stopped run never reads as finished."""
+        self._summary(interrupted=True, signal=signal)
 
     def close(self) -> None:
         self._trace.close()

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.base.errors import ConfigError, ToolError
+from streamrag.base.errors import ConfigError, ToolError, ToolUnreachableError
 from streamrag.engine.clock import Clock
 from streamrag.live.http import JsonEndpoint
 from streamrag.pipeline.reflectors import Coverage
@@ -100,6 +100,16 @@ class HttpTool:
         start = self.clock.now_us()
         body = await self.endpoint.post({"query": query, "k": k})
         return ToolResult(_hits(body, self.url), self.clock.now_us() - start)
+
+    async def check_reachable(self) -> None:
+        """One call before the run: :class:`ToolUnreachableError` when nothing answers at
+        the URL (any answer, even an error or a slow one, shows the endpoint is there)."""
+        try:
+            await self.search("streamrag", 1)
+        except ToolUnreachableError:
+            raise
+        except ToolError:
+            pass
 
     async def aclose(self) -> None:
         await self.endpoint.aclose()

@@ -20,7 +20,12 @@ Outputs (``simulate`` writes them):
   results nobody used; the paired difference; the same sessions' saving on unlimited
   capacity (``reference``);
 - ``trace.jsonl`` — every session's events (both systems, one ``qid`` per session, the
-  resources' queue events included), written as sessions finish: memory stays flat.
+  resources' queue events included).
+
+Memory stays flat in the number of sessions: each finished session's measures and events
+go to temporary files at once (:mod:`~streamrag.simulator.load_measures`), removed when the
+outputs are written or the run fails or is interrupted. What a run may ask for is checked
+before it starts (:mod:`~streamrag.simulator.load_checks`).
 
 Sessions arriving before ``load.warmup_s`` are simulated but not counted. The run is here;
 what a session measures is :mod:`~streamrag.simulator.load_measures`, the files
@@ -32,7 +37,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,17 +51,18 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import StreamingArm
-from streamrag.simulator.load_measures import SessionMeasures, TraceSink
+from streamrag.simulator.load_checks import check_load, tool_servers
+from streamrag.simulator.load_measures import LoadSpool, SessionMeasures, SpooledDraws, TraceSink
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.workload import (
     ClosedArrivals,
     LoadConfig,
     OpenArrivals,
-    count_open_arrivals,
     draw_questions,
     open_arrivals,
+    question_draws,
     session_id,
-    think_times_us,
+    think_draws,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +104,8 @@ class _LoadedSystems:
         rs: ResolvedScenario,
         load: LoadConfig,
         n: int,
-        sinks: dict[str, TraceSink],
+        spool: LoadSpool,
+        traced: bool,
         on_session: Callable[[], None] | None,
     ) -> None:
         import anyio
@@ -111,18 +117,22 @@ class _LoadedSystems:
         self.rs = rs
         self.load = load
         self.n = n
-        self.sinks = sinks
         self.on_session = on_session
         self.plan_question = plan_question
         sc = rs.scenario
-        self.asked = draw_questions(sc.seed, n, len(questions))
+        self.services = {system: sc.resources.build(clock) for system in SYSTEMS}
+        table = spool.table(n, sorted(_distinct(self.services["streaming"])), SYSTEMS)
+        self.measures = {system: SessionMeasures(table, system) for system in SYSTEMS}
+        self.sinks = {system: spool.sink(system) for system in SYSTEMS} if traced else {}
+        self.asked = spool.draws("questions", n, question_draws(sc.seed, len(questions)))
         """The question index of each session (one draw shared by both systems)."""
-        self.measures = {system: SessionMeasures(n) for system in SYSTEMS}
+        self.thinks: SpooledDraws | None = None
+        if isinstance(load.arrivals, ClosedArrivals):
+            self.thinks = spool.draws("think", n, think_draws(sc.seed, load.arrivals.think_s))
         self.last_us = dict.fromkeys(SYSTEMS, 0)
         """When each system's last session finished: the end of its report."""
         self.n_events = 0
         """Events of every finished session, both systems."""
-        self.services = {system: sc.resources.build(clock) for system in SYSTEMS}
         self.policy = sc.policy.build(clock)
         self.pending_baselines = 0
         self.drained = anyio.Event()
@@ -134,10 +144,9 @@ class _LoadedSystems:
         async with anyio.create_task_group() as tg:
             arrivals = self.load.arrivals
             if isinstance(arrivals, ClosedArrivals):
-                thinks = think_times_us(self.rs.scenario.seed, self.n, arrivals.think_s)
                 for system in SYSTEMS:
                     for u in range(min(arrivals.users, self.n)):
-                        tg.start_soon(self._user, system, u, arrivals.users, thinks)
+                        tg.start_soon(self._user, system, u, arrivals.users)
             else:
                 await self._open(tg, arrivals)
         if self.pending_baselines:
@@ -149,16 +158,17 @@ class _LoadedSystems:
         rs = self.rs
         for i, at in enumerate(open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)):
             await self.clock.sleep_until_us(at, Priority.INPUT)
-            q = self.questions[int(self.asked[i])]
+            q = self.questions[self.asked[i]]
             plan = self.plan_question(q, rs, stream_id=session_id(i))
             self._start_baseline(i, plan, at)
             tg.start_soon(self._streaming, i, q, plan, at)
 
-    async def _user(self, system: str, u: int, users: int, thinks: np.ndarray) -> None:
+    async def _user(self, system: str, u: int, users: int) -> None:
         """Closed loop: user ``u`` of ``system`` asks sessions u, u + users, … in turn."""
+        assert self.thinks is not None  # drawn for every closed loop
         for i in range(u, self.n, users):
-            await self.clock.sleep_us(int(thinks[i]), Priority.INPUT)
-            q = self.questions[int(self.asked[i])]
+            await self.clock.sleep_us(self.thinks[i], Priority.INPUT)
+            q = self.questions[self.asked[i]]
             at = self.clock.now_us()
             plan = self.plan_question(q, self.rs, stream_id=session_id(i))
             if system == "streaming":
@@ -196,12 +206,11 @@ class _LoadedSystems:
             self.pending_baselines -= 1
             if self.pending_baselines == 0:
                 self.drained.set()
-        self.measures[system].add(i, int(self.asked[i]), at, plan.input_end_us, rec.events)
+        sink = self.sinks.get(system)
+        trace = (-1, 0) if sink is None else sink.add(rec.events)
+        self.measures[system].add(i, self.asked[i], at, plan.input_end_us, rec.events, trace)
         self.n_events += len(rec.events)
         self.last_us[system] = self.clock.now_us()
-        sink = self.sinks.get(system)
-        if sink is not None:
-            sink.add(i, rec.events)
         if self.on_session is not None:
             self.on_session()
 
@@ -217,34 +226,28 @@ def _run_systems(
     rs: ResolvedScenario,
     load: LoadConfig,
     n: int,
-    sinks: dict[str, TraceSink],
+    spool: LoadSpool,
+    traced: bool,
     on_session: Callable[[], None] | None,
-) -> dict[str, SystemRun]:
-    """Both systems' runs (see :class:`_LoadedSystems`)."""
+) -> tuple[dict[str, SystemRun], dict[str, TraceSink]]:
+    """Both systems' runs (see :class:`_LoadedSystems`) and their trace spools."""
+    sinks: dict[str, TraceSink] = {}
 
     async def main(clock: Clock) -> dict[str, SystemRun]:
-        return await _LoadedSystems(clock, questions, rs, load, n, sinks, on_session).run()
+        systems = _LoadedSystems(clock, questions, rs, load, n, spool, traced, on_session)
+        sinks.update(systems.sinks)
+        return await systems.run()
 
-    return run_virtual(main)
-
-
-def tool_servers(rs: ResolvedScenario) -> int | None:
-    """Servers of the tool backend (None: unlimited)."""
-    tool = rs.scenario.resources.tool
-    return getattr(tool, "servers", None) or getattr(tool, "max_batch", None)
+    return run_virtual(main), sinks
 
 
-def n_sessions(rs: ResolvedScenario) -> int:
-    """How many sessions the scenario's workload holds."""
-    arrivals = rs.scenario.load.arrivals  # type: ignore[union-attr]
-    if isinstance(arrivals, ClosedArrivals):
-        return arrivals.n_sessions
-    return count_open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)
-
-
-@dataclass(slots=True)
+@dataclass
 class LoadRun:
-    """Both systems' runs and the unlimited-capacity reference."""
+    """Both systems' runs and the unlimited-capacity reference.
+
+    The per-session measures and traces live in temporary files (``spool``) until
+    :meth:`close` (or the end of a ``with`` block) removes them, or the last object
+    reading them is garbage-collected."""
 
     rs: ResolvedScenario
     questions: Sequence[SimQuestion]
@@ -253,6 +256,17 @@ class LoadRun:
     """Saved (µs) of the first ``reference_sessions`` sessions on unlimited capacity."""
     reflector_model: str
     traces: dict[str, TraceSink] = field(default_factory=dict)
+    spool: LoadSpool = field(default_factory=lambda: LoadSpool(None))
+
+    def close(self) -> None:
+        """Remove the run's temporary files (its measures are gone after this)."""
+        self.spool.remove()
+
+    def __enter__(self) -> LoadRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def n(self) -> int:
@@ -301,7 +315,9 @@ def run_load(
 ) -> LoadRun:
     """Run the scenario's ``[load]`` over ``questions`` (the selected population).
 
-    ``trace_dir``: where the systems' traces are spooled while they run (None: no trace).
+    ``trace_dir``: where the systems' traces and measures are spooled while they run
+    (None: no trace, measures in the system's temporary folder); the returned run holds
+    them until :meth:`LoadRun.close`.
     ``on_session()`` is called as each session finishes (2 per session: one per system).
     """
     load = rs.scenario.load
@@ -309,14 +325,13 @@ def run_load(
         raise ConfigError("run_load: the scenario has no [load] section")
     if not questions:
         raise ConfigError("load: no question to draw sessions from")
-    n = n_sessions(rs)
-    sinks: dict[str, TraceSink] = {}
-    if trace_dir is not None:
-        sinks = {system: TraceSink(Path(trace_dir) / f".trace-{system}.tmp", n) for system in SYSTEMS}
+    n = check_load(rs).n_sessions
+    spool = LoadSpool(trace_dir)
     try:
-        systems = _run_systems(questions, rs, load, n, sinks, on_session)
-    finally:
-        for sink in sinks.values():
-            sink.close()
-    reference = _reference(questions, rs, min(n, load.reference_sessions))
-    return LoadRun(rs, questions, systems, reference, reflector_model, sinks)
+        systems, sinks = _run_systems(questions, rs, load, n, spool, trace_dir is not None, on_session)
+        spool.close()
+        reference = _reference(questions, rs, min(n, load.reference_sessions))
+    except BaseException:  # a failure or an interrupt (Ctrl-C, SIGTERM) leaves no temporary file
+        spool.remove()
+        raise
+    return LoadRun(rs, questions, systems, reference, reflector_model, sinks, spool)

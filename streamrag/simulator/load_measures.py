@@ -1,13 +1,31 @@
-"""What a load run measures of each session, read off its events, and where its events go.
+"""What a load run measures of each session, read off its events, and where it all goes.
 
-:class:`SessionMeasures` holds one system's per-session arrays (answer latency, calls fired,
-used and rejected, waits per resource, busy and wasted server time); :class:`TraceSink`
-spools each finished session's events to a temporary file so a run's memory stays flat.
+A load run's memory must not grow with its number of sessions (issue 33: 10⁷ sessions
+preallocated 928 MB of per-session arrays). So nothing per session stays in memory:
+
+- :class:`SessionTable` — one fixed-width binary record per session (its question, and per
+  system its arrival, answer latency, calls fired / used / rejected, waits per resource and
+  where its events sit in the trace spool), written in place (``pwrite`` at
+  ``i · record size``) as each system finishes the session, in a temporary file; readers
+  take it back in chunks (:meth:`SessionTable.chunks`) or one column at a time;
+- :class:`SessionMeasures` — one system's view of that table: parses a finished session's
+  events into its record, keeps the run's totals (busy and wasted server time);
+- :class:`TraceSink` — each finished session's events appended to a temporary file;
+- :class:`SpooledDraws` — a per-session random draw (the question asked, a think time),
+  drawn in chunks into a temporary file and read back by index.
+
+Every file is a temporary of the run's folder (:func:`spool_file`); :meth:`LoadSpool.remove`
+deletes them, on success after the outputs are written, on any failure or interrupt at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+import os
+import struct
+import tempfile
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,37 +33,156 @@ import numpy as np
 
 from streamrag.engine.trace import dump_events
 
+CHUNK = 1 << 16
+"""Sessions per chunk when draws are made and the table is read back."""
 
-@dataclass(slots=True)
+SYSTEM_FIELDS: tuple[tuple[str, str], ...] = (
+    ("arrival_us", "<i8"),
+    ("answer_us", "<i8"),
+    ("fired", "<i4"),
+    ("used", "<i4"),
+    ("rejected", "<i4"),
+    ("trace_at", "<i8"),
+    ("trace_size", "<i8"),
+)
+"""One system's part of a session record (then one ``<i8`` wait per resource)."""
+
+
+def spool_file(folder: str | os.PathLike[str] | None, name: str) -> Path:
+    """A new empty temporary file ``.{name}.{pid}-{random}.tmp`` in ``folder`` (None: the
+    system's temporary folder): the name :mod:`streamrag.base.atomic` gives its own, so a
+    killed run's leftovers are recognized as stale the same way."""
+    fd, path = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}-", suffix=".tmp", dir=folder)
+    os.close(fd)
+    return Path(path)
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def _refused(exc: OSError, spool: Path, output: str) -> None:
+    """A refused write of a spool file, raised as a refused write of the output it feeds
+    (other errors go on as they are)."""
+    from streamrag.base.atomic import WRITE_ERRNOS, output_error
+
+    if exc.errno in WRITE_ERRNOS:
+        raise output_error(exc, spool.parent / output) from exc
+
+
+def record_dtype(resources: Sequence[str], systems: Sequence[str]) -> np.dtype[Any]:
+    """A session's record: its question, then per system :data:`SYSTEM_FIELDS` and a wait
+    per resource (packed, little-endian)."""
+    system = np.dtype([*SYSTEM_FIELDS, ("wait_us", "<i8", (len(resources),))])
+    return np.dtype([("question", "<i4"), *((s, system) for s in systems)])
+
+
+class SessionTable:
+    """One fixed-width record per session in a temporary file (see the module docstring)."""
+
+    def __init__(self, path: Path, n: int, resources: Sequence[str], systems: Sequence[str]) -> None:
+        self.path = path
+        self.n = n
+        self.resources = tuple(resources)
+        self.systems = tuple(systems)
+        self.dtype = record_dtype(self.resources, self.systems)
+        self._system_at = {s: self.dtype.fields[s][1] for s in self.systems}  # type: ignore[index]
+        self._pack = struct.Struct("<qqiiiqq" + "q" * len(self.resources)).pack
+        self.fd: int | None = os.open(path, os.O_RDWR)
+        weakref.finalize(self, _unlink, path)  # the file lives as long as its readers
+        os.ftruncate(self.fd, n * self.dtype.itemsize)  # sparse until written
+
+    def write(self, system: str, i: int, question: int, values: Sequence[int], waits: Sequence[int]) -> None:
+        """Session ``i``'s record for ``system`` (``values`` in :data:`SYSTEM_FIELDS` order)."""
+        assert self.fd is not None  # written only while the run is on
+        at = i * self.dtype.itemsize
+        try:
+            os.pwrite(self.fd, struct.pack("<i", question), at)
+            os.pwrite(self.fd, self._pack(*values, *waits), at + self._system_at[system])
+        except OSError as exc:
+            _refused(exc, self.path, "sessions.csv")
+            raise
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def chunks(self) -> Iterator[np.ndarray]:
+        """The records in session order, :data:`CHUNK` at a time (a structured array each)."""
+        with open(self.path, "rb") as fh:
+            for start in range(0, self.n, CHUNK):
+                yield np.fromfile(fh, dtype=self.dtype, count=min(CHUNK, self.n - start))
+
+    def column(self, system: str | None, name: str) -> np.ndarray:
+        """One field of every session (``system`` None: the question), read chunk by chunk:
+        the only per-session memory a reader holds is this column."""
+        field = self.dtype[name] if system is None else self.dtype[system][name]
+        out = np.empty((self.n, *field.shape), dtype=field.base)
+        at = 0
+        for c in self.chunks():
+            out[at : at + len(c)] = c[name] if system is None else c[system][name]
+            at += len(c)
+        return out
+
+
 class SessionMeasures:
-    """Per-session measurements of one system (arrays indexed by session)."""
+    """One system's per-session measurements: written to the :class:`SessionTable` as
+    sessions finish; the columns (``answer_us``, …) are read back from it on demand."""
 
-    n: int
-    question: np.ndarray = field(init=False)
-    arrival_us: np.ndarray = field(init=False)
-    answer_us: np.ndarray = field(init=False)
-    """Answer ready − end of input, µs; −1: the session failed."""
-    fired: np.ndarray = field(init=False)
-    used: np.ndarray = field(init=False)
-    rejected: np.ndarray = field(init=False)
-    waits: dict[str, np.ndarray] = field(default_factory=dict)
-    busy_us: dict[str, int] = field(default_factory=dict)
-    wasted_us: dict[str, int] = field(default_factory=dict)
+    def __init__(self, table: SessionTable, system: str) -> None:
+        self.table = table
+        self.system = system
+        self.n = table.n
+        self._resource_idx = {name: k for k, name in enumerate(table.resources)}
+        self.waited: set[str] = set()
+        """Resources a job of this system ever queued at (the wait columns shown)."""
+        self.busy_us: dict[str, int] = {}
+        self.wasted_us: dict[str, int] = {}
 
-    def __post_init__(self) -> None:
-        self.question = np.full(self.n, -1, dtype=np.int32)
-        self.arrival_us = np.full(self.n, -1, dtype=np.int64)
-        self.answer_us = np.full(self.n, -1, dtype=np.int64)
-        self.fired = np.zeros(self.n, dtype=np.int32)
-        self.used = np.zeros(self.n, dtype=np.int32)
-        self.rejected = np.zeros(self.n, dtype=np.int32)
+    @property
+    def question(self) -> np.ndarray:
+        return self.table.column(None, "question")
 
-    def add(self, i: int, question: int, arrival_us: int, input_end_us: int, events: list[dict[str, Any]]) -> None:
-        self.question[i] = question
-        self.arrival_us[i] = arrival_us
+    @property
+    def arrival_us(self) -> np.ndarray:
+        return self.table.column(self.system, "arrival_us")
+
+    @property
+    def answer_us(self) -> np.ndarray:
+        """Answer ready − end of input, µs; −1: the session failed."""
+        return self.table.column(self.system, "answer_us")
+
+    @property
+    def fired(self) -> np.ndarray:
+        return self.table.column(self.system, "fired")
+
+    @property
+    def used(self) -> np.ndarray:
+        return self.table.column(self.system, "used")
+
+    @property
+    def rejected(self) -> np.ndarray:
+        return self.table.column(self.system, "rejected")
+
+    @property
+    def waits(self) -> dict[str, np.ndarray]:
+        """µs each session's jobs waited per resource, for the resources with a wait."""
+        if not self.waited:
+            return {}
+        all_waits = self.table.column(self.system, "wait_us")
+        return {name: all_waits[:, self._resource_idx[name]] for name in sorted(self.waited)}
+
+    def add(
+        self, i: int, question: int, arrival_us: int, input_end_us: int, events: list[dict[str, Any]], trace: tuple[int, int]
+    ) -> None:
+        """Session ``i`` finished: its record from its ``events``; ``trace`` = (offset, size)
+        of its events in this system's trace spool ((−1, 0): not traced)."""
         fired = rejected = 0
         answer = -1
         used_call = None
+        waits = [0] * len(self._resource_idx)
         opened: dict[tuple[str, int, str], int] = {}
         queued: dict[tuple[str, int, str], int] = {}
         spans: list[tuple[str, int, int]] = []  # (resource, call, µs of service)
@@ -67,7 +204,7 @@ class SessionMeasures:
                 key = (e["resource"], e["call"], e["stage"])
                 since = queued.pop(key, None)
                 if since is not None:
-                    self._wait(e["resource"], i, e["t_us"] - since)
+                    self._wait(waits, e["resource"], e["t_us"] - since)
                 opened[key] = e["t_us"]
             elif kind in ("finish", "withdraw"):
                 key = (e["resource"], e["call"], e["stage"])
@@ -77,35 +214,116 @@ class SessionMeasures:
                 elif kind == "withdraw":  # withdrawn while waiting
                     since = queued.pop(key, None)
                     if since is not None:
-                        self._wait(e["resource"], i, e["t_us"] - since)
-        self.answer_us[i] = answer
-        self.fired[i] = fired
-        self.used[i] = 1 if answer >= 0 else 0
-        self.rejected[i] = rejected
+                        self._wait(waits, e["resource"], e["t_us"] - since)
         for resource, call, us in spans:
             self.busy_us[resource] = self.busy_us.get(resource, 0) + us
             if call != 0 and call != used_call:  # F jobs are call 0: always used
                 self.wasted_us[resource] = self.wasted_us.get(resource, 0) + us
+        used = 1 if answer >= 0 else 0
+        self.table.write(self.system, i, question, (arrival_us, answer, fired, used, rejected, *trace), waits)
 
-    def _wait(self, resource: str, i: int, us: int) -> None:
-        column = self.waits.get(resource)
-        if column is None:
-            column = self.waits[resource] = np.zeros(self.n, dtype=np.int64)
-        column[i] += us
+    def _wait(self, waits: list[int], resource: str, us: int) -> None:
+        self.waited.add(resource)
+        waits[self._resource_idx[resource]] += us
 
 
 class TraceSink:
-    """Each finished session's events, appended to a temporary file with its offset."""
+    """Each finished session's events, appended to a temporary file."""
 
-    def __init__(self, path: Path, n: int) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.fh = open(path, "wb")  # noqa: SIM115 - closed in close(), after the run
-        self.offsets = np.full((n, 2), -1, dtype=np.int64)
+        weakref.finalize(self, _unlink, path)
+        self.size = 0
 
-    def add(self, i: int, events: list[dict[str, Any]]) -> None:
+    def add(self, events: list[dict[str, Any]]) -> tuple[int, int]:
+        """Append the events; their (offset, size) in the file."""
         blob = dump_events(events)
-        self.offsets[i] = (self.fh.tell(), len(blob))
-        self.fh.write(blob)
+        at = self.size
+        try:
+            self.fh.write(blob)
+        except OSError as exc:
+            _refused(exc, self.path, "trace.jsonl")
+            raise
+        self.size += len(blob)
+        return at, len(blob)
 
     def close(self) -> None:
         self.fh.close()
+
+
+class SpooledDraws:
+    """``n`` per-session values of one random stream, drawn :data:`CHUNK` at a time into a
+    temporary file and read back by index (chunked draws equal one draw of ``n``:
+    numpy's generators fill arrays value by value)."""
+
+    ITEM_BYTES = 8
+
+    def __init__(self, path: Path, n: int, draw: Callable[[int], np.ndarray]) -> None:
+        self.path = path
+        self.dtype = np.dtype("<i8")
+        self.fd: int | None = os.open(path, os.O_RDWR)
+        for start in range(0, n, CHUNK):
+            try:
+                os.write(self.fd, np.ascontiguousarray(draw(min(CHUNK, n - start)), dtype=self.dtype).tobytes())
+            except OSError as exc:
+                _refused(exc, path, "sessions.csv")
+                raise
+
+    def __getitem__(self, i: int) -> int:
+        assert self.fd is not None  # read only while the run is on
+        return int.from_bytes(os.pread(self.fd, 8, i * 8), "little", signed=True)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class LoadSpool:
+    """The temporary files of one load run, removed together."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.paths: list[Path] = []
+        self._open: list[SessionTable | TraceSink | SpooledDraws] = []
+
+    def file(self, name: str) -> Path:
+        path = spool_file(self.folder, name)
+        self.paths.append(path)
+        return path
+
+    def table(self, n: int, resources: Sequence[str], systems: Sequence[str]) -> SessionTable:
+        from streamrag.base.outputs import check_free_space
+
+        record = record_dtype(resources, systems).itemsize + SpooledDraws.ITEM_BYTES  # + the question drawn
+        check_free_space(self.folder or tempfile.gettempdir(), n * record, "the load run's session table")
+        table = SessionTable(self.file("sessions.csv"), n, resources, systems)
+        self._open.append(table)
+        return table
+
+    def sink(self, system: str) -> TraceSink:
+        sink = TraceSink(self.file(f"trace-{system}.jsonl"))
+        self._open.append(sink)
+        return sink
+
+    def draws(self, name: str, n: int, draw: Callable[[int], np.ndarray]) -> SpooledDraws:
+        draws = SpooledDraws(self.file(name), n, draw)
+        self._open.append(draws)
+        return draws
+
+    def close(self) -> None:
+        """Close every file (the run is over: the table and traces are read by path from
+        now on, the draws are not needed)."""
+        for f in self._open:
+            f.close()
+            if isinstance(f, SpooledDraws):
+                _unlink(f.path)
+        self._open = []
+
+    def remove(self) -> None:
+        """Close and delete every file (idempotent)."""
+        self.close()
+        for path in self.paths:
+            _unlink(path)
+        self.paths = []

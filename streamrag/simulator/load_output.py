@@ -48,10 +48,13 @@ def _stats(values: np.ndarray) -> dict[str, float | None]:
     }
 
 
-def _counted(run: LoadRun) -> np.ndarray:
+def _warmup_us(run: LoadRun) -> int:
     load = run.rs.scenario.load
-    warmup = round((load.warmup_s if load else 0.0) * 1e6)
-    return run.systems["streaming"].measures.arrival_us >= warmup
+    return round((load.warmup_s if load else 0.0) * 1e6)
+
+
+def _counted(run: LoadRun) -> np.ndarray:
+    return run.systems["streaming"].measures.arrival_us >= _warmup_us(run)
 
 
 def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -60,9 +63,9 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
     the pipeline rules that ran."""
     counted = _counted(run)
     s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
-    ok_s, ok_b = s.answer_us >= 0, b.answer_us >= 0
-    both = counted & ok_s & ok_b
-    saved = (b.answer_us - s.answer_us)[both] / 1000
+    answer_us = {"streaming": s.answer_us, "baseline": b.answer_us}  # each column read once
+    s_us, b_us = answer_us["streaming"], answer_us["baseline"]
+    saved = (b_us - s_us)[counted & (s_us >= 0) & (b_us >= 0)] / 1000
     out: dict[str, Any] = {
         "reflector_model": run.reflector_model,
         "rules": run.rs.rules(),
@@ -70,12 +73,12 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
         "sessions": {"n": run.n, "counted": int(counted.sum())},
     }
     for system, m in (("streaming", s), ("baseline", b)):
-        ok = m.answer_us >= 0
+        ok = answer_us[system] >= 0
         sel = counted & ok
         res = run.systems[system].resources
         busy = sum(m.busy_us.values())
         out[system] = {
-            "answer_ms": _stats(m.answer_us[sel] / 1000),
+            "answer_ms": _stats(answer_us[system][sel] / 1000),
             "failed": {"n": int((counted & ~ok).sum()), "rate": float((counted & ~ok).mean()) if counted.any() else None},
             "calls_fired": {"mean": float(m.fired[counted].mean()) if counted.any() else None},
             "calls_rejected": {"mean": float(m.rejected[counted].mean()) if counted.any() else None},
@@ -99,8 +102,8 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
         for stat in ("mean", "median", "p90", "p99")
     }
     ref_n = run.reference_saved_us.size
-    loaded = (b.answer_us[:ref_n] - s.answer_us[:ref_n]) / 1000
-    ok_ref = (s.answer_us[:ref_n] >= 0) & (b.answer_us[:ref_n] >= 0)
+    loaded = (b_us[:ref_n] - s_us[:ref_n]) / 1000
+    ok_ref = (s_us[:ref_n] >= 0) & (b_us[:ref_n] >= 0)
     out["reference"] = {
         "n": int(ok_ref.sum()),
         "note": "the first sessions replayed alone on unlimited capacity with the same draws",
@@ -112,18 +115,20 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_columns(run: LoadRun) -> list[str]:
-    waits = [f"{system}_wait_{name}_ms" for system in SYSTEMS for name in sorted(run.systems[system].measures.waits)]
+    waits = [f"{system}_wait_{name}_ms" for system in SYSTEMS for name in sorted(run.systems[system].measures.waited)]
     closed = isinstance(run.rs.scenario.load.arrivals, ClosedArrivals)  # type: ignore[union-attr]
     return [*SESSION_COLUMNS_HEAD, *waits, *(["baseline_arrival_s"] if closed else [])]
 
 
 def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
-    """``sessions.csv``, one row per session, streamed to disk (atomically)."""
+    """``sessions.csv``, one row per session, streamed to disk (atomically) from the run's
+    session table, a chunk of sessions at a time."""
     from streamrag.base.atomic import atomic_path
 
-    s, b = run.systems["streaming"].measures, run.systems["baseline"].measures
-    counted = _counted(run)
     columns = session_columns(run)
+    warmup_us = _warmup_us(run)
+    table = run.systems["streaming"].measures.table
+    waits = {system: sorted(run.systems[system].measures.waited) for system in SYSTEMS}
     out = Path(path)
 
     def ms(us: int) -> str:
@@ -132,27 +137,33 @@ def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
     with atomic_path(out) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(columns)
-        for i in range(run.n):
-            row: dict[str, Any] = {
-                "session_id": session_id(i),
-                "interaction_id": run.questions[int(s.question[i])].interaction_id,
-                "arrival_s": repr(int(s.arrival_us[i]) / 1e6),
-                "counted": "True" if counted[i] else "False",
-                "streaming_ms": ms(int(s.answer_us[i])),
-                "baseline_ms": ms(int(b.answer_us[i])),
-                "saved_ms": ms(int(b.answer_us[i] - s.answer_us[i])) if s.answer_us[i] >= 0 and b.answer_us[i] >= 0 else "",
-                "streaming_failed": "True" if s.answer_us[i] < 0 else "False",
-                "baseline_failed": "True" if b.answer_us[i] < 0 else "False",
-                "calls_fired": int(s.fired[i]),
-                "calls_used": int(s.used[i]),
-                "calls_rejected": int(s.rejected[i]),
-                "baseline_calls_rejected": int(b.rejected[i]),
-                "baseline_arrival_s": repr(int(b.arrival_us[i]) / 1e6),
-            }
-            for system, m in (("streaming", s), ("baseline", b)):
-                for name, col in m.waits.items():
-                    row[f"{system}_wait_{name}_ms"] = repr(int(col[i]) / 1000)
-            writer.writerow([row.get(c, "") for c in columns])
+        i = 0
+        for chunk in table.chunks():
+            for rec in chunk:
+                s, b = rec["streaming"], rec["baseline"]
+                s_us, b_us = int(s["answer_us"]), int(b["answer_us"])
+                row: dict[str, Any] = {
+                    "session_id": session_id(i),
+                    "interaction_id": run.questions[int(rec["question"])].interaction_id,
+                    "arrival_s": repr(int(s["arrival_us"]) / 1e6),
+                    "counted": "True" if s["arrival_us"] >= warmup_us else "False",
+                    "streaming_ms": ms(s_us),
+                    "baseline_ms": ms(b_us),
+                    "saved_ms": ms(b_us - s_us) if s_us >= 0 and b_us >= 0 else "",
+                    "streaming_failed": "True" if s_us < 0 else "False",
+                    "baseline_failed": "True" if b_us < 0 else "False",
+                    "calls_fired": int(s["fired"]),
+                    "calls_used": int(s["used"]),
+                    "calls_rejected": int(s["rejected"]),
+                    "baseline_calls_rejected": int(b["rejected"]),
+                    "baseline_arrival_s": repr(int(b["arrival_us"]) / 1e6),
+                }
+                for system, names in waits.items():
+                    for name in names:
+                        k = table.resources.index(name)
+                        row[f"{system}_wait_{name}_ms"] = repr(int(rec[system]["wait_us"][k]) / 1000)
+                writer.writerow([row.get(c, "") for c in columns])
+                i += 1
     return out
 
 
@@ -163,21 +174,21 @@ def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
     if not run.traces:
         return None
     out = Path(path)
+    table = run.systems["streaming"].measures.table
     handles = {system: open(sink.path, "rb") for system, sink in run.traces.items()}  # noqa: SIM115
     try:
         with atomic_path(out) as tmp, open(tmp, "wb") as fh:
-            for i in range(run.n):
-                for system in SYSTEMS:
-                    start, size = run.traces[system].offsets[i]
-                    if size > 0:
-                        src = handles[system]
-                        src.seek(int(start))
-                        fh.write(src.read(int(size)))
+            for chunk in table.chunks():
+                for rec in chunk:
+                    for system in SYSTEMS:
+                        start, size = rec[system]["trace_at"], rec[system]["trace_size"]
+                        if size > 0:
+                            src = handles[system]
+                            src.seek(int(start))
+                            fh.write(src.read(int(size)))
     finally:
         for h in handles.values():
             h.close()
-        for sink in run.traces.values():
-            sink.path.unlink(missing_ok=True)
     return out
 
 

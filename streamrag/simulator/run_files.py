@@ -83,6 +83,8 @@ _SUMMARY_FIELDS: dict[str, Any] = {
     "spearman_H_saved": (Correlation, ...),
     "spearman_H_G_saved": (Correlation, ...),
     "parameters": (dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),
+    "interrupted": (bool | None, Field(None, description="live: the run was stopped by a signal (the turns so far)")),
+    "signal": (str | None, Field(None, description="live: the signal that stopped the run")),
 }
 
 SimulateSummary: type[BaseModel] = create_model(

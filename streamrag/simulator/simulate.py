@@ -332,14 +332,16 @@ def summary_data(
     counts: dict[str, int] | None = None,
     *,
     replay: str | None = None,
+    **marks: Any,
 ) -> dict[str, Any]:
     """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`,
     checked); ``replay``: what replayed the rows (``closed_form`` | ``engine``; None, a
-    live run: the key is left out)."""
+    live run: the key is left out); ``marks``: what a live run adds (``interrupted``,
+    ``signal``)."""
     from streamrag.simulator.run_files import SimulateSummary
 
     said = {} if replay is None else {"replay": replay}
-    data = versioned({**provenance(reflector_model, rs), **said, **summarize(rows, parameters(rs), counts)})
+    data = versioned({**provenance(reflector_model, rs), **said, **summarize(rows, parameters(rs), counts), **marks})
     SimulateSummary.model_validate(data)
     return data
 

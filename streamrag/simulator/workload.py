@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Self
 
@@ -131,16 +131,25 @@ def session_id(i: int) -> str:
     return f"s{i:07d}"
 
 
+def question_draws(seed: int, n_questions: int) -> Callable[[int], np.ndarray]:
+    """``draw(k)``: the population index the next k sessions ask (uniform, one stream in
+    session order; k at a time gives the same values as all at once)."""
+    rng = stream(seed, "workload", "questions")
+    return lambda k: rng.integers(n_questions, size=k)
+
+
 def draw_questions(seed: int, n_sessions: int, n_questions: int) -> np.ndarray:
-    """The population index each session asks (uniform, one stream in session order)."""
-    return stream(seed, "workload", "questions").integers(n_questions, size=n_sessions)
+    """The population index each session asks (see :func:`question_draws`)."""
+    return question_draws(seed, n_questions)(n_sessions)
 
 
-def think_times_us(seed: int, n_sessions: int, mean_s: float) -> np.ndarray:
-    """Think time before each session of a closed loop (exponential, one stream)."""
+def think_draws(seed: int, mean_s: float) -> Callable[[int], np.ndarray]:
+    """``draw(k)``: the think time (µs) before each of the next k sessions of a closed loop
+    (exponential, one stream)."""
     if mean_s == 0:
-        return np.zeros(n_sessions, dtype=np.int64)
-    return np.rint(stream(seed, "workload", "think").exponential(mean_s, size=n_sessions) * US_PER_S).astype(np.int64)
+        return lambda k: np.zeros(k, dtype=np.int64)
+    rng = stream(seed, "workload", "think")
+    return lambda k: np.rint(rng.exponential(mean_s, size=k) * US_PER_S).astype(np.int64)
 
 
 def read_arrival_file(path: str | os.PathLike[str]) -> list[int]:

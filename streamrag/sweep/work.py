@@ -164,8 +164,10 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
 
     rs = job.settings
     model = reflector_model_of(selected.entries, rs, selected.evidence_source)
-    with tempfile.TemporaryDirectory(prefix="streamrag-load-") as tmp:
-        run = run_load(selected.questions, rs, trace_dir=tmp if job.traces else None, reflector_model=model)
+    with (
+        tempfile.TemporaryDirectory(prefix="streamrag-load-") as tmp,
+        run_load(selected.questions, rs, trace_dir=tmp if job.traces else None, reflector_model=model) as run,
+    ):
         summary = load_summary(run, {**parameters(rs), "population": selected.counts})
         files = {
             "sessions.csv": write_sessions_csv(run, Path(tmp) / "sessions.csv").read_bytes(),
