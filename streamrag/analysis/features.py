@@ -38,10 +38,11 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from streamrag.analysis.entity import EntityContext
 from streamrag.analysis.evidence import PrefixEvidence
 from streamrag.base.errors import ConfigError, RecordError, TableError
 
@@ -61,7 +62,8 @@ __all__ = [
     "write_feature_table",
 ]
 
-Context = Literal["prefix", "full"]
+Context = EntityContext
+"""Which words the entity and question-word columns see (one rule with ``t_entity``'s)."""
 
 FEATURE_FILE = "features.csv"
 """The feature table's name in an ``analyze --out`` folder."""
@@ -196,6 +198,21 @@ def prefix_entities(query: str) -> tuple[np.ndarray, np.ndarray]:
     prefixes = [" ".join(words[:t]) for t in range(1, len(words) + 1)]
     *online, full = first_entity_positions([*prefixes, query])
     return (np.array([p or 0 for p in online], dtype=np.int16), np.full(len(words), full or 0, dtype=np.int16))
+
+
+def entity_columns_of(ev: PrefixEvidence, context: EntityContext) -> dict[str, int | None]:
+    """The row's entity column (:func:`streamrag.analysis.entity.entity_columns`) read off
+    the evidence's tagging of every prefix and of the full query, without tagging again:
+    the first prefix with an entity, or where the full query's first entity begins."""
+    from streamrag.analysis.entity import ENTITY_COLUMNS
+
+    assert ev.ne_first is not None and ev.ne_first_full is not None  # online_evidence(..., entities=True)
+    if context == "prefix":
+        hits = np.flatnonzero(ev.ne_first)
+        position = int(hits[0]) + 1 if hits.size else None
+    else:
+        position = int(ev.ne_first_full[0]) or None
+    return {ENTITY_COLUMNS[context]: position}
 
 
 def online_evidence(

@@ -113,10 +113,12 @@ def stabilization_row(
     index: Any,
     n_passages: int,
     settings: AnalysisSettings,
+    entity: dict[str, int | None] | None = None,
 ) -> tuple[dict[str, Any], dict[tuple[int, GroundingMode], int | None], dict[GroundingMode, bool]]:
     """The §7 row of one ranked question (any scope), its robustness-arm t_suf values and
     groundable flags. ``rankings`` ranks at ``k ≥ 5``; ``golds`` maps each grounding mode to
-    gold chunk ids; ``index`` is the lexical index the anchors read; ``n_passages`` is N."""
+    gold chunk ids; ``index`` is the lexical index the anchors read; ``n_passages`` is N;
+    ``entity``: the entity column already read off the per-prefix tagging (else tagged here)."""
     n_words = rankings.n_words
     top1 = rankings.top1.tolist()
     arm_t_suf = {(k, mode): metrics.t_suf(rankings.topk[:, :k], golds[mode]) for k in ROBUSTNESS_K for mode in GROUNDING_MODES}
@@ -146,7 +148,7 @@ def stabilization_row(
     if settings.entity_predictor:
         from streamrag.analysis.entity import entity_columns
 
-        row.update(entity_columns(query, settings.entity_context))
+        row.update(entity if entity is not None else entity_columns(query, settings.entity_context))
     return row, arm_t_suf, arm_groundable
 
 
@@ -217,19 +219,24 @@ def analyze_question(
         return QuestionAnalysis(skipped_row(record.interaction_id, exc.reason, meta))
 
     golds = gold_by_mode(normalized, record.answers, GROUNDING_MODES)
-    row, arm_t_suf, arm_groundable = stabilization_row(meta, record.query, rankings, golds, index, len(normalized), settings)
-    if hypotheses is not None:
-        row.update(asr_columns(row, hypotheses, asr, record.query))
-    row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
+    entity = None
     if hypotheses is None:  # what a learned trigger reads (online: the words heard so far)
-        from streamrag.analysis.features import online_evidence
+        from streamrag.analysis.features import entity_columns_of, online_evidence
 
         evidence = online_evidence(
             evidence, record.query, index, word_tokens(record.query, index.tokenizer),
             bm25=settings.retriever.kind == "bm25", entities=settings.entity_predictor,
         )  # fmt: skip
+        if settings.entity_predictor:  # the prefixes are tagged once, for the evidence
+            entity = entity_columns_of(evidence, settings.entity_context)
+    row, arm_t_suf, arm_groundable = stabilization_row(
+        meta, record.query, rankings, golds, index, len(normalized), settings, entity
+    )
+    if hypotheses is not None:
+        row.update(asr_columns(row, hypotheses, asr, record.query))
+    row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
     result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
     if settings.compare_retrievers:
         kind = settings.retriever.kind
