@@ -198,3 +198,108 @@ def test_every_planned_backspace_run_is_typed_so_runs_per_key_match_the_log() ->
             typed += sum(1 for i, ch in enumerate(keys) if ch == "\b" and keys[i - 1] != "\b")
             expected += rates
     assert 0.97 < typed / expected < 1.03
+
+
+class _FakeSpeaker:
+    """A stand-in voice and recognizer: hears each question as it was asked, at times
+    that do not round to a tenth of a ms (so a resume that rounded them would show)."""
+
+    calls = 0
+    stop_at: int | None = None
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def speak(self, qid: str, query: str):  # type: ignore[no-untyped-def]
+        from streamrag.data.speech import SpokenQuestion
+
+        type(self).calls += 1
+        if type(self).stop_at is not None and type(self).calls == type(self).stop_at:
+            raise KeyboardInterrupt
+        words = query.lower().split()
+        return SpokenQuestion(qid, query, ((100 / 3, words[0]), (1000 / 7, " ".join(words))), 1234.5678, 0, len(words))
+
+
+@pytest.fixture
+def fake_speech(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSpeaker]:
+    import streamrag.data.speech as speech
+
+    _FakeSpeaker.calls, _FakeSpeaker.stop_at = 0, None
+    monkeypatch.setattr(speech, "Speaker", _FakeSpeaker)
+    monkeypatch.setattr(speech, "speech_available", lambda: None)
+    return _FakeSpeaker
+
+
+def _summary_without_cost(out: Path) -> dict:
+    summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
+    return {k: v for k, v in summary.items() if not k.startswith("cpu_s")}
+
+
+def test_an_interrupted_speak_resumes_to_the_file_an_uninterrupted_run_writes(tmp_path: Path, fake_speech, capsys) -> None:
+    whole = tmp_path / "whole.jsonl"
+    assert main(["--quiet", "speak", DEMO, "--limit", "5", "--out", str(whole)]) == 0
+    assert not (tmp_path / "whole.jsonl.partial").exists()  # a finished run leaves no progress file
+
+    out = tmp_path / "cut.jsonl"
+    fake_speech.calls, fake_speech.stop_at = 0, 4  # Ctrl-C (or SIGTERM) while speaking the 4th
+    assert main(["--quiet", "speak", DEMO, "--limit", "5", "--out", str(out)]) != 0
+    assert not out.exists()
+    assert "3 of 5 questions are kept" in capsys.readouterr().err
+    partial = tmp_path / "cut.jsonl.partial"
+    kept = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert "speak_progress" in kept[0]  # the header: the settings a resume must match
+    assert sum("interaction_id" in line for line in kept) == 3  # the 3 questions heard
+
+    # A rerun without --resume would throw them away: refused, the file kept.
+    assert main(["--quiet", "speak", DEMO, "--limit", "5", "--out", str(out)]) == 1
+    assert "--resume continues it" in capsys.readouterr().err and partial.exists()
+    # Other settings than the unfinished run's: refused.
+    assert main(["--quiet", "speak", DEMO, "--limit", "5", "--chunk-ms", "50", "--out", str(out), "--resume"]) == 1
+    assert "--chunk-ms" in capsys.readouterr().err
+    assert main(["--quiet", "speak", DEMO, "--limit", "6", "--out", str(out), "--resume"]) == 1
+    assert "the selected questions" in capsys.readouterr().err
+
+    # kill -9 mid-write leaves a cut last line: dropped, that question spoken again.
+    with partial.open("a") as f:
+        f.write('{"interaction_id": "x", "hyp')
+    fake_speech.calls, fake_speech.stop_at = 0, None
+    assert main(["--quiet", "speak", DEMO, "--limit", "5", "--out", str(out), "--resume"]) == 0
+    assert fake_speech.calls == 2  # only the questions after the 3 kept
+    assert out.read_bytes() == whole.read_bytes()
+    assert _summary_without_cost(out) == _summary_without_cost(whole)
+    assert not partial.exists()
+
+
+def test_a_damaged_progress_file_is_one_line_naming_its_line(tmp_path: Path, fake_speech, capsys) -> None:
+    out = tmp_path / "h.jsonl"
+    fake_speech.stop_at = 3
+    assert main(["--quiet", "speak", DEMO, "--limit", "4", "--out", str(out)]) != 0
+    partial = tmp_path / "h.jsonl.partial"
+    lines = partial.read_text().splitlines()
+    partial.write_text("\n".join([lines[0], "not json", *lines[2:]]) + "\n")
+    capsys.readouterr()
+    assert main(["--quiet", "speak", DEMO, "--limit", "4", "--out", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "h.jsonl.partial:2:" in err and "not JSON" in err
+
+
+def test_speak_in_two_processes_writes_what_one_writes(tmp_path: Path, fake_speech) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert main(["--quiet", "speak", DEMO, "--limit", "6", "--out", str(one)]) == 0
+    assert main(["--quiet", "speak", DEMO, "--limit", "6", "--jobs", "2", "--out", str(two)]) == 0
+    assert one.read_bytes() == two.read_bytes()
+    assert _summary_without_cost(one) == _summary_without_cost(two)
+
+
+@pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
+def test_a_question_is_heard_the_same_whatever_the_recognizer_heard_before() -> None:
+    # PocketSphinx adapts its features over every utterance; each question must start
+    # afresh, or its hypotheses depend on its position (and resumed or parallel runs differ).
+    from streamrag.data.speech import Speaker
+
+    queries = _demo_queries()[:4]
+    speaker = Speaker(deterministic=True)
+    audio = [speaker.audio(q) for q in queries]
+    in_order = [speaker.recognize(pcm) for pcm in audio]
+    for pcm, first_heard in zip(audio, in_order, strict=True):
+        assert Speaker(deterministic=True).recognize(pcm) == first_heard

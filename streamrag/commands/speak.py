@@ -8,6 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from streamrag.data.speech import SpokenQuestion
+    from streamrag.data.speech_progress import SpeakProgress
 
 HELP = "speak questions offline (Piper) and record a recognizer's partial hypotheses (PocketSphinx)"
 
@@ -27,6 +34,10 @@ at its audio time; the last one is the final transcript. The output is the forma
 `analyze --asr-hypotheses` and `data.asr.kind = "file"` read, plus per line the question,
 the final transcript, the audio length and the word edits against the question. A
 summary (WER, hypotheses, revisions, CPU seconds) goes to stdout and OUT.summary.json.
+
+A long run keeps each question as it is heard in OUT.partial; after Ctrl-C, SIGTERM or a
+kill, the same command with --resume speaks only the rest (OUT is written when all are
+done, the same file an uninterrupted run writes).
 """
 
 
@@ -50,6 +61,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the voice without its random noise (Piper's noise_scale and noise_w_scale 0): the same file every run, "
         "with flatter prosody; by default the voice draws unseeded noise, so runs differ",
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the unfinished run whose progress file (OUT.partial) is beside OUT (same settings)",
+    )
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="speak in N processes (default 1)")
     p.set_defaults(run=run)
 
 
@@ -71,31 +88,84 @@ def _questions(path: Path, split: str, limit: int | None) -> list[tuple[str, str
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.base import progress
-    from streamrag.base.atomic import write_text_atomic
     from streamrag.base.errors import ConfigError
     from streamrag.data.demo import demo_path
-    from streamrag.data.speech import Speaker, spoken_summary
-    from streamrag.engine.clock import process_cpu_s
+    from streamrag.data.speech import speech_available
+    from streamrag.data.speech_progress import SpeakProgress, run_settings
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit: {args.limit} is not a positive count")
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs: {args.jobs} is not a positive count")
+    missing = speech_available()
+    if missing is not None:
+        raise ConfigError(missing)
     path = demo_path() if args.questions == "demo" else Path(args.questions)
     questions = _questions(path, args.split, args.limit)
     if not questions:
         raise ConfigError(f"{path}: no questions selected (split {args.split})")
-    cpu0 = process_cpu_s()
-    speaker = Speaker(chunk_ms=args.chunk_ms, final_delay_ms=args.final_delay_ms, deterministic=args.deterministic)
-    spoken = []
-    with progress.task_progress("speaking", len(questions)) as update:
-        for i, (qid, query) in enumerate(questions, 1):
-            spoken.append(speaker.speak(qid, query))
-            if update is not None:
-                update(i)
-    cpu_s = process_cpu_s() - cpu0
-    heard = [s for s in spoken if s.hypotheses]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    settings = run_settings(
+        questions, chunk_ms=args.chunk_ms, final_delay_ms=args.final_delay_ms, deterministic=args.deterministic
+    )
+    progress = SpeakProgress.open(out, settings, questions, resume=args.resume)
+    try:
+        _speak_rest(progress, questions, args)
+    except KeyboardInterrupt:
+        progress.close()
+        print(
+            f"streamrag speak: {len(progress.spoken)} of {len(questions)} questions are kept in {progress.path}; "
+            "the same command with --resume continues",
+            file=sys.stderr,
+        )
+        raise
+    _write_outputs(progress, out, path, args)
+    progress.finish()
+    return 0
+
+
+def _speak_rest(progress: SpeakProgress, questions: list[tuple[str, str]], args: argparse.Namespace) -> None:
+    """Speak the questions after those ``progress`` holds, each kept as it is done."""
+    from streamrag.base import progress as bars
+    from streamrag.base.processes import worker_pool
+
+    todo = questions[len(progress.spoken) :]
+    if not todo:
+        return
+    init = (args.chunk_ms, args.final_delay_ms, args.deterministic)
+    with bars.task_progress("speaking", len(questions)) as update:
+        if args.jobs == 1:
+            start_speaker(*init)
+            results = (speak_one(qid, query) for qid, query in todo)
+            _keep(progress, results, update)
+            return
+        pool = worker_pool(min(args.jobs, len(todo)), initializer=start_speaker, initargs=init)
+        try:
+            _keep(progress, pool.map(speak_one, *zip(*todo, strict=True)), update)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _keep(
+    progress: SpeakProgress,
+    results: Iterable[tuple[SpokenQuestion, float, float]],
+    update: Callable[[int], object] | None,
+) -> None:
+    for spoken, cpu_s, loaded_cpu_s in results:
+        if loaded_cpu_s:
+            progress.loaded(loaded_cpu_s)
+        progress.add(spoken, cpu_s)
+        if update is not None:
+            update(len(progress.spoken))
+
+
+def _write_outputs(progress: SpeakProgress, out: Path, path: Path, args: argparse.Namespace) -> None:
+    from streamrag.base.atomic import write_text_atomic
+    from streamrag.data.speech import spoken_summary
+
+    spoken = progress.spoken
+    cpu_s = progress.cpu_s
+    heard = [s for s in spoken if s.hypotheses]
     write_text_atomic(out, "".join(json.dumps(s.record(), ensure_ascii=False) + "\n" for s in heard))
     summary = spoken_summary(spoken) | {
         "questions_file": str(path),
@@ -111,4 +181,30 @@ def run(args: argparse.Namespace) -> int:
         f"{summary['n_unheard']} heard nothing → {out}"
     )
     sys.stdout.flush()
-    return 0
+
+
+# One speaker per worker process (``speak --jobs N``), loaded by the pool's initializer.
+_worker_speaker: list[Any] = []
+_worker_load_cpu_s: list[float] = []
+
+
+def start_speaker(chunk_ms: float, final_delay_ms: float, deterministic: bool) -> None:
+    """A worker's initializer: load its voice and recognizer once."""
+    from streamrag.data.speech import Speaker
+    from streamrag.engine.clock import process_cpu_s
+
+    cpu0 = process_cpu_s()
+    _worker_speaker[:] = [Speaker(chunk_ms=chunk_ms, final_delay_ms=final_delay_ms, deterministic=deterministic)]
+    _worker_load_cpu_s[:] = [process_cpu_s() - cpu0]
+
+
+def speak_one(qid: str, query: str) -> tuple[SpokenQuestion, float, float]:
+    """In a worker: the question spoken, its CPU seconds, and the worker's load cost the
+    first time (0 after)."""
+    from streamrag.engine.clock import process_cpu_s
+
+    cpu0 = process_cpu_s()
+    spoken = _worker_speaker[0].speak(qid, query)
+    loaded = _worker_load_cpu_s[0] if _worker_load_cpu_s else 0.0
+    _worker_load_cpu_s[:] = [0.0]
+    return spoken, process_cpu_s() - cpu0, loaded

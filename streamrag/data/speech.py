@@ -27,7 +27,6 @@ length and the transcript's word error rate beside the hypotheses.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +121,13 @@ class Speaker:
         quiet = 0.0 if deterministic else None  # None: the voice's own noise scales
         self._syn = SynthesisConfig(length_scale=length_scale, noise_scale=quiet, noise_w_scale=quiet)
         self._decoder = Decoder(samprate=RECOGNIZER_RATE_HZ, loglevel="FATAL")
+        # PocketSphinx adapts its features over every utterance it hears (the cepstral
+        # mean, CMN, and the front end's noise tracking), so a decoder's answer for a
+        # question depended on the questions before it (measured: the 3rd and 4th demo
+        # questions heard after others ≠ heard first). Each question is one user's turn:
+        # its features start afresh, from the model's initial mean, so its hypotheses do
+        # not depend on its position, the process or a resumed run.
+        self._cmn0 = self._decoder.get_cmn(False)
         self.chunk_ms = chunk_ms
         self.final_delay_ms = final_delay_ms
 
@@ -143,6 +149,8 @@ class Speaker:
         decoder = self._decoder
         shown: list[tuple[float, str]] = []
         last = ""
+        decoder.reinit_feat()
+        decoder.set_cmn(self._cmn0)
         decoder.start_utt()
         for start in range(0, len(pcm), step):
             end = min(len(pcm), start + step)
@@ -166,12 +174,6 @@ class Speaker:
         final = shown[-1][1] if shown else ""
         edits, n_ref = word_error_rate(query, final)
         return SpokenQuestion(interaction_id, query, tuple(shown), len(pcm) * 1000 / RECOGNIZER_RATE_HZ, edits, n_ref)
-
-
-def speak_all(speaker: Speaker, questions: list[tuple[str, str]]) -> Iterator[SpokenQuestion]:
-    """Each ``(interaction_id, query)`` spoken and recognized, in order."""
-    for qid, query in questions:
-        yield speaker.speak(qid, query)
 
 
 def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:

@@ -1,0 +1,190 @@
+"""A long ``speak`` run that survives its interruption: every question is kept as it is heard.
+
+Speaking all 2,706 CRAG v4 questions takes one to two hours of CPU. So that Ctrl-C,
+SIGTERM, kill -9 or a reboot loses at most the question being spoken, each finished
+question is appended to a *progress file* beside the output (``OUT.partial``) and
+flushed to disk before the next one starts. ``speak --resume`` reads it back and speaks
+only the questions after it; the output and its summary are written (atomically) only
+when every question is done, from the same records an uninterrupted run would hold, so
+the file is the same either way (byte for byte with ``--deterministic``).
+
+The file is JSON lines: a header with the run's settings — the selected questions'
+digest, ``chunk_ms``, ``final_delay_ms``, ``deterministic`` — that a resume must match,
+then one line per question (full-precision times, so that nothing a summary reads is
+rounded twice) or per recognizer load (its CPU seconds, part of the run's cost). A last
+line cut by a kill is dropped on resume (its question is spoken again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from streamrag.base.errors import ConfigError, RecordError
+from streamrag.data.speech import SpokenQuestion
+
+PROGRESS_VERSION = 1
+
+
+def progress_path(out: Path) -> Path:
+    """The progress file of the output ``out``."""
+    return out.with_name(out.name + ".partial")
+
+
+def selection_digest(questions: Sequence[tuple[str, str]]) -> str:
+    """SHA-256 over the selected ``(interaction_id, query)`` pairs, in order."""
+    h = hashlib.sha256()
+    for qid, query in questions:
+        h.update(json.dumps([qid, query], ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest()
+
+
+def run_settings(
+    questions: Sequence[tuple[str, str]], *, chunk_ms: float, final_delay_ms: float, deterministic: bool
+) -> dict[str, Any]:
+    """What a resumed run must share with the run it continues."""
+    return {
+        "questions_sha256": selection_digest(questions),
+        "n_questions": len(questions),
+        "chunk_ms": chunk_ms,
+        "final_delay_ms": final_delay_ms,
+        "deterministic": deterministic,
+    }
+
+
+def _spoken_line(s: SpokenQuestion, cpu_s: float) -> dict[str, Any]:
+    return {
+        "interaction_id": s.interaction_id,
+        "query": s.query,
+        "hypotheses": [[t, text] for t, text in s.hypotheses],
+        "audio_ms": s.audio_ms,
+        "edits": s.edits,
+        "ref_words": s.ref_words,
+        "cpu_s": cpu_s,
+    }
+
+
+def _spoken_of(obj: dict[str, Any]) -> SpokenQuestion:
+    return SpokenQuestion(
+        str(obj["interaction_id"]),
+        str(obj["query"]),
+        tuple((float(t), str(text)) for t, text in obj["hypotheses"]),
+        float(obj["audio_ms"]),
+        int(obj["edits"]),
+        int(obj["ref_words"]),
+    )
+
+
+class SpeakProgress:
+    """The progress file of one ``speak`` run: what is done, and appending to it."""
+
+    def __init__(self, path: Path, settings: dict[str, Any]) -> None:
+        self.path = path
+        self.settings = settings
+        self.spoken: list[SpokenQuestion] = []
+        self.cpu_s = 0.0
+        self._file: IO[str] | None = None
+
+    @classmethod
+    def open(cls, out: Path, settings: dict[str, Any], questions: Sequence[tuple[str, str]], *, resume: bool) -> SpeakProgress:
+        """A fresh progress file, or with ``resume`` the one an earlier run left (checked
+        against ``settings`` and the selected questions). Without ``resume`` an existing
+        progress file is refused: it holds work a new run would throw away."""
+        path = progress_path(out)
+        progress = cls(path, settings)
+        if path.exists():
+            if not resume:
+                with path.open(encoding="utf-8") as f:
+                    n_done = sum('"interaction_id"' in line for line in f)
+                raise ConfigError(
+                    f"{path}: an unfinished speak run is here (about {n_done} of its questions done): "
+                    "--resume continues it, or remove the file to start again"
+                )
+            keep = progress._read(questions)
+            with path.open("r+", encoding="utf-8") as f:  # drop a last line a kill cut short
+                f.truncate(keep)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w", encoding="utf-8") as f:
+                f.write(json.dumps({"speak_progress": PROGRESS_VERSION} | settings, ensure_ascii=False) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        progress._file = path.open("a", encoding="utf-8")
+        return progress
+
+    def _read(self, questions: Sequence[tuple[str, str]]) -> int:
+        """Load the done questions; the byte length of the file's intact lines."""
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        intact = len(data) - len(lines[-1])  # the bytes up to the last newline
+        name = str(self.path)
+        for line_no, raw in enumerate(lines[:-1], 1):
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                raise RecordError(
+                    name, line_no, "line", "not JSON: the progress file is damaged; remove it to start again"
+                ) from None
+            if line_no == 1:
+                self._check_header(obj, name)
+                continue
+            if "loaded_cpu_s" in obj:
+                self.cpu_s += float(obj["loaded_cpu_s"])
+                continue
+            try:
+                spoken = _spoken_of(obj)
+                cpu_s = float(obj["cpu_s"])
+            except (KeyError, TypeError, ValueError):
+                raise RecordError(name, line_no, "line", "not a spoken question: the progress file is damaged") from None
+            i = len(self.spoken)
+            if i >= len(questions) or (spoken.interaction_id, spoken.query) != questions[i]:
+                raise RecordError(
+                    name, line_no, "interaction_id", f"{spoken.interaction_id!r} is not question {i + 1} of this run"
+                )
+            self.spoken.append(spoken)
+            self.cpu_s += cpu_s
+        if not lines[:-1]:
+            raise RecordError(name, 1, "header", "missing: the progress file is damaged; remove it to start again")
+        return intact
+
+    def _check_header(self, obj: Any, name: str) -> None:
+        if not isinstance(obj, dict) or obj.get("speak_progress") != PROGRESS_VERSION:
+            raise RecordError(name, 1, "speak_progress", f"not a speak progress file of version {PROGRESS_VERSION}")
+        for key, want in self.settings.items():
+            if obj.get(key) != want:
+                what = "the selected questions" if key in ("questions_sha256", "n_questions") else f"--{key.replace('_', '-')}"
+                raise ConfigError(
+                    f"{name}: the unfinished run used other settings ({what}: {obj.get(key)!r}, now {want!r}); "
+                    "rerun with the same ones, or remove the file to start again"
+                )
+
+    def _append(self, obj: dict[str, Any]) -> None:
+        assert self._file is not None, "open() first"
+        self._file.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def loaded(self, cpu_s: float) -> None:
+        """A recognizer and voice were loaded at this CPU cost."""
+        self.cpu_s += cpu_s
+        self._append({"loaded_cpu_s": cpu_s})
+
+    def add(self, spoken: SpokenQuestion, cpu_s: float) -> None:
+        """One more question done, on disk before this returns."""
+        self.spoken.append(spoken)
+        self.cpu_s += cpu_s
+        self._append(_spoken_line(spoken, cpu_s))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def finish(self) -> None:
+        """The run's outputs are written: the progress file goes."""
+        self.close()
+        self.path.unlink(missing_ok=True)
