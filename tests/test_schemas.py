@@ -15,8 +15,8 @@ import pytest
 from streamrag.analysis.evidence import read_evidence
 from streamrag.analysis.table import read_table, stabilization_schema
 from streamrag.api import read_run
-from streamrag.base.columns import declared_dtypes, to_arrow
-from streamrag.base.errors import InputError
+from streamrag.base.columns import TableKind, arrow_type, declared_dtypes, to_arrow
+from streamrag.base.errors import InputError, TableError
 from streamrag.base.formats import FORMAT_VERSION, check_version
 from streamrag.cli import main
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
@@ -244,3 +244,96 @@ def test_the_csv_of_a_sweep_reads_as_its_parquet(two_sweeps, tmp_path) -> None:
     (tmp_path / "csv").mkdir()
     (tmp_path / "csv" / "sweep.csv").write_bytes((busy / "sweep.csv").read_bytes())
     pd.testing.assert_frame_equal(read_sweep(tmp_path / "csv"), read_sweep(busy))
+
+
+# --- every table kind declared once ------------------------------------------------------
+
+
+def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
+    """Every declared table kind, with the columns a table of it may have beyond its
+    declared ones (named by a rule, or typed by the sweep it came from)."""
+    from streamrag.analysis.dual_gold import DUAL
+    from streamrag.analysis.feature_table import FEATURES
+    from streamrag.analysis.label_audit import AUDIT
+    from streamrag.analysis.query_side import QUERIES
+    from streamrag.learn.train import TRIGGER_FRONTIER
+    from streamrag.live.replay import REPLAY
+    from streamrag.simulator.load_output import SESSIONS
+    from streamrag.simulator.run_compare import RUN_COMPARISON
+    from streamrag.sweep.break_even import BREAK_EVEN
+    from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
+
+    by_rule = {"streaming_wait_tool_ms": "float", "baseline_wait_llm_ms": "float"}
+    kinds = (SESSIONS, FRONTIER_POINTS, OPERATING_POINTS, OPTIMA, FEATURES, AUDIT, QUERIES, DUAL, RUN_COMPARISON,
+             BREAK_EVEN, REPLAY, TRIGGER_FRONTIER)  # fmt: skip
+    return {k.name: (k, by_rule if k is SESSIONS else {}) for k in kinds}
+
+
+@pytest.mark.parametrize("name", sorted(_table_kinds()))
+def test_a_table_whose_columns_are_all_undefined_keeps_its_declared_types(name: str, tmp_path) -> None:
+    kind, more = _table_kinds()[name]
+    declared = {**kind.columns, **more}
+    extra = {"L_ms": "float"}  # a sweep axis the table is grouped by (frontier, break-even)
+    columns = ["L_ms", *declared]
+    frame = kind.frame([dict.fromkeys(columns), dict.fromkeys(columns)], columns, extra)
+    assert declared_dtypes(frame) == {"L_ms": "float", **declared}
+    arrow = to_arrow(frame, kind.schema(columns, extra))
+    assert {f.name: f.type for f in arrow.schema} == {c: arrow_type(t) for c, t in {"L_ms": "float", **declared}.items()}
+    assert arrow.schema.metadata[b"streamrag.table"] == name.encode() and pa.types.is_null(arrow.schema[0].type) is False
+    # The CSV of it reads back in the same dtypes (never pandas' guess from empty fields).
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    pd.testing.assert_frame_equal(kind.read_csv(path, extra), frame)
+    with pytest.raises(ValueError, match="has no declared type"):
+        kind.schema(["not_a_column"])
+
+
+def test_a_value_that_does_not_fit_its_declared_type_names_file_and_column(tmp_path) -> None:
+    from streamrag.simulator.load_output import SESSIONS, read_sessions
+
+    path = tmp_path / "sessions.csv"
+    path.write_text("session_id,calls_fired\ns1,many\n", encoding="utf-8")
+    with pytest.raises(TableError, match=r"sessions.csv: a column does not hold its declared type"):
+        read_sessions(path)
+    with pytest.raises(ValueError, match=r"table 'sessions': column 'calls_fired'"):
+        SESSIONS.frame([{"calls_fired": "many"}])
+
+
+@pytest.fixture(scope="module")
+def load_run(sim_run) -> Path:
+    out = sim_run.parent / "load"
+    assert main(["simulate", "--table", str(sim_run.parent / "table.csv"), "--scenario", "load", "--out", str(out),
+                 "--set", "load.arrivals.n_sessions=30", "--set", "load.warmup_s=1", "-q"]) == 0  # fmt: skip
+    return out
+
+
+def test_a_load_run_reads_in_its_declared_types(load_run) -> None:
+    from streamrag.simulator.load_output import SESSION_COLUMNS_HEAD, SESSIONS, read_sessions
+
+    sessions = read_sessions(load_run / "sessions.csv")
+    assert tuple(sessions.columns[: len(SESSION_COLUMNS_HEAD)]) == SESSION_COLUMNS_HEAD
+    assert declared_dtypes(sessions) == SESSIONS.dtypes(sessions.columns)
+    assert any(c.endswith("_wait_tool_ms") for c in sessions.columns)  # named by the rule, typed by it
+    assert str(sessions["session_id"].dtype) == "str" and str(sessions["counted"].dtype) == "boolean"
+    assert not sessions["counted"].all()  # the warm-up's sessions are there, not counted
+    table = read_run(load_run)
+    assert table.attrs["kind"] == "load"
+    pd.testing.assert_frame_equal(table, sessions, check_flags=False)
+    assert to_arrow(sessions, SESSIONS.schema(sessions.columns)).schema.field("calls_fired").type == pa.int64()
+
+
+def test_the_feature_table_reads_in_its_declared_types(tmp_path) -> None:
+    from streamrag.analysis.feature_table import FEATURES, read_feature_table
+    from streamrag.data.demo import demo_path
+
+    out = tmp_path / "an"
+    assert main(["analyze", str(demo_path()), "--split", "all", "--features", "--no-figures", "--out", str(out), "-q"]) == 0
+    frame = FEATURES.read_csv(out / "features.csv")
+    assert declared_dtypes(frame) == dict(FEATURES.columns)
+    # No ASR hypotheses: hypothesis_revised is undefined on every row, and still an integer.
+    assert frame["hypothesis_revised"].isna().all() and str(frame["hypothesis_revised"].dtype) == "Int64"
+    assert frame["t_suf"].isna().any() and frame["t_suf"].notna().any()
+    arrow = to_arrow(frame, FEATURES.schema(frame.columns))
+    assert arrow.schema.field("hypothesis_revised").type == pa.int64() and arrow.schema.field("label").type == pa.int64()
+    table = read_feature_table(out / "features.csv")
+    assert table.n_rows == len(frame) and table.columns["hypothesis_revised"].dtype == float

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from streamrag.base.columns import TableKind
     from streamrag.simulator.optimum import Optimum
+    from streamrag.sweep.grid import Grid
     from streamrag.sweep.resumable import SweepResult
 
 BUDGETS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
@@ -89,21 +90,30 @@ def _ci(samples: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
-def _policy_points(result: SweepResult) -> list[PointRow]:
-    grid = result.plan.grid
+def check_frontier_grid(grid: Grid) -> None:
+    """A frontier grid is a simulate grid with a variants axis ``policy`` whose knobs take
+    numbers (``knob_value`` is a float column); else a ConfigError, before anything runs."""
     axes = {a.name: a for a in grid.axes}
-    if POLICY_AXIS not in axes:
-        raise ConfigError(f"grid {grid.origin}: a frontier needs a variants axis named {POLICY_AXIS!r} ([axes.policy])")
-    variants = {v.label: v for v in axes[POLICY_AXIS].values}
-    rows = []
-    for p in result.plan.runnable:
-        v = variants[str(p.values[POLICY_AXIS])]
+    if grid.kind != "simulate" or POLICY_AXIS not in axes:
+        raise ConfigError(f"grid {grid.origin}: a frontier grid is a simulate grid with a variants axis [axes.{POLICY_AXIS}]")
+    for v in axes[POLICY_AXIS].values:
         value = dict(v.overrides)[v.knob] if v.knob else None
         if isinstance(value, bool) or not isinstance(value, int | float | None):
             raise ConfigError(
                 f"grid {grid.origin}: policy {v.family!r}: its knob {v.knob} takes {value!r}; a frontier's knob is a "
                 "number (give each other value a variant of its own)"
             )
+
+
+def _policy_points(result: SweepResult) -> list[PointRow]:
+    grid = result.plan.grid
+    check_frontier_grid(grid)
+    axes = {a.name: a for a in grid.axes}
+    variants = {v.label: v for v in axes[POLICY_AXIS].values}
+    rows = []
+    for p in result.plan.runnable:
+        v = variants[str(p.values[POLICY_AXIS])]
+        value = dict(v.overrides)[v.knob] if v.knob else None
         group = tuple((name, p.values[name]) for name in axes if name != POLICY_AXIS)
         knob = (v.knob or "").rsplit(".", 1)[-1]
         rows.append(PointRow(v.label, v.family or v.label, knob, value, str(p.descriptors["trigger"]), group, p.key))
