@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from streamrag.cli import main
 from streamrag.base.columns import declared_dtypes
+from streamrag.cli import main
 from streamrag.sweep.break_even import BREAK_EVEN, break_even_rows, crossing
 
 

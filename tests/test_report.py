@@ -95,9 +95,7 @@ def test_a_sweep_page_shows_its_figures_whatever_format_it_wrote(demo_sim: Path,
 
 
 @pytest.mark.parametrize("fmt", ["pdf", "png"])
-def test_analysis_and_simulation_pages_show_their_figures_whatever_format_the_run_wrote(
-    tmp_path: Path, capsys, fmt: str
-) -> None:
+def test_analysis_and_simulation_pages_show_their_figures_whatever_format_the_run_wrote(tmp_path: Path, capsys, fmt: str) -> None:
     analysis, simulation = tmp_path / "analysis", tmp_path / "simulation"
     assert run_cli(["analyze", streamrag.demo_path(), "--split", "all", "--out", analysis, "--figure-format", fmt,
                     "-q"], capsys)[0] == 0  # fmt: skip
