@@ -19,6 +19,7 @@ from streamrag.base.columns import TableKind, arrow_type, declared_dtypes, to_ar
 from streamrag.base.errors import InputError, TableError
 from streamrag.base.formats import FORMAT_VERSION, check_version
 from streamrag.cli import main
+from streamrag.engine.trace import read_trace
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.data.stabilization_row import DTYPES
 from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
@@ -79,7 +80,7 @@ def test_sweep_columns_have_their_declared_types(two_sweeps) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(manifest, json.loads((SCHEMAS_DIR / "sweep-manifest.schema.json").read_text(encoding="utf-8")))
     schema = pq.read_schema(busy / TABLE_PARQUET)
-    assert schema.metadata[b"streamrag.table"] == b"sweep" and schema.metadata[b"streamrag.format_version"] == b"2"
+    assert schema.metadata[b"streamrag.table"] == b"sweep" and schema.metadata[b"streamrag.format_version"] == str(FORMAT_VERSION).encode()
     types = {f.name: f.type for f in schema}
     assert types["point"] == pa.int64() and types["key"] == pa.string() and types["pareto"] == pa.bool_()
     assert types["n_questions"] == pa.int64() and types["reflector_model"] == pa.string()
@@ -132,13 +133,19 @@ def sim_run(tmp_path_factory) -> Path:
     return out
 
 
-def _copy_run(run: Path, to: Path, edit) -> Path:
+def _copy_run(run: Path, to: Path, edit, *, trace_header: bytes | None = None) -> Path:
+    """``run`` copied to ``to``, each JSON file's data edited by ``edit``; ``trace_header``:
+    the trace's first line replaced by it (``b""``: removed, as before version 3)."""
     to.mkdir()
     for f in run.iterdir():
         if f.name.endswith(".json"):
             data = json.loads(f.read_text(encoding="utf-8"))
             edit(data)
             (to / f.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        elif f.name == "trace.jsonl" and trace_header is not None:
+            header, rest = f.read_bytes().split(b"\n", 1)
+            assert json.loads(header) == {"format_version": FORMAT_VERSION, "format": "streamrag.trace"}
+            (to / f.name).write_bytes(trace_header + rest)
         else:
             (to / f.name).write_bytes(f.read_bytes())
     return to
@@ -162,14 +169,21 @@ def test_a_run_validates_against_the_shipped_schemas(sim_run) -> None:
         jsonschema.validate(data, json.loads((SCHEMAS_DIR / f"{kind}.schema.json").read_text(encoding="utf-8")))
     event_schema = json.loads((SCHEMAS_DIR / "trace-event.schema.json").read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(event_schema)
-    lines = (sim_run / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    header, *lines = (sim_run / "trace.jsonl").read_text(encoding="utf-8").splitlines()
     assert lines and all(validator.is_valid(json.loads(line)) for line in lines)
+    # The trace says its format and version itself, in its first line.
+    header_schema = json.loads((SCHEMAS_DIR / "trace-header.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(json.loads(header), header_schema)
+    assert json.loads(header) == {"format_version": FORMAT_VERSION, "format": "streamrag.trace"}
+    assert not validator.is_valid(json.loads(header)) and not jsonschema.Draft202012Validator(header_schema).is_valid(
+        json.loads(lines[0])
+    )
     bad = {**summary, "saved_ms": {"mean": "fast"}}
     assert not jsonschema.Draft202012Validator(json.loads((SCHEMAS_DIR / "summary.schema.json").read_text())).is_valid(bad)
 
 
 def test_a_version_1_run_reads(sim_run, tmp_path) -> None:
-    old = _copy_run(sim_run, tmp_path / "old", lambda d: d.pop("format_version"))
+    old = _copy_run(sim_run, tmp_path / "old", lambda d: d.pop("format_version"), trace_header=b"")
     assert "format_version" not in (old / "manifest.json").read_text(encoding="utf-8")
     table = read_run(old)
     pd.testing.assert_frame_equal(table, read_run(sim_run))
@@ -192,22 +206,63 @@ def test_a_run_of_a_newer_version_is_a_one_line_error_naming_file_and_version(si
         assert f"install a streamrag that reads version {FORMAT_VERSION + 1}" in err
 
 
+def test_a_version_2_trace_without_its_header_reads(sim_run, tmp_path, capsys) -> None:
+    old = _copy_run(sim_run, tmp_path / "v2", lambda d: d.update(format_version=2), trace_header=b"")
+    assert (old / "trace.jsonl").read_bytes().startswith(b'{"qid":')
+    assert run_events(old) == run_events(sim_run)
+    assert read_trace(old / "trace.jsonl") == read_trace(sim_run / "trace.jsonl")
+    assert main(["trace", str(old), next(iter(run_events(old))), "--no-text"]) == 0
+    assert main(["report", str(old), "--out", str(tmp_path / "v2.html"), "--no-text", "-q"]) == 0
+
+
+def test_a_trace_of_a_newer_version_is_refused_by_its_own_header(sim_run, tmp_path, capsys) -> None:
+    """The manifest reads; the trace's header alone names the version it needs."""
+    newer = b'{"format_version":%d,"format":"streamrag.trace"}\n' % (FORMAT_VERSION + 1)
+    new = _copy_run(sim_run, tmp_path / "new", lambda d: None, trace_header=newer)
+    trace = new / "trace.jsonl"
+    message = rf"{trace}: written in format version {FORMAT_VERSION + 1}; .* install a streamrag that reads version"
+    with pytest.raises(InputError, match=message):
+        read_trace(trace)
+    with pytest.raises(InputError, match=message):
+        run_events(new)
+    qid = next(iter(run_events(sim_run)))
+    for argv in (["report", str(new), "--no-text"], ["trace", str(new), qid, "--no-text"],
+                 ["trace", str(new), "--all", "--perfetto", str(tmp_path / "p.json")]):  # fmt: skip
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{trace}: written in format version {FORMAT_VERSION + 1}" in err, argv
+    other = _copy_run(sim_run, tmp_path / "other", lambda d: None, trace_header=b'{"format_version":3,"format":"x"}\n')
+    with pytest.raises(InputError, match=r"trace.jsonl: line 1: format 'x' is not a streamrag trace"):
+        read_trace(other / "trace.jsonl")
+
+
+def test_perfetto_files_carry_their_format_version(sim_run, tmp_path) -> None:
+    qid = next(iter(run_events(sim_run)))
+    assert main(["trace", str(sim_run), qid, "--no-text", "--perfetto", str(tmp_path / "one.json")]) == 0
+    assert main(["trace", str(sim_run), "--all", "--no-text", "--perfetto", str(tmp_path / "all.json")]) == 0
+    for name in ("one.json", "all.json"):
+        data = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        assert data["metadata"] == {"format": "streamrag.perfetto", "format_version": FORMAT_VERSION}
+        assert data["traceEvents"] and data["displayTimeUnit"] == "ms"
+
+
 def test_a_table_of_a_newer_version_names_the_version(two_sweeps, tmp_path) -> None:
     idle, _ = two_sweeps
     table = pq.read_table(idle / TABLE_PARQUET)
     newer = table.replace_schema_metadata({**table.schema.metadata, b"streamrag.format_version": b"99"})
     (tmp_path / "s").mkdir()
     pq.write_table(newer, tmp_path / "s" / TABLE_PARQUET)
-    with pytest.raises(InputError, match=r"sweep.parquet: written in format version 99; .* reads format versions 1-2"):
+    with pytest.raises(InputError, match=rf"sweep.parquet: written in format version 99; .* reads format versions 1-{FORMAT_VERSION}"):
         read_sweep(tmp_path / "s")
     evidence = tmp_path / "prefixes.parquet"
-    pq.write_table(pa.table({"interaction_id": ["q"]}).replace_schema_metadata({b"streamrag.format_version": b"3"}), evidence)
-    with pytest.raises(InputError, match=r"prefixes.parquet: written in format version 3"):
+    newer = str(FORMAT_VERSION + 1).encode()
+    pq.write_table(pa.table({"interaction_id": ["q"]}).replace_schema_metadata({b"streamrag.format_version": newer}), evidence)
+    with pytest.raises(InputError, match=rf"prefixes.parquet: written in format version {FORMAT_VERSION + 1}"):
         read_evidence(evidence)
 
 
 def test_check_version_accepts_the_readable_versions_only() -> None:
-    assert check_version(None, "f.json") == 1 and check_version(2, "f.json") == 2 and check_version(b"2", "f") == 2
+    assert check_version(None, "f.json") == 1 and check_version(2, "f.json") == 2 and check_version(b"3", "f") == 3
     for bad, message in ((0, "version 0; .*rewrite it"), (True, "not an integer"), ("two", "not an integer")):
         with pytest.raises(InputError, match=message):
             check_version(bad, "f.json")

@@ -188,8 +188,9 @@ def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
 
 
 def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
-    """Merge the systems' spooled traces into ``trace.jsonl``, session by session."""
+    """Merge the systems' spooled traces into ``trace.jsonl`` (after its header), session by session."""
     from streamrag.base.atomic import atomic_path
+    from streamrag.engine.trace_file import header_bytes
 
     if not run.traces:
         return None
@@ -198,6 +199,7 @@ def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
     handles = {system: open(sink.path, "rb") for system, sink in run.traces.items()}  # noqa: SIM115
     try:
         with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+            fh.write(header_bytes())
             for chunk in table.chunks():
                 for rec in chunk:
                     for system in SYSTEMS:
