@@ -19,9 +19,9 @@ from streamrag.base.columns import TableKind, arrow_type, declared_dtypes, to_ar
 from streamrag.base.errors import InputError, TableError
 from streamrag.base.formats import FORMAT_VERSION, check_version
 from streamrag.cli import main
-from streamrag.engine.trace import read_trace
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.data.stabilization_row import DTYPES
+from streamrag.engine.trace import read_trace
 from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
 from streamrag.simulator.runtrace import run_events
 from streamrag.sweep import load_grid, read_sweep
@@ -80,7 +80,10 @@ def test_sweep_columns_have_their_declared_types(two_sweeps) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(manifest, json.loads((SCHEMAS_DIR / "sweep-manifest.schema.json").read_text(encoding="utf-8")))
     schema = pq.read_schema(busy / TABLE_PARQUET)
-    assert schema.metadata[b"streamrag.table"] == b"sweep" and schema.metadata[b"streamrag.format_version"] == str(FORMAT_VERSION).encode()
+    assert (
+        schema.metadata[b"streamrag.table"] == b"sweep"
+        and schema.metadata[b"streamrag.format_version"] == str(FORMAT_VERSION).encode()
+    )
     types = {f.name: f.type for f in schema}
     assert types["point"] == pa.int64() and types["key"] == pa.string() and types["pareto"] == pa.bool_()
     assert types["n_questions"] == pa.int64() and types["reflector_model"] == pa.string()
@@ -252,7 +255,9 @@ def test_a_table_of_a_newer_version_names_the_version(two_sweeps, tmp_path) -> N
     newer = table.replace_schema_metadata({**table.schema.metadata, b"streamrag.format_version": b"99"})
     (tmp_path / "s").mkdir()
     pq.write_table(newer, tmp_path / "s" / TABLE_PARQUET)
-    with pytest.raises(InputError, match=rf"sweep.parquet: written in format version 99; .* reads format versions 1-{FORMAT_VERSION}"):
+    with pytest.raises(
+        InputError, match=rf"sweep.parquet: written in format version 99; .* reads format versions 1-{FORMAT_VERSION}"
+    ):
         read_sweep(tmp_path / "s")
     evidence = tmp_path / "prefixes.parquet"
     newer = str(FORMAT_VERSION + 1).encode()
