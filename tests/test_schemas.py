@@ -397,3 +397,31 @@ def test_the_feature_table_reads_in_its_declared_types(tmp_path) -> None:
     assert arrow.schema.field("hypothesis_revised").type == pa.int64() and arrow.schema.field("label").type == pa.int64()
     table = read_feature_table(out / "features.csv")
     assert table.n_rows == len(frame) and table.columns["hypothesis_revised"].dtype == float
+
+
+def test_a_load_run_summary_validates_against_its_shipped_schema(load_run) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    summary = json.loads((load_run / "summary.json").read_text(encoding="utf-8"))
+    assert next(iter(summary)) == "format_version" and summary["mode"] == "load"
+    schema = json.loads((SCHEMAS_DIR / "load-summary.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(summary, schema)
+    bad = {**summary, "streaming": {**summary["streaming"], "answer_ms": {"mean": "slow"}}}
+    assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+    assert not jsonschema.Draft202012Validator(schema).is_valid({**summary, "surprise": 1})
+
+
+def test_an_analyze_and_a_stats_summary_validate_against_their_shipped_schema(sim_run, tmp_path) -> None:
+    from streamrag.data.demo import demo_path
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SCHEMAS_DIR / "analyze-summary.schema.json").read_text(encoding="utf-8"))
+    analysis, stats = tmp_path / "analysis", tmp_path / "stats"
+    assert main(["analyze", str(demo_path()), "--split", "all", "--no-figures", "--out", str(analysis), "-q"]) == 0
+    assert main(["stats", str(sim_run.parent / "table.csv"), "--out", str(stats), "-q"]) == 0
+    for folder in (analysis, stats):
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        assert next(iter(summary)) == "format_version"
+        jsonschema.validate(summary, schema)
+    assert "robustness" in json.loads((analysis / "summary.json").read_text(encoding="utf-8"))
+    bad = {**summary, "rq1": {**summary["rq1"], "n_questions": "many"}}
+    assert not jsonschema.Draft202012Validator(schema).is_valid(bad)

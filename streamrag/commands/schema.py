@@ -2,6 +2,8 @@
 
 ==================  ===========================================================
 ``summary``         ``summary.json`` of a simulate or live run
+``load-summary``    ``summary.json`` of a load run (a simulate scenario with ``[load]``)
+``analyze-summary`` ``summary.json`` of ``analyze`` or ``stats``
 ``manifest``        ``manifest.json`` of a simulate, load or live run
 ``sweep-manifest``  ``manifest.json`` of a sweep folder
 ``trace-event``     one line of ``trace.jsonl`` (a union discriminated by ``kind``)
@@ -21,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-KINDS = ("summary", "manifest", "sweep-manifest", "trace-event", "trace-header")
+KINDS = ("summary", "load-summary", "analyze-summary", "manifest", "sweep-manifest", "trace-event", "trace-header")
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 """Where the package ships the schemas (``KIND.schema.json``)."""
@@ -30,8 +32,9 @@ SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "schema",
-        help="the JSON Schema of summary.json, manifest.json (a run's or a sweep's), a trace event or a trace's header",
-        description="Print (or write) the JSON Schema of a run's summary.json, manifest.json, one "
+        help="the JSON Schema of summary.json (simulate, load, analyze), manifest.json (a run's or a sweep's), "
+        "a trace event or a trace's header",
+        description="Print (or write) the JSON Schema of a run's summary.json (simulate, load or analyze), manifest.json, one "
         "trace.jsonl event or the trace's header line, generated from the models the writers validate with.",
     )
     p.add_argument("kind", choices=KINDS, help="which file")
@@ -47,6 +50,14 @@ def json_schema(kind: str) -> dict[str, Any]:
         from streamrag.simulator.run_files import SimulateSummary
 
         body = SimulateSummary.model_json_schema()
+    elif kind == "load-summary":
+        from streamrag.simulator.run_files import LoadSummary
+
+        body = LoadSummary.model_json_schema()
+    elif kind == "analyze-summary":
+        from streamrag.analysis.summary_model import AnalyzeSummary
+
+        body = AnalyzeSummary.model_json_schema()
     elif kind == "manifest":
         from streamrag.simulator.run_files import RunManifest
 

@@ -217,8 +217,11 @@ def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
 def summary_bytes(data: dict[str, Any]) -> bytes:
     """``summary.json``'s bytes, its ``format_version`` first (:mod:`streamrag.base.formats`)."""
     from streamrag.base.formats import versioned
+    from streamrag.simulator.run_files import LoadSummary
 
-    return (json.dumps(versioned(data), indent=2, allow_nan=False) + "\n").encode("utf-8")
+    data = versioned(data)
+    LoadSummary.model_validate(data)  # the file's model (a ValidationError: the writer and the model disagree)
+    return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
 def write_load_run(out_dir: str | os.PathLike[str], run: LoadRun, *, parameters: dict[str, Any], manifest: bytes) -> Path:
