@@ -53,7 +53,7 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
     """The events of question ``qid`` in ``RUN_DIR/trace.jsonl`` (as dicts)."""
     from streamrag.base.formats import check_run
 
-    check_run(run_dir)  # the manifest versions the trace
+    check_run(run_dir)  # the manifest versions the folder; read_trace checks the trace's header
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
