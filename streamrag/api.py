@@ -211,31 +211,19 @@ def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:
 
 
 def read_run(folder: PathLike) -> pd.DataFrame:
-    """The table of any run folder, by what it holds: a sweep (``sweep.parquet``), a
-    simulation (``results.csv``) or an analysis (``stabilization.csv``).
+    """The table of any run folder, by what it holds: a sweep (``sweep.parquet``), a load
+    run (``sessions.csv``), a simulation (``results.csv``) or an analysis
+    (``stabilization.csv``), every column in its declared dtype.
 
-    ``attrs``: ``kind`` (``sweep``, ``simulation``, ``analysis``), ``summary`` and
+    ``attrs``: ``kind`` (``sweep``, ``load``, ``simulation``, ``analysis``), ``summary`` and
     ``manifest`` (the folder's JSON files, ``None`` when absent).
     """
-    from streamrag.base.errors import InputError
     from streamrag.base.formats import check_run
+    from streamrag.report.sections import run_table
 
     run = Path(folder)
     check_run(run)
-    if (run / "sweep.parquet").is_file() or (run / "sweep.csv").is_file():
-        from streamrag.sweep.table import read_sweep
-
-        kind, table = "sweep", read_sweep(run)
-    elif (run / "results.csv").is_file():
-        from streamrag.simulator.results import read_results
-
-        kind, table = "simulation", read_results(run / "results.csv")
-    elif (run / "stabilization.csv").is_file():
-        from streamrag.analysis.table import read_table
-
-        kind, table = "analysis", read_table(run / "stabilization.csv")
-    else:
-        raise InputError(f"{run}: not a run folder (no sweep.parquet, results.csv or stabilization.csv)")
+    kind, table = run_table(run)
     table.attrs.update(kind=kind, summary=_json_or_none(run / "summary.json"), manifest=_json_or_none(run / "manifest.json"))
     return table
 

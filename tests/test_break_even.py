@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 import scipy.stats
 
+from streamrag.base.columns import declared_dtypes
 from streamrag.cli import main
-from streamrag.sweep.break_even import break_even_rows, crossing
+from streamrag.sweep.break_even import BREAK_EVEN, break_even_rows, crossing
 
 
 def _table(crossings: dict[int, float | None]) -> pd.DataFrame:
@@ -88,7 +89,8 @@ def test_a_replicated_load_sweep_writes_break_even_csv(tmp_path) -> None:
     )
     out = tmp_path / "run"
     assert main(["sweep", str(grid), "--out", str(out)]) == 0
-    table = pd.read_csv(out / "break_even.csv")
+    table = BREAK_EVEN.read_csv(out / "break_even.csv")
+    assert declared_dtypes(table) == BREAK_EVEN.dtypes(table.columns)
     assert set(table["crossing"]) == {"median_saved", "p90", "p99"} and set(table["axis"]) == {"nominal", "realized"}
     assert (table["n_replications"] == 2).all()
     assert (out / "figures" / "load.png").exists()

@@ -14,6 +14,7 @@ from streamrag.base.errors import ConfigError, DataFileError, RecordError
 from streamrag.cli import main
 from streamrag.engine.cadence import TimingsCadence
 from streamrag.engine.timings import read_word_timings
+from streamrag.engine.trace import read_trace
 from streamrag.simulator.scenario import load_scenario, scenario_from_dict
 from streamrag.sweep import load_grid, plan
 from streamrag.sweep.inputs import PreparedInputs
@@ -161,7 +162,7 @@ def test_simulate_cli_replays_the_real_times(study, tmp_path_factory, monkeypatc
     out = tmp_path_factory.mktemp("run")
     monkeypatch.chdir(out)  # the scenario's path is relative to the scenario file, not here
     assert main(["simulate", "--table", str(study / "t.csv"), "--scenario", str(study / "s.toml"), "--out", str(out)]) == 0
-    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]
     words = [e["t_us"] for e in events if e["qid"] == "t-0000" and e["kind"] == "word"]
     assert words[:3] == [300_000, 700_000, 1_100_000]  # end of word i − start of word 1
     manifest = json.loads((out / "manifest.json").read_text())

@@ -5,6 +5,8 @@ convention), labels its reference lines; ``--figure-format`` picks every command
 from __future__ import annotations
 
 import inspect
+import os
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -246,6 +248,29 @@ def test_every_figure_fits_a_paper_page_and_its_ticks_stay_legible(name, work, t
     assert min(texts) >= 5.5, f"{name}: text of {min(texts)} pt"
     path = figures.save_figure(fig, tmp_path / f"{name}.svg")
     assert path.read_bytes().startswith(MAGIC["svg"])
+
+
+READ_DPI = 200
+"""Pixels per inch of a figure as read in print: a PNG of one column is 3.5 × 200 px wide."""
+
+
+@pytest.mark.parametrize("name", PLOT_FUNCTIONS)
+def test_each_figure_kind_as_read_at_one_column_width(name, work, tmp_path):
+    """Each figure as a PNG of one column (3.5 in at 200 px/in): a two-column figure
+    shrunk to half, as a reader sees it placed in one column. Kept as an artifact when
+    ``STREAMRAG_ARTIFACTS`` names a folder."""
+    fig = _draw(name, work, tmp_path)
+    width_in, height_in = fig.get_size_inches()
+    path = figures.save_figure(fig, tmp_path / f"{name.removeprefix('plot_')}.png", dpi=READ_DPI * figures.COLUMN_IN / width_in)
+    from matplotlib.image import imread
+
+    pixels = imread(path)
+    assert pixels.shape[1] == round(figures.COLUMN_IN * READ_DPI), (name, pixels.shape)
+    assert abs(pixels.shape[0] - height_in * READ_DPI * figures.COLUMN_IN / width_in) <= 1
+    if artifacts := os.environ.get("STREAMRAG_ARTIFACTS"):
+        folder = Path(artifacts) / "figures-3.5in"
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, folder / path.name)
 
 
 @pytest.mark.parametrize("name", PLOT_FUNCTIONS)

@@ -9,12 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.pipeline.hedge import HedgeTriggerConfig, expected_remaining_ms
+from streamrag.report.build import write_report
 from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep import load_grid
 from streamrag.sweep.frontier import _best_under_budget, _cheapest_reaching, _envelope, bootstrap_weights
+from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA, read_frontier
 from tests._simhelpers import compact, replay, table_q
 
 # --- hedge ---------------------------------------------------------------------------
@@ -151,6 +154,27 @@ def test_frontier_command_writes_the_same_bytes_for_the_same_seed(tmp_path: Path
     ops = pd.read_csv(outs[0] / "frontier" / "operating_points.csv")
     assert set(ops["level"][ops["at"] == "budget"]) == {0.25, 0.5, 1.0, 2.0}
     assert (outs[0] / "frontier" / "frontier.pdf").read_bytes().startswith(b"%PDF")
+    # Read back by their declarations: one dtype per column whatever the values.
+    tables = read_frontier(out / "frontier")
+    for frame, kind in ((tables.points, FRONTIER_POINTS), (tables.operating, OPERATING_POINTS), (tables.optima, OPTIMA)):
+        assert declared_dtypes(frame) == kind.dtypes(frame.columns)
+    assert tables.points["knob_value"].isna().any() and str(tables.points["knob_value"].dtype) == "float64"
+    assert str(tables.optima["optimum_fire_t"].dtype) == "Int64" and str(tables.points["bound"].dtype) == "boolean"
+    # The sweep's page shows the frontier's figure (the folder holds PDF and SVG; the page draws SVG).
+    html = write_report(out, tmp_path / "page.html", texts=False).html.read_text(encoding="utf-8")
+    assert '<figure><img alt="frontier" src="data:image/svg+xml;base64,' in html
+
+
+def test_a_frontier_knob_takes_numbers_refused_before_anything_runs(tmp_path: Path, capsys) -> None:
+    grid = _grid(tmp_path, """
+        kind = "simulate"
+        input = "generated:10"
+        [axes.policy]
+        none = { "trigger.kind" = "none" }
+        learned = { "trigger.kind" = "learned", "trigger.model" = ["a.json", "b.json"] }
+    """)  # fmt: skip
+    assert main(["frontier", str(grid), "--out", str(tmp_path / "o")]) == 1
+    assert "a frontier's knob is a number" in capsys.readouterr().err and not (tmp_path / "o").exists()
 
 
 def test_frontier_refuses_a_grid_without_a_policy_axis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from streamrag.analysis.dual_gold import DUAL
+from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.hotpotqa import read_hotpotqa
@@ -83,6 +85,8 @@ def test_dual_gold_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert (q1["n_gold_clean"], q1["n_gold_string"]) == ("1", "2")
     assert (q1["t_suf_string"], q1["t_suf_clean"]) == ("1", "2")
     assert q1["phi_suf_clean"] == repr(2 / 3)
+    typed = DUAL.read_csv(out / "dual_gold.csv")
+    assert declared_dtypes(typed) == dict(DUAL.columns) and str(typed["retrieved_gold_clean"].dtype) == "boolean"
     # q2: "yes" is in no paragraph: string gold is empty, clean gold is retrieved
     assert (q2["n_gold_string"], q2["retrieved_gold_string"], q2["t_suf_string"]) == ("0", "False", "")
     assert q2["retrieved_gold_clean"] == "True"

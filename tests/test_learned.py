@@ -125,6 +125,15 @@ def test_our_inference_equals_scikit_learns_predict_proba(trained: Path) -> None
         assert model.columns[3] == "named_entity_detected_full"  # an anchor table: the full-query rule
 
 
+def test_the_trigger_frontier_reads_in_its_declared_types(trained: Path) -> None:
+    from streamrag.base.columns import declared_dtypes
+    from streamrag.learn.train import TRIGGER_FRONTIER
+
+    frontier = TRIGGER_FRONTIER.read_csv(trained / "out" / "frontier.csv")
+    assert declared_dtypes(frontier) == dict(TRIGGER_FRONTIER.columns)
+    assert set(frontier["evaluation"]) == {"paper", "cv"} and str(frontier["n_questions"].dtype) == "Int64"
+
+
 def test_a_saved_model_is_json_and_a_bad_one_is_one_line(trained: Path, tmp_path: Path) -> None:
     raw = json.loads((trained / "out" / "gbdt.json").read_text())
     assert raw["format"] == "streamrag.trigger-model/1" and len(raw["gbdt"]["trees"]) == 100

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _livehelpers import FAST, replay_setup
 
+from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.engine.clock import Clock, RealClock
@@ -25,6 +26,7 @@ from streamrag.engine.latency import ConstantLatency
 from streamrag.engine.loop import run_real, run_virtual
 from streamrag.engine.trace import read_trace
 from streamrag.live.live_run import result_row
+from streamrag.live.replay import REPLAY
 from streamrag.live.session import run_turn
 from streamrag.live.tools import BM25Tool, HttpTool, load_corpus
 from streamrag.live.words import HeardWord, TypedWords, read_transcript
@@ -171,6 +173,8 @@ def test_live_replay_against_the_server_writes_a_run_and_the_comparison(server, 
         assert (out / name).is_file(), name
     summary = json.loads((out / "replay.json").read_text())
     assert summary["n_questions"] == 3
+    replay = REPLAY.read_csv(out / "replay.csv")
+    assert declared_dtypes(replay) == dict(REPLAY.columns) and str(replay["same_decision"].dtype) == "boolean"
     assert summary["same_decision"]["n"] == 3
     assert abs(summary["delta_saved_ms"]["mean"]) <= 15
     assert summary["measured_L_ms"]["min"] >= 20  # the injected latency is a floor

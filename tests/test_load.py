@@ -14,6 +14,7 @@ from _simhelpers import small_table
 from streamrag.analysis.table import write_table
 from streamrag.base.overrides import parse_override
 from streamrag.cli import main
+from streamrag.engine.trace import read_trace
 from streamrag.simulator.load import run_load
 from streamrag.simulator.questions import questions_from_frame
 from streamrag.simulator.scenario import scenario_from_dict
@@ -144,7 +145,7 @@ def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> 
     assert summary["mode"] == "load" and summary["rules"]["preset"] == "paper"
     assert json.loads((outs[0] / "manifest.json").read_text())["replay"] == "engine"  # shared capacity: no closed form
     assert {"median", "p90", "p99"} <= set(summary["streaming"]["answer_ms"])
-    trace_ids = {json.loads(line)["qid"] for line in (outs[0] / "trace.jsonl").read_text().splitlines()}
+    trace_ids = {e.qid for e in read_trace(outs[0] / "trace.jsonl")}
     assert trace_ids == {r["session_id"] for r in rows}
     assert not list(outs[0].glob(".*"))  # spool files are gone
 

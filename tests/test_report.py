@@ -71,6 +71,42 @@ def test_an_analysis_report_draws_its_figures_as_svg(demo_sim: Path, tmp_path: P
     assert html.count('src="data:image/svg+xml;base64,') == 3 and "rq1" in html
 
 
+def _figures(html: str) -> list[tuple[str, str]]:
+    """The page's figures: (caption, mime type of the image)."""
+    return re.findall(r'<figure><img alt="([^"]*)" src="data:([^;]+);base64,', html)
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "png"])
+def test_a_sweep_page_shows_its_figures_whatever_format_it_wrote(demo_sim: Path, tmp_path: Path, capsys, fmt: str) -> None:
+    table = demo_sim.parent / "analysis" / "stabilization.csv"
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f'kind = "simulate"\ninput = "table:{table}"\nscenario = "paper_rq3"\n[base]\n"select.population" = "all"\n'
+        '[axes]\n"latency.L_ms" = [600, 1000]\n"trigger.kind" = ["every_word", "none"]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "sweep"
+    assert run_cli(["sweep", grid, "--out", out, "--figure-format", fmt, "-q"], capsys)[0] == 0
+    written = sorted(p.name for p in (out / "figures").iterdir())
+    assert written == [f"{stem}.{fmt}" for stem in ("pareto", "saved_vs_H_scatter", "saved_vs_bounds")]
+    html = write_report(out, tmp_path / "sweep.html").html.read_text(encoding="utf-8")
+    # Drawn again from the sweep's own table: every figure it wrote, as SVG.
+    assert sorted(_figures(html)) == [(name.rsplit(".", 1)[0].replace("_", " "), "image/svg+xml") for name in written]
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "png"])
+def test_analysis_and_simulation_pages_show_their_figures_whatever_format_the_run_wrote(tmp_path: Path, capsys, fmt: str) -> None:
+    analysis, simulation = tmp_path / "analysis", tmp_path / "simulation"
+    assert run_cli(["analyze", streamrag.demo_path(), "--split", "all", "--out", analysis, "--figure-format", fmt,
+                    "-q"], capsys)[0] == 0  # fmt: skip
+    assert sorted(p.suffix for p in analysis.iterdir() if p.suffix in (".pdf", ".png", ".svg")) == [f".{fmt}"] * 3
+    argv = ["simulate", "--table", analysis / "stabilization.csv", "--scenario", "paper_rq3", "--out", simulation]
+    assert run_cli([*argv, "--figure-format", fmt, "-q"], capsys)[0] == 0
+    for run, n in ((analysis, 3), (simulation, 1)):
+        figures = _figures(write_report(run, tmp_path / f"{run.name}.html").html.read_text(encoding="utf-8"))
+        assert len(figures) == n and {mime for _, mime in figures} == {"image/svg+xml"}, run
+
+
 def test_report_command_and_its_errors(demo_sim: Path, tmp_path: Path, capsys) -> None:
     code, out, _ = run_cli(["report", demo_sim, "--out", tmp_path / "x" / "p.html", "--max-timelines", "3"], capsys)
     assert code == 0 and "32 rows, 3 timelines" in out

@@ -10,6 +10,7 @@ from _simhelpers import small_table
 
 from streamrag.analysis.table import write_table
 from streamrag.cli import main
+from streamrag.engine.trace import read_trace
 from streamrag.simulator.results import RESULT_COLUMNS
 
 
@@ -59,7 +60,7 @@ def test_simulate_table_writes_the_four_outputs(tmp_path, table, capsys):
     assert len(manifest["input"]["sha256"]) == 64
     assert manifest["command"][:2] == ["streamrag", "simulate"] and "created" in manifest
     assert manifest["scenario"]["latency_stages"]["L"] == {"kind": "constant", "ms": 600.0, "source": "scenario latency.L_ms"}
-    trace_ids = {json.loads(line)["qid"] for line in (out / "trace.jsonl").read_text().splitlines()}
+    trace_ids = {e.qid for e in read_trace(out / "trace.jsonl")}
     assert trace_ids == {r["interaction_id"] for r in rows}
     assert "simulated" in capsys.readouterr().out
 

@@ -15,8 +15,10 @@ from stats_tables import TABLE, write
 from streamrag.analysis.entity_position import entity_position
 from streamrag.analysis.grounding_precision import grounding_precision
 from streamrag.analysis.join import join_table
-from streamrag.analysis.query_side import query_columns, question_word
+from streamrag.analysis.label_audit import AUDIT
+from streamrag.analysis.query_side import QUERIES, query_columns, question_word
 from streamrag.analysis.table import read_table
+from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import RecordError, TableError
 from streamrag.cli import main
 
@@ -207,6 +209,8 @@ def test_label_audit_cli(tmp_path: Path, crag_sample: Path) -> None:
     for row in audit:
         assert row["matched_answer"] and row["matched_answer"] in normalize(row["gold_passage"])
         assert row["is_answer_bearing"] == ""
+    typed = AUDIT.read_csv(out / "label_audit.csv")  # the judge's column, empty on every row, is still boolean
+    assert declared_dtypes(typed) == dict(AUDIT.columns) and str(typed["is_answer_bearing"].dtype) == "boolean"
 
 
 def test_query_columns_t_anchor_over_a_corpus(tmp_path: Path) -> None:
@@ -231,5 +235,7 @@ def test_queries_only_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert (out / "queries.csv").read_text(encoding="utf-8") == (
         "interaction_id,question_type,domain,static_or_dynamic,n_words,question_word\na,simple,,,2,who\n"
     )
+    queries = QUERIES.read_csv(out / "queries.csv")
+    assert declared_dtypes(queries) == QUERIES.dtypes(queries.columns) and str(queries["domain"].dtype) == "str"
     assert main(["analyze", str(path), "--queries-only", str(path), "--out", str(out)]) == 1
     assert "reads no pages" in capsys.readouterr().err

@@ -31,28 +31,34 @@ import numpy as np
 from streamrag.analysis._values import share, to_float
 from streamrag.analysis.metrics import phi, t_suf
 from streamrag.base.atomic import atomic_path
+from streamrag.base.columns import TableKind
 from streamrag.data.grounding import GroundingMode, gold_chunks
 from streamrag.data.hotpotqa import HotpotQuestion
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.prefix import prefix_rankings
 
-__all__ = ["DUAL_COLUMNS", "dual_row", "dual_summary", "write_dual_table"]
+__all__ = ["DUAL", "DUAL_COLUMNS", "dual_row", "dual_summary", "write_dual_table"]
 
-DUAL_COLUMNS: tuple[str, ...] = (
-    "interaction_id",
-    "question_type",
-    "level",
-    "n_words",
-    "n_passages",
-    "n_gold_clean",
-    "n_gold_string",
-    "retrieved_gold_clean",
-    "t_suf_clean",
-    "phi_suf_clean",
-    "retrieved_gold_string",
-    "t_suf_string",
-    "phi_suf_string",
+DUAL = TableKind(
+    "dual_gold",
+    {
+        "interaction_id": "str",
+        "question_type": "str",
+        "level": "str",
+        "n_words": "int",
+        "n_passages": "int",
+        "n_gold_clean": "int",
+        "n_gold_string": "int",
+        "retrieved_gold_clean": "bool",
+        "t_suf_clean": "int",
+        "phi_suf_clean": "float",
+        "retrieved_gold_string": "bool",
+        "t_suf_string": "int",
+        "phi_suf_string": "float",
+    },
 )
+"""``dual_gold.csv``, declared (the anchor's columns)."""
+DUAL_COLUMNS: tuple[str, ...] = tuple(DUAL.columns)
 
 
 def dual_row(

@@ -29,27 +29,33 @@ from typing import Any
 
 from streamrag.analysis.stabilize import QuestionAnalysis
 from streamrag.base.atomic import atomic_path
+from streamrag.base.columns import TableKind
 from streamrag.data.chunking import ChunkSettings
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.grounding import GroundingMode, answer_candidates, chunk_is_gold, normalize
 
-__all__ = ["AUDIT_COLUMNS", "AUDIT_FILE", "label_audit", "sample_ids", "write_audit"]
+__all__ = ["AUDIT", "AUDIT_COLUMNS", "AUDIT_FILE", "label_audit", "sample_ids", "write_audit"]
 
 AUDIT_FILE = "label_audit.csv"
-AUDIT_COLUMNS: tuple[str, ...] = (
-    "interaction_id",
-    "query",
-    "question_type",
-    "t_suf",
-    "answer",
-    "alt_answers",
-    "matched_answer",
-    "gold_chunk_id",
-    "n_gold",
-    "gold_density",
-    "gold_passage",
-    "is_answer_bearing",
+AUDIT = TableKind(
+    "label_audit",
+    {
+        "interaction_id": "str",
+        "query": "str",
+        "question_type": "str",
+        "t_suf": "int",
+        "answer": "str",
+        "alt_answers": "str",
+        "matched_answer": "str",
+        "gold_chunk_id": "int",
+        "n_gold": "int",
+        "gold_density": "float",
+        "gold_passage": "str",
+        "is_answer_bearing": "bool",
+    },
 )
+"""``label_audit.csv``, declared (``is_answer_bearing`` is empty until the judge marks it)."""
+AUDIT_COLUMNS: tuple[str, ...] = tuple(AUDIT.columns)
 
 
 def sample_ids(ids: Sequence[str], n: int, seed: int) -> list[str]:

@@ -33,11 +33,13 @@ from typing import Any
 from streamrag.analysis.anchor import LexicalIndex, t_anchor
 from streamrag.analysis.entity import EntityContext
 from streamrag.base.atomic import atomic_path
+from streamrag.base.columns import TableKind
 from streamrag.base.errors import RecordError
 from streamrag.base.lines import iter_question_objects
+from streamrag.data.stabilization_row import DTYPES
 from streamrag.retrieval.tokenize import word_tokens
 
-__all__ = ["QUERY_COLUMNS", "QUESTION_WORDS", "query_columns", "question_word", "write_query_table"]
+__all__ = ["QUERIES", "QUERY_COLUMNS", "QUESTION_WORDS", "query_columns", "question_word", "write_query_table"]
 
 QUESTION_WORDS: frozenset[str] = frozenset(
     [
@@ -83,6 +85,10 @@ QUERY_COLUMNS: tuple[str, ...] = (
     "t_anchor",
 )
 """Columns of a query table, in the order written (the entity column and ``t_anchor`` only when computed)."""
+
+QUERIES = TableKind("queries", {name: DTYPES.get(name, "str") for name in QUERY_COLUMNS})
+"""``queries.csv``, declared: the stabilization row's types (:mod:`streamrag.data.stabilization_row`),
+``question_word`` text."""
 
 _COPIED = ("question_type", "domain", "static_or_dynamic")
 

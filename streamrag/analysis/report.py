@@ -12,7 +12,7 @@ import pandas as pd
 from streamrag.base.atomic import write_text_atomic
 from streamrag.base.formats import versioned
 
-__all__ = ["FIGURES", "write_figures", "write_summary"]
+__all__ = ["FIGURES", "write_analysis_summary", "write_figures", "write_summary"]
 
 FIGURES: tuple[str, ...] = ("phi_histograms.png", "phi_suf_by_type.png", "streamable_vs_L.png")
 """File names of the figures :func:`write_figures` writes, in order."""
@@ -26,6 +26,15 @@ def write_summary(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path
     target = Path(path)
     write_text_atomic(target, text)
     return target
+
+
+def write_analysis_summary(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+    """``summary.json`` of ``analyze`` or ``stats``: validated against its model
+    (:class:`~streamrag.analysis.summary_model.AnalyzeSummary`), then :func:`write_summary`."""
+    from streamrag.analysis.summary_model import check_summary
+
+    check_summary(versioned(summary))
+    return write_summary(summary, path)
 
 
 def write_figures(

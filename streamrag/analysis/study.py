@@ -132,7 +132,7 @@ def write_study(
 
     ``analysis_params`` lands in ``summary["parameters"]["analysis"]`` with the version.
     """
-    from streamrag.analysis.report import write_figures, write_summary
+    from streamrag.analysis.report import write_analysis_summary, write_figures
     from streamrag.analysis.robustness import robustness_arms
     from streamrag.analysis.stats import resolve_params, summarize
 
@@ -155,7 +155,7 @@ def write_study(
     files = [
         table,
         write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
-        write_summary(summary, out_dir / "summary.json"),
+        write_analysis_summary(summary, out_dir / "summary.json"),
     ]
     if figures:  # last: a figure that cannot be written loses no table
         try:

@@ -16,12 +16,18 @@ declared Arrow                pandas (a frame read back)
 A column whose values are all undefined keeps its declared type (never Arrow ``null``),
 and a column has the same dtype whether or not some value is undefined, so two tables of
 one kind always combine (``pyarrow.dataset``, ``pandas.concat``).
+
+A table kind without a row model of its own declares its columns as a :class:`TableKind`
+(name → type in written order, plus types for columns named by a rule): its schema, its
+typed frames and its CSV reader are the kind's methods.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -181,3 +187,79 @@ def read_csv(path: str | os.PathLike[str] | IO[bytes], columns: Mapping[str, Any
         return typed_frame(df, columns)
     except (TypeError, ValueError) as exc:
         raise TableError(f"{path}: a column does not hold its declared type: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TableKind:
+    """A table kind declared once: ``name`` (its Arrow schema's ``streamrag.table``),
+    ``columns`` (name → declared type, in written order) and ``patterns`` (``(regex,
+    type)``: the type of every column whose whole name matches, for columns named by a
+    rule such as a load run's ``{system}_wait_{resource}_ms``).
+
+    ``extra`` (every method): types of columns another declaration gives, such as the
+    sweep axes a frontier is grouped by; they take precedence."""
+
+    name: str
+    columns: Mapping[str, Dtype]
+    patterns: tuple[tuple[str, Dtype], ...] = ()
+
+    def dtype(self, column: str) -> Dtype | None:
+        """The declared type of ``column`` (``None``: not declared)."""
+        if column in self.columns:
+            return self.columns[column]
+        return next((dtype for rule, dtype in self.patterns if re.fullmatch(rule, column)), None)
+
+    def dtypes(self, columns: Iterable[str] | None = None, extra: Mapping[str, Dtype] | None = None) -> dict[str, Dtype]:
+        """The declared type of each of ``columns`` (default the declared ones) that has
+        one, in that order; an undeclared column is left out."""
+        out: dict[str, Dtype] = {}
+        for name in self.columns if columns is None else columns:
+            dtype = (extra or {}).get(name) or self.dtype(name)
+            if dtype is not None:
+                out[name] = dtype
+        return out
+
+    def schema(self, columns: Iterable[str] | None = None, extra: Mapping[str, Dtype] | None = None) -> pa.Schema:
+        """The Arrow schema of a table of this kind with ``columns`` (default the declared
+        ones); a column without a declared type is a ValueError (a programming error)."""
+        names = list(self.columns if columns is None else columns)
+        dtypes = self.dtypes(names, extra)
+        undeclared = [name for name in names if name not in dtypes]
+        if undeclared:
+            raise ValueError(f"table {self.name!r}: column {undeclared[0]!r} has no declared type")
+        return arrow_schema(dtypes, self.name)
+
+    def frame(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        columns: Sequence[str] | None = None,
+        extra: Mapping[str, Dtype] | None = None,
+    ) -> pd.DataFrame:
+        """``rows`` (dicts; ``None`` undefined) as a frame of ``columns`` (default every
+        declared column any row has, in declared order, then the others in row order),
+        each declared column in its dtype whatever the values."""
+        import pandas as pd
+
+        if columns is None:
+            seen = dict.fromkeys(name for row in rows for name in row)
+            columns = [c for c in self.columns if c in seen] + [c for c in seen if c not in self.columns]
+        out = pd.DataFrame(list(rows), columns=list(columns))
+        for name, dtype in self.dtypes(columns, extra).items():
+            try:  # through object: None and NaN alike become the dtype's undefined value
+                out[name] = out[name].astype(object).astype(PANDAS_DTYPES[dtype])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"table {self.name!r}: column {name!r}: its values are not {dtype}: {exc}") from None
+        return out
+
+    def read_csv(self, path: str | os.PathLike[str] | IO[bytes], extra: Mapping[str, Dtype] | None = None) -> pd.DataFrame:
+        """A CSV table of this kind as a frame (:func:`read_csv`): declared columns in their
+        dtypes, others as pandas infers them."""
+        import pandas as pd
+
+        try:
+            header = list(pd.read_csv(path, nrows=0).columns)
+        except (OSError, ValueError) as exc:
+            raise TableError(f"{path}: cannot read the {self.name} table: {exc}") from None
+        if hasattr(path, "seek"):
+            path.seek(0)
+        return read_csv(path, self.dtypes(header, extra))

@@ -2,9 +2,10 @@
 
 ``summary.json`` and ``manifest.json`` carry ``format_version`` (an integer, their first
 key); a Parquet table carries it in its Arrow schema's metadata
-(``streamrag.format_version``). A run folder's ``manifest.json`` versions every file
-in the folder, ``trace.jsonl`` included: trace lines stay bare events, so a line is the
-event's own JSON and a run's bytes stay what the models serialize.
+(``streamrag.format_version``); ``trace.jsonl`` in its first line, a header
+(:mod:`streamrag.engine.trace_file`; every other line is one event's own JSON), and a
+Perfetto file in its ``metadata``. A run folder's ``manifest.json`` versions every file
+in the folder.
 
 Versions:
 
@@ -13,6 +14,9 @@ Versions:
   is, such columns typed by the table's declaration.
 - **2** — ``format_version`` recorded; every Parquet table has its declared Arrow
   schema (types never depend on the values).
+- **3** — ``trace.jsonl`` starts with its header line
+  ``{"format_version":3,"format":"streamrag.trace"}``; Perfetto files carry
+  ``metadata.format_version``. A trace without the header (versions 1 and 2) still reads.
 
 A reader accepts :data:`OLDEST_READABLE` … :data:`FORMAT_VERSION`; anything else is a
 one-line :class:`~streamrag.base.errors.InputError` naming the file and the version it
@@ -29,7 +33,7 @@ from typing import Any
 
 from streamrag.base.errors import InputError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """The version this streamrag writes."""
 
 OLDEST_READABLE = 1

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.progress import task_progress
-    from streamrag.sweep.frontier import POLICY_AXIS, compute_frontier
+    from streamrag.sweep.frontier import check_frontier_grid, compute_frontier
     from streamrag.sweep.frontier_report import write_frontier
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.resumable import run_sweep
@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap: must be ≥ 1, got {args.bootstrap}")
     grid = load_grid(args.grid, input=args.input)
-    if grid.kind != "simulate" or POLICY_AXIS not in {a.name for a in grid.axes}:
-        raise ConfigError(f"grid {grid.origin}: a frontier grid is a simulate grid with a variants axis [axes.{POLICY_AXIS}]")
+    check_frontier_grid(grid)
     # The sweep's own figures would repeat the frontier's: it draws its own.
     grid = grid.model_copy(update={"output": grid.output.model_copy(update={"figures": False})})
     if grid.input.kind == "data":

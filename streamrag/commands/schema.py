@@ -2,9 +2,12 @@
 
 ==================  ===========================================================
 ``summary``         ``summary.json`` of a simulate or live run
+``load-summary``    ``summary.json`` of a load run (a simulate scenario with ``[load]``)
+``analyze-summary`` ``summary.json`` of ``analyze`` or ``stats``
 ``manifest``        ``manifest.json`` of a simulate, load or live run
 ``sweep-manifest``  ``manifest.json`` of a sweep folder
 ``trace-event``     one line of ``trace.jsonl`` (a union discriminated by ``kind``)
+``trace-header``    the first line of ``trace.jsonl`` (its format and version)
 ==================  ===========================================================
 
 Each schema is generated from the pydantic model the writer validates its data with, and
@@ -20,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-KINDS = ("summary", "manifest", "sweep-manifest", "trace-event")
+KINDS = ("summary", "load-summary", "analyze-summary", "manifest", "sweep-manifest", "trace-event", "trace-header")
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 """Where the package ships the schemas (``KIND.schema.json``)."""
@@ -29,9 +32,10 @@ SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "schema",
-        help="the JSON Schema of summary.json, manifest.json (a run's or a sweep's) or a trace event",
-        description="Print (or write) the JSON Schema of a run's summary.json, manifest.json or one "
-        "trace.jsonl event, generated from the models the writers validate with.",
+        help="the JSON Schema of summary.json (simulate, load, analyze), manifest.json (a run's or a sweep's), "
+        "a trace event or a trace's header",
+        description="Print (or write) the JSON Schema of a run's summary.json (simulate, load or analyze), manifest.json, one "
+        "trace.jsonl event or the trace's header line, generated from the models the writers validate with.",
     )
     p.add_argument("kind", choices=KINDS, help="which file")
     p.add_argument("--out", metavar="FILE", help="write it here (atomically) instead of printing it")
@@ -46,6 +50,14 @@ def json_schema(kind: str) -> dict[str, Any]:
         from streamrag.simulator.run_files import SimulateSummary
 
         body = SimulateSummary.model_json_schema()
+    elif kind == "load-summary":
+        from streamrag.simulator.run_files import LoadSummary
+
+        body = LoadSummary.model_json_schema()
+    elif kind == "analyze-summary":
+        from streamrag.analysis.summary_model import AnalyzeSummary
+
+        body = AnalyzeSummary.model_json_schema()
     elif kind == "manifest":
         from streamrag.simulator.run_files import RunManifest
 
@@ -54,6 +66,10 @@ def json_schema(kind: str) -> dict[str, Any]:
         from streamrag.sweep.run_files import SweepManifest
 
         body = SweepManifest.model_json_schema()
+    elif kind == "trace-header":
+        from streamrag.engine.trace_file import TraceHeader
+
+        body = TraceHeader.model_json_schema()
     else:
         from streamrag.engine.trace import TRACE_EVENT
 

@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import summary_lines
-    from streamrag.analysis.report import write_figures, write_summary
+    from streamrag.analysis.report import write_analysis_summary, write_figures
     from streamrag.analysis.stats import summarize
     from streamrag.analysis.table import read_table
     from streamrag.base.errors import InputError
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         summary["join"] = reports
     try:
         out.mkdir(parents=True, exist_ok=True)
-        write_summary(summary, out / "summary.json")
+        write_analysis_summary(summary, out / "summary.json")
         figures = write_figures(df, summary, out)
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None

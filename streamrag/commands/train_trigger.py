@@ -12,19 +12,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-FRONTIER_COLUMNS = (
-    "evaluation",
-    "model",
-    "tau",
-    "n_questions",
-    "mean_saving_ms",
-    "misfire_rate",
-    "net_negative_rate",
-    "mean_calls",
-    "median_saving_correct_fires",
-    "spearman_fire_vs_tsuf",
-)
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -60,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.atomic import write_text_atomic
     from streamrag.base.errors import ConfigError
     from streamrag.learn.paper import AnalyticParams
-    from streamrag.learn.train import cv_summary, paper_summary, sklearn_unavailable_reason
+    from streamrag.learn.train import TRIGGER_FRONTIER, cv_summary, paper_summary, sklearn_unavailable_reason
     from streamrag.pipeline.learned import save_model
 
     reason = sklearn_unavailable_reason()
@@ -84,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     )
     write_summary({"paper": paper, "cv": ours}, args.out / "summary.json")
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FRONTIER_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=list(TRIGGER_FRONTIER.columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for name, points in paper["frontier"].items():
         w.writerows({"evaluation": "paper", "model": name, **pt} for pt in points)

@@ -342,11 +342,13 @@ def parse_event(line: str | bytes) -> _Event:
 
 
 def read_trace(path: str | os.PathLike[str], qid: str | None = None) -> list[_Event]:
-    """Events of ``trace.jsonl`` (only question ``qid``'s when given), as models."""
+    """Events of ``trace.jsonl`` (only question ``qid``'s when given), as models; its
+    header checked (:mod:`~streamrag.engine.trace_file`)."""
+    from streamrag.engine.trace_file import event_lines
+
     out: list[_Event] = []
-    with open(path, "rb") as fh:
-        for line in fh:
-            if qid is not None and json.loads(line).get("qid") != qid:
-                continue
-            out.append(parse_event(line))
+    for line in event_lines(path):
+        if qid is not None and json.loads(line).get("qid") != qid:
+            continue
+        out.append(parse_event(line))
     return out

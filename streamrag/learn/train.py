@@ -29,9 +29,27 @@ from typing import Any
 import numpy as np
 
 from streamrag.analysis.features import CONTEXT_FEATURES, QUESTION_WORD_LEVELS, FeatureTable
+from streamrag.base.columns import TableKind
 from streamrag.base.errors import ConfigError
 from streamrag.learn.paper import AnalyticParams, Question, baseline_frontier, evaluate, questions_of, single_fire_frontier
 from streamrag.pipeline.learned import GBDTParams, LogRegParams, TreeArrays, TriggerModel
+
+TRIGGER_FRONTIER = TableKind(
+    "trigger_frontier",
+    {
+        "evaluation": "str",
+        "model": "str",
+        "tau": "float",
+        "n_questions": "int",
+        "mean_saving_ms": "float",
+        "misfire_rate": "float",
+        "net_negative_rate": "float",
+        "mean_calls": "float",
+        "median_saving_correct_fires": "float",
+        "spearman_fire_vs_tsuf": "float",
+    },
+)
+"""``train-trigger``'s ``frontier.csv``, declared: one row per (evaluation, model, τ)."""
 
 ANCHOR_FEATURES = ("top1_stable_streak", "top1_changed", "t", "named_entity_detected", "words_since_first_ne")
 OUR_FEATURES = ("top1_margin", "top1_coverage_prefix")

@@ -21,6 +21,7 @@ from streamrag.base.atomic import write_bytes_atomic
 from streamrag.engine.clock import Clock
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import dump_events
+from streamrag.engine.trace_file import header_bytes
 from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
 from streamrag.pipeline.tools import QueryGenerator, Tool
@@ -43,6 +44,7 @@ class RunWriter:
         self.input_mode = input_mode
         self.rows: list[ResultRow] = []
         self._trace = open(self.out / "trace.jsonl", "wb")  # noqa: SIM115 - open for the run, closed by close()
+        self._trace.write(header_bytes())
 
     def event(self, event: dict[str, Any]) -> None:
         self._trace.write(dump_events([event]))

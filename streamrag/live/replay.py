@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.base.atomic import write_bytes_atomic
+from streamrag.base.columns import TableKind
 from streamrag.base.errors import InputError
 from streamrag.live.session import Turn
 from streamrag.live.words import replayed_question
@@ -52,31 +53,36 @@ from streamrag.simulator.results import ResultRow, stats
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.simulate import plan_question
 
-COMPARE_COLUMNS = (
-    "interaction_id",
-    "live_saved_ms",
-    "sim_saved_ms",
-    "delta_saved_ms",
-    "abs_delta_saved_ms",
-    "live_streaming_ms",
-    "sim_streaming_ms",
-    "overhead_streaming_ms",
-    "live_baseline_ms",
-    "sim_baseline_ms",
-    "overhead_baseline_ms",
-    "live_calls_fired",
-    "sim_calls_fired",
-    "same_decision",
-    "words_delta_ms",
-    "loop_delta_ms",
-    "handoff_streaming_ms",
-    "handoff_baseline_ms",
-    "last_word_late_ms",
-    "reflector_ms",
-    "residual_ms",
-    "fitted_delta_saved_ms",
-    "abs_fitted_delta_saved_ms",
+REPLAY = TableKind(
+    "live_replay",
+    {
+        "interaction_id": "str",
+        "live_saved_ms": "float",
+        "sim_saved_ms": "float",
+        "delta_saved_ms": "float",
+        "abs_delta_saved_ms": "float",
+        "live_streaming_ms": "float",
+        "sim_streaming_ms": "float",
+        "overhead_streaming_ms": "float",
+        "live_baseline_ms": "float",
+        "sim_baseline_ms": "float",
+        "overhead_baseline_ms": "float",
+        "live_calls_fired": "int",
+        "sim_calls_fired": "int",
+        "same_decision": "bool",
+        "words_delta_ms": "float",
+        "loop_delta_ms": "float",
+        "handoff_streaming_ms": "float",
+        "handoff_baseline_ms": "float",
+        "last_word_late_ms": "float",
+        "reflector_ms": "float",
+        "residual_ms": "float",
+        "fitted_delta_saved_ms": "float",
+        "abs_fitted_delta_saved_ms": "float",
+    },
 )
+"""``replay.csv``, declared: one row per question, live against its twin."""
+COMPARE_COLUMNS: tuple[str, ...] = tuple(REPLAY.columns)
 NUMERIC = (
     "delta_saved_ms",
     "abs_delta_saved_ms",

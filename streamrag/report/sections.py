@@ -4,7 +4,6 @@ timelines. Each reader takes the folder's own files; nothing is recomputed but f
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import tempfile
@@ -16,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from streamrag.base.errors import InputError
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["KINDS", "Run", "read_report_run", "run_kind"]
+__all__ = ["KINDS", "Run", "read_report_run", "run_kind", "run_table"]
 
 KINDS = ("analysis", "simulation", "sweep", "load")
 
@@ -54,24 +54,11 @@ _FIRST = {
         "phi_suf",
         "skip_reason",
     ),
-    "load": (
-        "session_id",
-        "interaction_id",
-        "question",
-        "arrival_s",
-        "counted",
-        "streaming_ms",
-        "baseline_ms",
-        "saved_ms",
-        "streaming_failed",
-        "baseline_failed",
-        "calls_fired",
-        "calls_used",
-    ),
     "sweep": ("key",),
 }
+# A load run's: sessions.csv's first columns (its declaration), the question text after the id.
+_LOAD_FIRST = ("session_id", "interaction_id", "question")
 _ID = {"simulation": "interaction_id", "analysis": "interaction_id", "load": "session_id", "sweep": "key"}
-_ROWS_FILE = {"simulation": "results.csv", "analysis": "stabilization.csv", "load": "sessions.csv"}
 _PROVENANCE = ("format_version", "parameters", "rules", "selection")  # summary.json keys shown as settings, not results
 
 
@@ -111,48 +98,46 @@ def _json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _cell(raw: str) -> Any:
-    """A CSV cell for display: empty → None, True/False → bool, numbers → int or float."""
-    if raw == "":
-        return None
-    if raw in ("True", "False"):
-        return raw == "True"
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        value = float(raw)
-    except ValueError:
-        return raw
-    return None if not math.isfinite(value) else value
+def run_table(run: Path, kind: str | None = None) -> tuple[str, pd.DataFrame]:
+    """The kind of run folder ``run`` (:func:`run_kind` unless given) and its table, read
+    by the table's own reader: every column in its declared type (``streamrag.read_run``)."""
+    kind = kind or run_kind(run)
+    if kind == "sweep":
+        from streamrag.sweep.table import read_sweep
+
+        return kind, read_sweep(run)
+    if kind == "load":
+        from streamrag.simulator.load_output import read_sessions
+
+        return kind, read_sessions(run / "sessions.csv")
+    if kind == "simulation":
+        from streamrag.simulator.results import read_results
+
+        return kind, read_results(run / "results.csv")
+    from streamrag.analysis.table import read_table
+
+    return kind, read_table(run / "stabilization.csv")
 
 
-def _read_csv(path: Path) -> tuple[list[str], list[dict[str, Any]]]:
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            records = [{k: _cell(v or "") for k, v in row.items() if k is not None} for row in reader]
-            return list(reader.fieldnames or ()), records
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from None
+def _rows(run: Path, kind: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The run's table (:func:`run_table`) as columns and records of JSON values; of a
+    sweep's statistics only the means (the rest stays in the file)."""
+    _, table = run_table(run, kind)
+    if kind == "sweep":
+        table = table[[c for c in table.columns if "." not in c or c.endswith(".mean")]]
+    columns = [str(c) for c in table.columns]
+    return columns, [{c: _py(v) for c, v in zip(columns, row, strict=True)} for row in table.itertuples(index=False)]
 
 
 def _order(kind: str, columns: Sequence[str]) -> list[str]:
-    first = [c for c in _FIRST[kind] if c in columns]
+    if kind == "load":
+        from streamrag.simulator.load_output import SESSION_COLUMNS_HEAD
+
+        wanted: Sequence[str] = (*_LOAD_FIRST, *(c for c in SESSION_COLUMNS_HEAD if c not in _LOAD_FIRST))
+    else:
+        wanted = _FIRST[kind]
+    first = [c for c in wanted if c in columns]
     return first + [c for c in columns if c not in first]
-
-
-def _sweep_records(run: Path) -> tuple[list[str], list[dict[str, Any]]]:
-    """The sweep table's axis and mean columns (its full statistics stay in the file)."""
-    from streamrag.sweep.table import read_sweep
-
-    table = read_sweep(run)
-    columns = [c for c in table.columns if "." not in c or c.endswith(".mean")]
-    records = []
-    for row in table[columns].itertuples(index=False):
-        records.append({c: _py(v) for c, v in zip(columns, row, strict=True)})
-    return columns, records
 
 
 def _py(value: Any) -> Any:
@@ -185,10 +170,7 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
         raise InputError(f"{run}: no such run folder")
     kind = run_kind(run)
     manifest, summary = _json(run / "manifest.json"), _json(run / "summary.json")
-    if kind == "sweep":
-        columns, records = _sweep_records(run)
-    else:
-        columns, records = _read_csv(run / _ROWS_FILE[kind])
+    columns, records = _rows(run, kind)
     found = question_texts(run) if texts and kind != "sweep" else {}
     if found and "interaction_id" in columns:
         columns = [*columns, "question"]
@@ -249,11 +231,26 @@ def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
 
 
 def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
-    """The figures the sweep wrote (``figures/``), as they are."""
-    mimes = {".svg": "image/svg+xml", ".png": "image/png"}
-    folder = run / "figures"
-    found = sorted(p for p in folder.iterdir() if p.suffix in mimes) if folder.is_dir() else []
-    return [(p.stem.replace("_", " "), p.read_bytes(), mimes[p.suffix]) for p in found]
+    """The sweep's figures drawn again as SVG from its own table (the figures it wrote may
+    be PDF, which a page cannot show, or absent), with its frontier's when it has one; a
+    folder without a manifest (no grid kind) shows the SVG or PNG files it holds."""
+    from streamrag.sweep.figures import sweep_figures
+    from streamrag.sweep.table import read_sweep
+
+    kind = ((parts.manifest or {}).get("grid") or {}).get("kind")
+    if kind is None:
+        mimes = {".svg": "image/svg+xml", ".png": "image/png"}
+        folder = run / "figures"
+        found = sorted(p for p in folder.iterdir() if p.suffix in mimes) if folder.is_dir() else []
+        return [(p.stem.replace("_", " "), p.read_bytes(), mimes[p.suffix]) for p in found]
+    drawn = [(stem, draw()) for stem, draw in sweep_figures(run, read_sweep(run), kind)]
+    frontier = run / "frontier"
+    if (frontier / "frontier.csv").is_file():
+        from streamrag.sweep.frontier_report import plot_frontier
+        from streamrag.sweep.frontier_tables import read_frontier
+
+        drawn.append(("frontier", plot_frontier(read_frontier(frontier).points)))
+    return [(stem.replace("_", " "), _svg_of(fig), "image/svg+xml") for stem, fig in drawn]
 
 
 _FIGURES: Mapping[str, Callable[[Path, Run], list[tuple[str, bytes, str]]]] = {

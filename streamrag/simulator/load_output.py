@@ -7,31 +7,51 @@ import csv
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from streamrag.base.columns import TableKind
 from streamrag.simulator.load import SYSTEMS, LoadRun
 from streamrag.simulator.workload import ClosedArrivals, session_id
 
-SESSION_COLUMNS_HEAD: tuple[str, ...] = (
-    "session_id",
-    "interaction_id",
-    "arrival_s",
-    "counted",
-    "streaming_ms",
-    "baseline_ms",
-    "saved_ms",
-    "streaming_failed",
-    "baseline_failed",
-    "calls_fired",
-    "calls_used",
-    "calls_rejected",
-    "baseline_calls_rejected",
+if TYPE_CHECKING:
+    import pandas as pd
+
+SESSIONS = TableKind(
+    "sessions",
+    {
+        "session_id": "str",
+        "interaction_id": "str",
+        "arrival_s": "float",
+        "counted": "bool",
+        "streaming_ms": "float",
+        "baseline_ms": "float",
+        "saved_ms": "float",
+        "streaming_failed": "bool",
+        "baseline_failed": "bool",
+        "calls_fired": "int",
+        "calls_used": "int",
+        "calls_rejected": "int",
+        "baseline_calls_rejected": "int",
+        "baseline_arrival_s": "float",
+    },
+    patterns=((rf"({'|'.join(SYSTEMS)})_wait_.+_ms", "float"),),
 )
-"""``sessions.csv`` starts with these columns, then ``{system}_wait_{resource}_ms`` per
-system and resource (the time the session's jobs waited in that resource's queue), and
-for closed-loop workloads ``baseline_arrival_s``."""
+"""``sessions.csv``, declared: its columns and their types (Arrow schema
+``SESSIONS.schema(columns)``, frames :func:`read_sessions`). A run writes the columns of
+:data:`SESSION_COLUMNS_HEAD`, then ``{system}_wait_{resource}_ms`` per system and resource
+(the time the session's jobs waited in that resource's queue), then for closed-loop
+workloads ``baseline_arrival_s``; an empty field is undefined (a failed session's latencies)."""
+
+SESSION_COLUMNS_HEAD: tuple[str, ...] = tuple(c for c in SESSIONS.columns if c != "baseline_arrival_s")
+"""The columns ``sessions.csv`` starts with, in order."""
+
+
+def read_sessions(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A ``sessions.csv`` as a frame, every column in its declared dtype whatever the
+    values (:data:`SESSIONS`)."""
+    return SESSIONS.read_csv(path)
 
 
 def _stats(values: np.ndarray) -> dict[str, float | None]:
@@ -168,8 +188,9 @@ def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
 
 
 def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
-    """Merge the systems' spooled traces into ``trace.jsonl``, session by session."""
+    """Merge the systems' spooled traces into ``trace.jsonl`` (after its header), session by session."""
     from streamrag.base.atomic import atomic_path
+    from streamrag.engine.trace_file import header_bytes
 
     if not run.traces:
         return None
@@ -178,6 +199,7 @@ def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
     handles = {system: open(sink.path, "rb") for system, sink in run.traces.items()}  # noqa: SIM115
     try:
         with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+            fh.write(header_bytes())
             for chunk in table.chunks():
                 for rec in chunk:
                     for system in SYSTEMS:
@@ -195,8 +217,11 @@ def write_load_trace(run: LoadRun, path: str | os.PathLike[str]) -> Path | None:
 def summary_bytes(data: dict[str, Any]) -> bytes:
     """``summary.json``'s bytes, its ``format_version`` first (:mod:`streamrag.base.formats`)."""
     from streamrag.base.formats import versioned
+    from streamrag.simulator.run_files import LoadSummary
 
-    return (json.dumps(versioned(data), indent=2, allow_nan=False) + "\n").encode("utf-8")
+    data = versioned(data)
+    LoadSummary.model_validate(data)  # the file's model (a ValidationError: the writer and the model disagree)
+    return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
 def write_load_run(out_dir: str | os.PathLike[str], run: LoadRun, *, parameters: dict[str, Any], manifest: bytes) -> Path:

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from streamrag.base.columns import TableKind
 from streamrag.base.errors import DataFileError
-from streamrag.simulator.results import read_results, stats
+from streamrag.simulator.results import RESULT_DTYPES, read_results, stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,6 +33,7 @@ __all__ = [
     "RUNS_FIGURE",
     "RUNS_JSON",
     "RUNS_TABLE",
+    "RUN_COMPARISON",
     "RunComparison",
     "compare_runs",
     "run_comparison_lines",
@@ -42,6 +44,17 @@ RUNS_JSON = "comparison.json"
 RUNS_FIGURE = "comparison.png"
 RUNS_TABLE = "per_question.csv"
 _KEEP = ("saved_ms", "H_ms", "H_G_ms", "misfire", "calls_fired")
+
+RUN_COMPARISON = TableKind(
+    "run_comparison",
+    {
+        "interaction_id": "str",
+        "question_type": "str",
+        "delta_saved_ms": "float",
+        **{f"{name}_{side}": RESULT_DTYPES[name] for side in ("a", "b") for name in _KEEP},
+    },
+)
+"""``per_question.csv``, declared: each kept column of ``results.csv`` per run, typed as there."""
 
 
 class RunComparison(NamedTuple):

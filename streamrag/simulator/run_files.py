@@ -1,6 +1,7 @@
 """The JSON files of a simulate run folder, declared: ``summary.json`` and ``manifest.json``.
 
-A load or live run writes the same ``manifest.json``. Each writer builds its file's data,
+A load or live run writes the same ``manifest.json``; a load run's ``summary.json`` is
+:class:`LoadSummary`. Each writer builds its file's data,
 validates it against the model here and writes the data (key order, floats) as it has
 always been, so the model cannot drift from what is written, and its JSON Schema
 (``streamrag schema summary|manifest``) describes every file.
@@ -94,6 +95,96 @@ SimulateSummary: type[BaseModel] = create_model(
 )
 """``summary.json`` of a simulate (or live) run: the module docstring of
 :mod:`streamrag.simulator.results` names its keys."""
+
+
+class LoadStats(_Frozen):
+    """A latency over the counted sessions (``null``: none)."""
+
+    mean: float | None
+    median: float | None
+    p90: float | None
+    p99: float | None
+    min: float | None
+    max: float | None
+
+
+class Sessions(_Frozen):
+    n: int
+    counted: int = Field(description="Sessions arriving after load.warmup_s")
+
+
+class MeanOnly(_Frozen):
+    mean: float | None
+
+
+class LittlesLaw(_Frozen):
+    L: float | None
+    lambda_per_s: float | None
+    W_s: float | None
+
+
+class ResourceReport(_Frozen):
+    """A finite resource over the run (:meth:`streamrag.engine.resources.usage.Usage.report`)."""
+
+    servers: int | None
+    jobs: int
+    completed: int
+    cancelled: int
+    rejected: int
+    span_s: float
+    utilization: float | None
+    queue_length: MeanOnly
+    in_system: MeanOnly
+    wait_ms: MeanOnly
+    share_waited: float | None
+    busy_s: float
+    detached_busy_s: float
+    littles_law: LittlesLaw
+
+
+class SystemSummary(_Frozen):
+    """One system (the streaming arm's or the baseline's) over the counted sessions."""
+
+    answer_ms: LoadStats
+    failed: Rate
+    calls_fired: MeanOnly
+    calls_rejected: MeanOnly
+    wait_ms: dict[str, LoadStats] = Field(description="By resource: the sessions' waits in its queue")
+    resources: dict[str, ResourceReport | None] = Field(description="By resource (null: unlimited)")
+    wasted_share: dict[str, float] = Field(description="By finite resource: server time on results nobody used")
+    busy_s: float
+
+
+class Difference(_Frozen):
+    mean: float | None
+    median: float | None
+    p90: float | None
+    p99: float | None
+
+
+class Reference(_Frozen):
+    n: int
+    note: str
+    unlimited_saved_ms: LoadStats
+    loaded_saved_ms: LoadStats
+
+
+class LoadSummary(_Frozen):
+    """``summary.json`` of a load run (:mod:`streamrag.simulator.load`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", title="streamrag summary.json (load)")
+
+    format_version: int = _version()
+    reflector_model: str
+    rules: Rules
+    mode: Literal["load"]
+    sessions: Sessions
+    streaming: SystemSummary
+    baseline: SystemSummary
+    saved_ms: LoadStats = Field(description="Per counted session, baseline − streaming answer latency (paired)")
+    answer_ms_difference: Difference = Field(description="Baseline's statistic − streaming's (tails are not paired)")
+    reference: Reference
+    parameters: dict[str, Any] = Field(description="The resolved scenario, latency stages and population, as JSON data")
 
 
 class RunInput(_Frozen):

@@ -18,6 +18,7 @@ from typing import Any
 
 from streamrag.base.errors import InputError
 from streamrag.engine.trace import parse_event
+from streamrag.engine.trace_file import event_lines, perfetto_file
 from streamrag.simulator.traceview import perfetto, perfetto_pid
 
 __all__ = ["misfire_ids", "question_texts", "run_events", "run_perfetto", "write_run_perfetto"]
@@ -30,16 +31,14 @@ def run_events(run_dir: str | os.PathLike[str]) -> dict[str, list[dict[str, Any]
     time order), questions in the order of their first event."""
     from streamrag.base.formats import check_run
 
-    check_run(run_dir)  # the manifest versions the trace
+    check_run(run_dir)  # the manifest versions the folder; the trace's header, the trace
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
     by_qid: dict[str, list[dict[str, Any]]] = {}
-    with open(path, "rb") as fh:
-        for line in fh:
-            if line.strip():
-                e = parse_event(line).model_dump()
-                by_qid.setdefault(e["qid"], []).append(e)
+    for line in event_lines(path):
+        e = parse_event(line).model_dump()
+        by_qid.setdefault(e["qid"], []).append(e)
     # A load run's session holds both systems' events, each in time order: merge them.
     return {qid: sorted(events, key=lambda e: e["t_us"]) for qid, events in by_qid.items()}
 
@@ -109,7 +108,7 @@ def run_perfetto(
         one = perfetto(events_by_qid[qid], pid=pid, name=process_name(qid, text), words=None if text is None else text.split())
         out += one["traceEvents"]
         out.append({"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": rank}})
-    return {"traceEvents": out, "displayTimeUnit": "ms"}
+    return perfetto_file(out)
 
 
 def write_run_perfetto(trace: dict[str, Any], path: str | os.PathLike[str]) -> Path:

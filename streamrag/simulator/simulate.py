@@ -409,10 +409,12 @@ def write_run(
 ) -> Path:
     """Write ``results.csv``, ``summary.json``, ``trace.jsonl``, ``manifest.json`` atomically."""
     from streamrag.base.atomic import atomic_path, write_bytes_atomic
+    from streamrag.engine.trace_file import header_bytes
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / "trace.jsonl") as tmp, open(tmp, "wb") as fh:
+        fh.write(header_bytes())
         for part in run.trace_parts():
             fh.write(part)
     write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from streamrag.base.errors import InputError
 from streamrag.base.terminal import printable, stdout_console
 from streamrag.engine.trace import read_trace
+from streamrag.engine.trace_file import perfetto_file
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -52,7 +53,7 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
     """The events of question ``qid`` in ``RUN_DIR/trace.jsonl`` (as dicts)."""
     from streamrag.base.formats import check_run
 
-    check_run(run_dir)  # the manifest versions the trace
+    check_run(run_dir)  # the manifest versions the folder; read_trace checks the trace's header
     path = Path(run_dir) / "trace.jsonl"
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
@@ -364,7 +365,8 @@ def perfetto(
 ) -> dict[str, Any]:
     """Chrome/Perfetto trace-event JSON: ``X`` spans and ``i`` instants, ``ts`` in µs; one
     process (``pid``, default :func:`perfetto_pid`; named ``name``, default the id), one
-    thread per lane; ``words`` as for :func:`spans_and_instants`."""
+    thread per lane; ``words`` as for :func:`spans_and_instants`; the format version in
+    ``metadata`` (:func:`~streamrag.engine.trace_file.perfetto_file`)."""
     spans, instants = spans_and_instants(events, words=words)
     lanes = lane_order(spans, instants)
     tid = {lane: i + 1 for i, lane in enumerate(lanes)}
@@ -402,7 +404,7 @@ def perfetto(
                 "args": {"detail": i.detail},
             }
         )
-    return {"traceEvents": out, "displayTimeUnit": "ms"}
+    return perfetto_file(out)
 
 
 def write_perfetto(

@@ -49,6 +49,7 @@ _PUBLIC = {
     "read_sweep": "table",
     "read_point_results": "table",
     "pareto_front": "table",
+    "sweep_figures": "figures",
     "write_figures": "figures",
 }
 

@@ -35,6 +35,8 @@ from typing import Any
 
 import pandas as pd
 
+from streamrag.base.columns import TableKind
+
 CROSSINGS: dict[str, tuple[str, str]] = {
     "median_saved": ("saved_ms.median", "median per-session paired difference, baseline − streaming (ms)"),
     "p90": ("answer_ms_difference.p90", "baseline p90 − streaming p90 answer latency (ms)"),
@@ -44,6 +46,28 @@ AXES: dict[str, str] = {"nominal": "offered_load", "realized": "baseline.resourc
 REPLICATE = "seed"
 CONFIDENCE = 0.95
 TABLE_CSV = "break_even.csv"
+
+BREAK_EVEN = TableKind(
+    "break_even",
+    {
+        "crossing": "str",
+        "axis": "str",
+        "x": "str",
+        "difference": "str",
+        "meaning": "str",
+        "n_replications": "int",
+        "n_below_grid": "int",
+        "n_not_crossed": "int",
+        "mean": "float",
+        "ci_low": "float",
+        "ci_high": "float",
+        "confidence": "float",
+        "min": "float",
+        "max": "float",
+    },
+)
+"""``break_even.csv``, declared: after the other axes (typed as in the sweep table), one
+row per crossing and axis."""
 
 
 def crossing(x: Sequence[float], difference: Sequence[float]) -> float | None:
@@ -140,6 +164,10 @@ def write_break_even(out_dir: str | os.PathLike[str], table: pd.DataFrame) -> li
 
     if not is_load_table(table):
         return []
+    from streamrag.base.columns import declared_dtypes
+
+    others = _group_columns(table)
+    frame = BREAK_EVEN.frame(break_even_rows(table), [*others, *BREAK_EVEN.columns], declared_dtypes(table[others]))
     path = Path(out_dir) / TABLE_CSV
-    write_text_atomic(path, pd.DataFrame(break_even_rows(table)).to_csv(index=False, lineterminator="\n"))
+    write_text_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
     return [path]

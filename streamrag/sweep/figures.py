@@ -7,12 +7,12 @@
   one panel per L at one cadence (two panels a row), the non-dominated points filled;
 - :func:`plot_saved_vs_H_scatter` — per-question saved ms versus H (the anchor's RQ3
   figure), one panel per chosen point;
-- :func:`plot_analysis_arms` — retrieved-gold share and mean φ_suf per analysis setting;
-- :func:`plot_load` and :func:`plot_revisions` (:mod:`streamrag.sweep.figures_load`).
+- :func:`plot_analysis_arms`, :func:`plot_load` and :func:`plot_revisions`
+  (:mod:`streamrag.sweep.figures_load`).
 
 Like :mod:`streamrag.analysis.plots`, each draws onto ``fig=`` or a new figure on its own
 Agg canvas (no pyplot state), at most both columns of a paper wide, and returns it;
-:func:`write_figures` writes the ones that fit a sweep, atomically.
+:func:`sweep_figures` picks the ones that fit a sweep, :func:`write_figures` writes them, atomically.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from streamrag.base.figures import PAGE_IN, figure_name, figure_or_new, finish, legend_columns, paper_style, save_figure
-from streamrag.sweep.figures_load import _fmt, _model_note, plot_load, plot_revisions
+from streamrag.sweep.figures_load import _fmt, _model_note, plot_analysis_arms, plot_load, plot_revisions
 from streamrag.sweep.table import pareto_front, read_point_results
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ __all__ = [
     "plot_saved_vs_bounds",
     "plot_streamable_heatmaps",
     "reference_rows",
+    "sweep_figures",
     "write_figures",
 ]
 
@@ -342,59 +343,35 @@ def plot_saved_vs_H_scatter(
         return finish(fig)
 
 
-def plot_analysis_arms(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
-    """Retrieved-gold share (%) and mean φ_suf by top-k, one bar per arm.
-
-    An arm is each combination of the analysis settings that vary besides k (grounding,
-    retriever, …); points that differ only in other settings are averaged.
-    """
-    ks = sorted(table["k"].unique())
-    varying = [c for c in _ARM_COLUMNS if c in table.columns and table[c].nunique() > 1] or ["grounding"]
-    labels = table[varying].astype(str).agg(", ".join, axis=1)
-    arms = list(dict.fromkeys(labels))
-    width = 0.8 / max(len(arms), 1)
-    with paper_style():
-        fig = figure_or_new(fig, PAGE_IN, 2.9)
-        axes = fig.subplots(1, 2)
-        for ax, column, label, scale in (
-            (axes[0], "share_retrieved_gold", "retrieved-gold questions (%)", 100.0),
-            (axes[1], "phi_suf.mean", "mean φ_suf (retrieved-gold)", 1.0),
-        ):
-            values_by_k = pd.to_numeric(table[column]).groupby([labels, table["k"]]).mean()
-            for i, arm in enumerate(arms):
-                values = values_by_k.loc[arm].reindex(ks).to_numpy(dtype=float) * scale
-                ax.bar(np.arange(len(ks)) + (i - (len(arms) - 1) / 2) * width, values, width, label=arm)
-            ax.set_xticks(range(len(ks)), [f"k = {k}" for k in ks])
-            ax.set_ylabel(label)
-            ax.grid(axis="y", color="0.92")
-        axes[0].legend(title=", ".join(varying), loc="lower right", framealpha=0.95)
-        fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}")
-        return finish(fig)
-
-
-_ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")
-
-
-def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
-    """The figures that fit the grid's kind and axes, into ``out_dir/figures/``, in the
-    format of ``--figure-format`` (:func:`~streamrag.base.figures.figure_name`)."""
-    folder = Path(out_dir) / "figures"
+def sweep_figures(run_dir: str | os.PathLike[str], table: pd.DataFrame, kind: str) -> list[tuple[str, Any]]:
+    """The figures that fit a sweep of grid kind ``kind`` and its table, as ``(file stem,
+    draw)`` pairs in order, ``draw()`` returning the :class:`Figure` (the per-question
+    scatter reads the points' results in ``run_dir``). The one rule of which figures a
+    sweep has: :func:`write_figures` writes them, ``streamrag report`` draws them."""
     wanted: list[tuple[str, Any]] = []
     if table.empty:
         return []
-    if grid.kind == "streamable":
+    if kind == "streamable":
         wanted.append(("streamable_heatmaps", lambda: plot_streamable_heatmaps(table)))
-    elif grid.kind == "simulate" and "calls_on_revised_share" in table.columns and "p" in table.columns:
+    elif kind == "simulate" and "calls_on_revised_share" in table.columns and "p" in table.columns:
         if table["p"].nunique() > 1:
             wanted.append(("revisions", lambda: plot_revisions(table)))
-    elif grid.kind == "simulate" and "offered_load" in table.columns:
+    elif kind == "simulate" and "offered_load" in table.columns:
         if table["offered_load"].nunique() > 1:
             wanted.append(("load", lambda: plot_load(table)))
-    elif grid.kind == "simulate":
+    elif kind == "simulate":
         wanted.append(("saved_vs_bounds", lambda: plot_saved_vs_bounds(table)))
         if "trigger" in table.columns and table["trigger"].nunique() > 1:
             wanted.append(("pareto", lambda: plot_pareto(table)))
-        wanted.append(("saved_vs_H_scatter", lambda: plot_saved_vs_H_scatter(out_dir, table)))
-    elif grid.kind == "analyze" and "k" in table.columns:
+        wanted.append(("saved_vs_H_scatter", lambda: plot_saved_vs_H_scatter(run_dir, table)))
+    elif kind == "analyze" and "k" in table.columns:
         wanted.append(("analysis_arms", lambda: plot_analysis_arms(table)))
-    return [save_figure(draw(), folder / figure_name(stem)) for stem, draw in wanted]
+    return wanted
+
+
+def write_figures(out_dir: str | os.PathLike[str], table: pd.DataFrame, grid: Grid) -> list[Path]:
+    """The figures that fit the grid's kind and axes (:func:`sweep_figures`), into
+    ``out_dir/figures/``, in the format of ``--figure-format``
+    (:func:`~streamrag.base.figures.figure_name`)."""
+    folder = Path(out_dir) / "figures"
+    return [save_figure(draw(), folder / figure_name(stem)) for stem, draw in sweep_figures(out_dir, table, grid.kind)]

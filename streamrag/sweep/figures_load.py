@@ -1,8 +1,9 @@
-"""Figures of load and ASR-revision sweeps (re-exported by :mod:`streamrag.sweep.figures`).
+"""Figures of load, ASR-revision and analysis sweeps (re-exported by :mod:`streamrag.sweep.figures`).
 
 - :func:`plot_load` — median and p90 answer latency against offered load, break-even marked;
 - :func:`plot_revisions` — t*, saved ms and calls on revised hypotheses against the
-  revision probability.
+  revision probability;
+- :func:`plot_analysis_arms` — retrieved-gold share and mean φ_suf per analysis setting.
 
 Each draws onto ``fig=`` or a new figure on its own Agg canvas, at most both columns of a
 paper wide (panels wrap into rows), and returns it.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from streamrag.base.figures import PAGE_IN, figure_or_new, finish, legend_columns, paper_style
@@ -19,7 +21,7 @@ from streamrag.base.figures import PAGE_IN, figure_or_new, finish, legend_column
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_load", "plot_revisions"]
+__all__ = ["plot_analysis_arms", "plot_load", "plot_revisions"]
 
 
 def _fmt(column: str, value: object) -> str:
@@ -132,3 +134,36 @@ def plot_revisions(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
             fig.legend(handles, names, title="rewrite window", loc="outside right upper", frameon=False)
         fig.suptitle("Streaming on ASR partial hypotheses: what revisions cost" + _model_note(table), wrap=True)
         return finish(fig)
+
+
+def plot_analysis_arms(table: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
+    """Retrieved-gold share (%) and mean φ_suf by top-k, one bar per arm.
+
+    An arm is each combination of the analysis settings that vary besides k (grounding,
+    retriever, …); points that differ only in other settings are averaged.
+    """
+    ks = sorted(table["k"].unique())
+    varying = [c for c in _ARM_COLUMNS if c in table.columns and table[c].nunique() > 1] or ["grounding"]
+    labels = table[varying].astype(str).agg(", ".join, axis=1)
+    arms = list(dict.fromkeys(labels))
+    width = 0.8 / max(len(arms), 1)
+    with paper_style():
+        fig = figure_or_new(fig, PAGE_IN, 2.9)
+        axes = fig.subplots(1, 2)
+        for ax, column, label, scale in (
+            (axes[0], "share_retrieved_gold", "retrieved-gold questions (%)", 100.0),
+            (axes[1], "phi_suf.mean", "mean φ_suf (retrieved-gold)", 1.0),
+        ):
+            values_by_k = pd.to_numeric(table[column]).groupby([labels, table["k"]]).mean()
+            for i, arm in enumerate(arms):
+                values = values_by_k.loc[arm].reindex(ks).to_numpy(dtype=float) * scale
+                ax.bar(np.arange(len(ks)) + (i - (len(arms) - 1) / 2) * width, values, width, label=arm)
+            ax.set_xticks(range(len(ks)), [f"k = {k}" for k in ks])
+            ax.set_ylabel(label)
+            ax.grid(axis="y", color="0.92")
+        axes[0].legend(title=", ".join(varying), loc="lower right", framealpha=0.95)
+        fig.suptitle(f"Robustness arms: top-k × {' × '.join(varying)}")
+        return finish(fig)
+
+
+_ARM_COLUMNS = ("retriever", "grounding", "idf", "parser")

@@ -24,6 +24,10 @@ Operating points per policy (``operating_points.csv``):
 - at **saving** s ∈ :data:`SAVINGS` ms: the policy's cheapest point (fewest extra calls,
   then most saving) with mean saved ≥ s, and its mis-fire and net-negative rates.
 
+The three tables are declared in :mod:`~streamrag.sweep.frontier_tables`: the group columns (the grid's other axes) first, typed as in the sweep
+table, then the declared ones, each of one type whatever the values (a knob's value is a
+number: ``knob_value`` is a float).
+
 Every estimate has a percentile bootstrap CI over questions (:func:`bootstrap_weights`:
 ``n_boot`` resamples of the questions drawn from ``seed``, the same resamples for every
 point, and an operating point is re-chosen in every resample, so its CI includes the
@@ -38,11 +42,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.base.errors import ConfigError
+from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from streamrag.base.columns import TableKind
     from streamrag.simulator.optimum import Optimum
+    from streamrag.sweep.grid import Grid
     from streamrag.sweep.resumable import SweepResult
 
 BUDGETS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
@@ -83,11 +90,25 @@ def _ci(samples: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
+def check_frontier_grid(grid: Grid) -> None:
+    """A frontier grid is a simulate grid with a variants axis ``policy`` whose knobs take
+    numbers (``knob_value`` is a float column); else a ConfigError, before anything runs."""
+    axes = {a.name: a for a in grid.axes}
+    if grid.kind != "simulate" or POLICY_AXIS not in axes:
+        raise ConfigError(f"grid {grid.origin}: a frontier grid is a simulate grid with a variants axis [axes.{POLICY_AXIS}]")
+    for v in axes[POLICY_AXIS].values:
+        value = dict(v.overrides)[v.knob] if v.knob else None
+        if isinstance(value, bool) or not isinstance(value, int | float | None):
+            raise ConfigError(
+                f"grid {grid.origin}: policy {v.family!r}: its knob {v.knob} takes {value!r}; a frontier's knob is a "
+                "number (give each other value a variant of its own)"
+            )
+
+
 def _policy_points(result: SweepResult) -> list[PointRow]:
     grid = result.plan.grid
+    check_frontier_grid(grid)
     axes = {a.name: a for a in grid.axes}
-    if POLICY_AXIS not in axes:
-        raise ConfigError(f"grid {grid.origin}: a frontier needs a variants axis named {POLICY_AXIS!r} ([axes.policy])")
     variants = {v.label: v for v in axes[POLICY_AXIS].values}
     rows = []
     for p in result.plan.runnable:
@@ -188,10 +209,10 @@ def compute_frontier(
     result: SweepResult, *, n_boot: int = 1000, seed: int = 0, jobs: int = 1, on_optimum: Any = None
 ) -> Frontier:
     """Read a finished frontier sweep (see the module docstring); ``jobs`` processes compute the optima."""
-    import pandas as pd
 
     from streamrag.simulator.optimum import optima
     from streamrag.simulator.questions import select_for
+    from streamrag.sweep.table import table_dtypes
 
     if n_boot < 1:
         raise ConfigError(f"--bootstrap: must be ≥ 1, got {n_boot}")
@@ -222,9 +243,15 @@ def compute_frontier(
         ]
         point_rows += _point_table(group, members, cols, opt, n_boot, seed)
         operating += _operating_points(group, members, cols, opt, n_boot, seed)
-    optima_df = pd.DataFrame(optimum_rows)
-    optima_df["optimum_fire_t"] = optima_df["optimum_fire_t"].astype("Int64")
-    return Frontier(pd.DataFrame(point_rows), pd.DataFrame(operating), optima_df, n_boot, seed)
+    group_names = [name for name, _ in rows[0].group] if rows else []
+    extra = {name: dtype for name, dtype in table_dtypes(result.out).items() if name in group_names}
+
+    def frame(kind: TableKind, records: list[dict[str, Any]]) -> pd.DataFrame:
+        return kind.frame(records, [*group_names, *kind.columns], extra)
+
+    return Frontier(
+        frame(FRONTIER_POINTS, point_rows), frame(OPERATING_POINTS, operating), frame(OPTIMA, optimum_rows), n_boot, seed
+    )
 
 
 def _analysis_of(result: SweepResult, key: str) -> Any:

@@ -24,6 +24,7 @@ import numpy as np
 
 from streamrag.base.figures import agg_figure, finish, save_figure
 from streamrag.sweep.frontier import BUDGETS, SAVINGS, Frontier
+from streamrag.sweep.frontier_tables import FRONTIER_CSV, OPERATING_CSV, OPTIMUM_CSV
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -197,11 +198,6 @@ def plot_frontier(points: pd.DataFrame, *, fig: Figure | None = None) -> Figure:
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False, handlelength=1.6, columnspacing=0.8)
         return finish(fig)
-
-
-FRONTIER_CSV = "frontier.csv"
-OPERATING_CSV = "operating_points.csv"
-OPTIMUM_CSV = "optimum.csv"
 
 
 def _csv_bytes(df: pd.DataFrame) -> bytes:

@@ -208,6 +208,21 @@ def _known_dtypes(columns: Sequence[str], schema: pa.Schema | None) -> dict[str,
     return out
 
 
+def table_dtypes(run_dir: str | os.PathLike[str]) -> dict[str, Dtype]:
+    """The type of every column of a finished sweep's table, read off its Parquet schema
+    (``{}`` without one): what a table derived from the sweep (its frontier, its
+    break-even) types the sweep's axes by."""
+    import pyarrow.lib
+    import pyarrow.parquet as pq
+
+    path = Path(run_dir) / TABLE_PARQUET
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pyarrow.lib.ArrowException):
+        return {}
+    return _known_dtypes(schema.names, schema)
+
+
 def read_point_results(run_dir: str | os.PathLike[str], key: str) -> pd.DataFrame:
     """A simulate point's per-question ``results.csv`` (one row per question)."""
     from streamrag.base.errors import InputError

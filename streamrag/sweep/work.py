@@ -128,7 +128,9 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
     summary = summary_json(run, rs, selected.counts)
     files = {"results.csv": results_csv(run.all_rows), "summary.json": summary}
     if job.traces:
-        files["trace.jsonl"] = run.trace_bytes()
+        from streamrag.engine.trace_file import header_bytes
+
+        files["trace.jsonl"] = header_bytes() + run.trace_bytes()
     return files, simulate_metrics(json.loads(summary))
 
 
