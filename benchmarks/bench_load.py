@@ -64,7 +64,8 @@ def main() -> None:
             load_before = load_average()
             wall, cpu, rss = _run(cmd)
             summary = json.loads((out / "summary.json").read_text())
-            n_events = sum(1 for _ in (out / "trace.jsonl").open("rb"))
+            with (out / "trace.jsonl").open("rb") as fh:
+                n_events = sum(1 for _ in fh) - 1  # the first line is the header
             span_s = max(s["resources"]["tool"]["span_s"] for s in (summary["streaming"], summary["baseline"]))
             row = {
                 "sessions": n,

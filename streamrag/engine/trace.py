@@ -53,7 +53,6 @@ wait; ``queued`` jobs waiting), ``serve`` (on server ``server``), ``finish``,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, cast
@@ -341,14 +340,34 @@ def parse_event(line: str | bytes) -> _Event:
     return TRACE_EVENT.validate_json(line)
 
 
+def read_event(line: bytes, line_no: int, path: str | os.PathLike[str]) -> _Event:
+    """:func:`parse_event` of line ``line_no`` of trace file ``path``; a line that is no
+    event (not JSON, an unknown kind, a field of the wrong type) is a one-line
+    :class:`~streamrag.base.errors.RecordError` naming file, line and field."""
+    from pydantic import ValidationError
+
+    from streamrag.base.errors import RecordError
+
+    try:
+        return parse_event(line)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = [str(part) for part in err.get("loc", ())]
+        # An unknown or missing kind is the union's tag; else the field is the last part
+        # of pydantic's location (which starts with the kind).
+        field = "kind" if err.get("type", "").startswith("union_tag") else (loc[-1] if len(loc) > 1 else "")
+        raise RecordError(str(path), line_no, field, f"{err.get('msg', 'invalid')} (not a trace event)") from None
+
+
 def read_trace(path: str | os.PathLike[str], qid: str | None = None) -> list[_Event]:
     """Events of ``trace.jsonl`` (only question ``qid``'s when given), as models; its
-    header checked (:mod:`~streamrag.engine.trace_file`)."""
+    header checked (:mod:`~streamrag.engine.trace_file`), a bad line named
+    (:func:`read_event`)."""
     from streamrag.engine.trace_file import event_lines
 
     out: list[_Event] = []
-    for line in event_lines(path):
-        if qid is not None and json.loads(line).get("qid") != qid:
-            continue
-        out.append(parse_event(line))
+    for line_no, line in event_lines(path):
+        event = read_event(line, line_no, path)
+        if qid is None or event.qid == qid:
+            out.append(event)
     return out

@@ -75,12 +75,12 @@ def perfetto_file(trace_events: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def event_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    """The event lines of trace file ``path`` (blank lines skipped), its header, when it
-    has one, checked (:func:`header_version`) and left out."""
+def event_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """The event lines of trace file ``path`` with their 1-based line numbers (blank lines
+    skipped), its header, when it has one, checked (:func:`header_version`) and left out."""
     with open(path, "rb") as fh:
-        for i, line in enumerate(fh):
-            if i == 0 and header_version(line, path) is not None:
+        for line_no, line in enumerate(fh, 1):
+            if line_no == 1 and header_version(line, path) is not None:
                 continue
             if line.strip():
-                yield line
+                yield line_no, line

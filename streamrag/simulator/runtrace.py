@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.base.errors import InputError
-from streamrag.engine.trace import parse_event
+from streamrag.engine.trace import read_event
 from streamrag.engine.trace_file import event_lines, perfetto_file
 from streamrag.simulator.traceview import perfetto, perfetto_pid
 
@@ -36,8 +36,8 @@ def run_events(run_dir: str | os.PathLike[str]) -> dict[str, list[dict[str, Any]
     if not path.is_file():
         raise InputError(f"{run_dir}: no trace.jsonl (is it the --out folder of 'streamrag simulate'?)")
     by_qid: dict[str, list[dict[str, Any]]] = {}
-    for line in event_lines(path):
-        e = parse_event(line).model_dump()
+    for line_no, line in event_lines(path):
+        e = read_event(line, line_no, path).model_dump()
         by_qid.setdefault(e["qid"], []).append(e)
     # A load run's session holds both systems' events, each in time order: merge them.
     return {qid: sorted(events, key=lambda e: e["t_us"]) for qid, events in by_qid.items()}
