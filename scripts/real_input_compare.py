@@ -12,7 +12,11 @@ questions, else t_sc; uniform input at δ = 3 w/s, L = 600 ms, θ = 0.8), the si
 saved ms, mis-fire rate and calls on revised input (paper_rq3's retrieved-gold population).
 On the 2,706 v4 questions (query side only: no pages) it reports the input itself —
 seconds of input, words/s, hypotheses per question, revised share — for uniform and typed
-input, and for the spoken subset given by ``--spoken-v4``.
+input, and for the v4 questions ``--spoken-v4`` holds: a ``speak`` output, or the
+``.partial`` progress file of a run still going (the questions heard so far). The spoken
+row is labelled with their count; ``OUT/query_side.md`` is the README's table.
+
+    python scripts/real_input_compare.py --query-side-only --spoken-v4 V.jsonl --out DIR
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from streamrag.base.atomic import write_text_atomic  # noqa: E402
 from streamrag.cli import main  # noqa: E402
 from streamrag.data.demo import demo_path  # noqa: E402
-from streamrag.data.hypotheses import TypedInput, question_hypotheses, read_hypotheses  # noqa: E402
+from streamrag.data.hypotheses import Hypotheses, TypedInput, question_hypotheses, read_hypotheses  # noqa: E402
+from streamrag.data.speech_progress import is_progress_file, read_spoken  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 L_MS, DELTA_WPS, THETA = 600.0, 3.0, 0.8
@@ -95,18 +100,40 @@ def compare(population: str, data: str, split: str, kind: str, spoken: Path | No
     return row
 
 
+def spoken_v4_hypotheses(path: Path, v4_ids: list[str]) -> tuple[list[Hypotheses], str]:
+    """The hypotheses of the v4 questions ``path`` holds, in v4 order, and the row's label
+    (their count, and of how many when not all). A progress file gives the questions
+    heard so far; any id that is not a v4 question is an error."""
+    if is_progress_file(path):
+        spoken = read_spoken(path)
+        found = {s.interaction_id: s.heard() for s in spoken if s.hypotheses}
+        n_unheard = len(spoken) - len(found)
+    else:
+        found, n_unheard = dict(read_hypotheses(path).questions), 0
+    stray = sorted(set(found) - set(v4_ids))
+    if stray:
+        raise SystemExit(f"{path}: {len(stray)} question(s) are not v4 questions (first {stray[0]!r})")
+    label = f"{len(found):,}" if len(found) == len(v4_ids) else f"{len(found):,} of {len(v4_ids):,}"
+    if is_progress_file(path):
+        label += " (run in progress)"
+    if n_unheard:
+        label += f", {n_unheard} heard nothing"
+    return [found[qid] for qid in v4_ids if qid in found], label
+
+
 def query_side(spoken_v4: Path | None) -> list[dict]:
     questions = [json.loads(line) for line in (SHARED / "crag" / "crag_v4_questions.jsonl").read_text().splitlines()]
     typed = TypedInput(path=str(SHARED / "keystrokes"))
     rows = []
 
-    def stats(kind: str, hyps: list) -> dict:
+    def stats(kind: str, hyps: list[Hypotheses], label: str) -> dict:
         end_s = np.array([h.times_ms[-1] / 1000 for h in hyps])
         words = np.array([len(h.words[-1]) for h in hyps])
         return {
             "population": "v4 (query side)",
             "input": kind,
             "n_questions": len(hyps),
+            "questions_label": label,
             "input_s_mean": float(end_s.mean()),
             "words_per_s_median": float(np.median(words / np.maximum(end_s, 1e-9))),
             "hypotheses_per_question": float(np.mean([len(h.words) for h in hyps])),
@@ -115,13 +142,31 @@ def query_side(spoken_v4: Path | None) -> list[dict]:
         }
 
     n = np.array([len(q["query"].split()) for q in questions])
-    rows.append({"population": "v4 (query side)", "input": "uniform", "n_questions": len(n),
+    rows.append({"population": "v4 (query side)", "input": "uniform", "n_questions": len(n), "questions_label": f"{len(n):,}",
                  "input_s_mean": float((n / DELTA_WPS).mean()), "words_per_s_median": DELTA_WPS,
                  "hypotheses_per_question": float(n.mean()), "revised_share": 0.0, "questions_with_revision": 0.0})  # fmt: skip
-    rows.append(stats("typed", [question_hypotheses(typed, q["interaction_id"], q["query"]) for q in questions]))
+    typed_hyps = [question_hypotheses(typed, q["interaction_id"], q["query"]) for q in questions]
+    rows.append(stats("typed", typed_hyps, f"{len(typed_hyps):,}"))
     if spoken_v4 is not None:
-        rows.append(stats("spoken", list(read_hypotheses(spoken_v4).questions.values())))
+        hyps, label = spoken_v4_hypotheses(spoken_v4, [q["interaction_id"] for q in questions])
+        if hyps:
+            rows.append(stats("spoken", hyps, label))
     return rows
+
+
+def query_side_markdown(rows: list[dict]) -> str:
+    """The README's v4 query-side table."""
+    names = {"uniform": f"uniform {DELTA_WPS:g} w/s", "typed": "typed", "spoken": "spoken"}
+    lines = [
+        "| input | questions | mean input time | median words/s | hypotheses / question | hypotheses revised | questions with a revision |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {names[r['input']]} | {r['questions_label']} | {r['input_s_mean']:.2f} s | {r['words_per_s_median']:.2f} "
+            f"| {r['hypotheses_per_question']:.1f} | {r['revised_share']:.1%} | {r['questions_with_revision']:.1%} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def figure(rows: pd.DataFrame, path: Path) -> None:
@@ -141,18 +186,22 @@ def figure(rows: pd.DataFrame, path: Path) -> None:
 
 def main_(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--spoken-demo", type=Path, required=True)
-    ap.add_argument("--spoken-sample", type=Path, required=True)
-    ap.add_argument("--spoken-v4", type=Path)
+    ap.add_argument("--spoken-demo", type=Path, help="speak's output for the demo set (not with --query-side-only)")
+    ap.add_argument("--spoken-sample", type=Path, help="speak's output for the real sample (not with --query-side-only)")
+    ap.add_argument("--spoken-v4", type=Path, help="speak's output for v4 questions, or its .partial file of a run going on")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--query-side-only", action="store_true", help="only the v4 query-side table")
     ap.add_argument("--inputs", default="uniform,typed,spoken", help="inputs to run (others are kept from OUT/compare.csv)")
     args = ap.parse_args(argv)
+    if not args.query_side_only and (args.spoken_demo is None or args.spoken_sample is None):
+        ap.error("--spoken-demo and --spoken-sample are needed unless --query-side-only")
     args.out.mkdir(parents=True, exist_ok=True)
-    side = pd.DataFrame(query_side(args.spoken_v4))
-    for s in side.to_dict("records"):
-        print(json.dumps(s))
-    write_text_atomic(args.out / "query_side.csv", side.to_csv(index=False))
+    side_rows = query_side(args.spoken_v4)
+    for row in side_rows:
+        print(json.dumps(row))
+    write_text_atomic(args.out / "query_side.csv", pd.DataFrame(side_rows).to_csv(index=False))
+    write_text_atomic(args.out / "query_side.md", query_side_markdown(side_rows))
+    print(query_side_markdown(side_rows), end="")
     if args.query_side_only:
         return 0
     rows = []

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from streamrag.base.errors import ConfigError
+
+if TYPE_CHECKING:
+    from streamrag.data.hypotheses import Hypotheses
 
 RECOGNIZER_RATE_HZ = 16_000
 _WORD = re.compile(r"[a-z0-9']+")
@@ -92,6 +95,14 @@ class SpokenQuestion:
             "word_edits": self.edits,
             "question_words": self.ref_words,
         }
+
+    def heard(self) -> Hypotheses:
+        """The hypotheses as the output file holds them (times rounded as :meth:`record`
+        writes them), for a reader of a run's progress file before its output exists."""
+        from streamrag.data.hypotheses import hypotheses_of
+
+        items = self.record()["hypotheses"]
+        return hypotheses_of([tuple(h["text"].split()) for h in items], [h["t_ms"] for h in items])
 
 
 class Speaker:

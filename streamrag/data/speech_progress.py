@@ -79,6 +79,57 @@ def _spoken_of(obj: dict[str, Any]) -> SpokenQuestion:
     )
 
 
+def _progress_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """``(line_no, object)`` of the file's intact lines, the header first, and their byte
+    length: a last line without its newline (a kill cut it short) is left out."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    intact = len(data) - len(lines[-1])  # the bytes up to the last newline
+    name = str(path)
+    out: list[tuple[int, dict[str, Any]]] = []
+    for line_no, raw in enumerate(lines[:-1], 1):
+        damaged = "the progress file is damaged; remove it to start again"
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            raise RecordError(name, line_no, "line", f"not JSON: {damaged}") from None
+        if not isinstance(obj, dict):
+            raise RecordError(name, line_no, "line", f"not a JSON object: {damaged}")
+        out.append((line_no, obj))
+    if not out:
+        raise RecordError(name, 1, "header", "missing: the progress file is damaged; remove it to start again")
+    return out, intact
+
+
+def _spoken_or_error(name: str, line_no: int, obj: Any) -> tuple[SpokenQuestion, float]:
+    try:
+        return _spoken_of(obj), float(obj["cpu_s"])
+    except (KeyError, TypeError, ValueError):
+        raise RecordError(name, line_no, "line", "not a spoken question: the progress file is damaged") from None
+
+
+def is_progress_file(path: Path) -> bool:
+    """Whether ``path`` starts with a progress file's header (else it is, say, a finished output)."""
+    with path.open("rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(header, dict) and "speak_progress" in header
+
+
+def read_spoken(path: Path) -> list[SpokenQuestion]:
+    """The questions a progress file holds so far, in order, read only: a run that is
+    still going, or was interrupted, can be looked at without touching it."""
+    name = str(path)
+    lines, _ = _progress_lines(path)
+    header = lines[0][1]
+    if header.get("speak_progress") != PROGRESS_VERSION:
+        raise RecordError(name, 1, "speak_progress", f"not a speak progress file of version {PROGRESS_VERSION}")
+    return [_spoken_or_error(name, line_no, obj)[0] for line_no, obj in lines[1:] if "loaded_cpu_s" not in obj]
+
+
 class SpeakProgress:
     """The progress file of one ``speak`` run: what is done, and appending to it."""
 
@@ -118,28 +169,14 @@ class SpeakProgress:
 
     def _read(self, questions: Sequence[tuple[str, str]]) -> int:
         """Load the done questions; the byte length of the file's intact lines."""
-        data = self.path.read_bytes()
-        lines = data.split(b"\n")
-        intact = len(data) - len(lines[-1])  # the bytes up to the last newline
         name = str(self.path)
-        for line_no, raw in enumerate(lines[:-1], 1):
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                raise RecordError(
-                    name, line_no, "line", "not JSON: the progress file is damaged; remove it to start again"
-                ) from None
-            if line_no == 1:
-                self._check_header(obj, name)
-                continue
+        lines, intact = _progress_lines(self.path)
+        self._check_header(lines[0][1], name)
+        for line_no, obj in lines[1:]:
             if "loaded_cpu_s" in obj:
                 self.cpu_s += float(obj["loaded_cpu_s"])
                 continue
-            try:
-                spoken = _spoken_of(obj)
-                cpu_s = float(obj["cpu_s"])
-            except (KeyError, TypeError, ValueError):
-                raise RecordError(name, line_no, "line", "not a spoken question: the progress file is damaged") from None
+            spoken, cpu_s = _spoken_or_error(name, line_no, obj)
             i = len(self.spoken)
             if i >= len(questions) or (spoken.interaction_id, spoken.query) != questions[i]:
                 raise RecordError(
@@ -147,8 +184,6 @@ class SpeakProgress:
                 )
             self.spoken.append(spoken)
             self.cpu_s += cpu_s
-        if not lines[:-1]:
-            raise RecordError(name, 1, "header", "missing: the progress file is damaged; remove it to start again")
         return intact
 
     def _check_header(self, obj: Any, name: str) -> None:
