@@ -30,15 +30,19 @@ cap, deferral) apply to its opportunities as to every trigger's.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import lru_cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
+from streamrag.base.bundled import models_dir, names_in
+from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion
@@ -139,9 +143,39 @@ def save_model(model: TriggerModel, path: str | os.PathLike[str]) -> Path:
     return out
 
 
-def load_model(path: str | os.PathLike[str]) -> TriggerModel:
-    """Read a saved model (cached by path, size and modification time); a bad file is a one-line ConfigError."""
-    p = Path(path)
+def is_model_path(value: str) -> bool:
+    """True when a ``trigger.model`` value names a file rather than a shipped model: it
+    ends in ``.json`` or holds a path separator (the rule of ``latency.profile``)."""
+    return value.endswith(".json") or "/" in value or os.sep in value
+
+
+def list_models() -> list[str]:
+    """Names of the shipped models (``sim/models/NAME.json``: ``trigger.model = "NAME"``)."""
+    return names_in(models_dir(), ".json")
+
+
+def _shipped(name: str) -> Traversable:
+    resource = models_dir() / f"{name}.json"
+    if not resource.is_file():
+        known = ", ".join(list_models()) or "none"
+        raise ConfigError(f"trigger.model: no shipped model {name!r} (shipped: {known}; a model file is a path ending in .json)")
+    return resource
+
+
+def model_sha256(name_or_path: str) -> str:
+    """SHA-256 of the model's bytes, a shipped model's included (sweep keys follow content)."""
+    if is_model_path(name_or_path):
+        return file_sha256(name_or_path)
+    return hashlib.sha256(_shipped(name_or_path).read_bytes()).hexdigest()
+
+
+def load_model(name_or_path: str | os.PathLike[str]) -> TriggerModel:
+    """Read a saved model — a file (cached by path, size and modification time), or a
+    shipped one by name; a bad file is a one-line ConfigError."""
+    text = os.fspath(name_or_path)
+    if not is_model_path(text):
+        return _load_shipped(text)
+    p = Path(text)
     try:
         st = p.stat()
     except OSError as exc:
@@ -151,12 +185,21 @@ def load_model(path: str | os.PathLike[str]) -> TriggerModel:
 
 @lru_cache(maxsize=16)
 def _load(path: str, size: int, mtime_ns: int) -> TriggerModel:
+    return _validated(Path(path).read_bytes(), path)
+
+
+@lru_cache(maxsize=4)
+def _load_shipped(name: str) -> TriggerModel:
+    return _validated(_shipped(name).read_bytes(), f"shipped model {name!r}")
+
+
+def _validated(data: bytes, origin: str) -> TriggerModel:
     try:
-        return TriggerModel.model_validate_json(Path(path).read_bytes())
+        return TriggerModel.model_validate_json(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         where = ".".join(map(str, e["loc"])) or "(file)"
-        raise ConfigError(f"{path}: not a streamrag trigger model: {where}: {e['msg']}") from None
+        raise ConfigError(f"{origin}: not a streamrag trigger model: {where}: {e['msg']}") from None
 
 
 def feature_matrix(columns: list[str], features: dict[str, np.ndarray], *, where: str = "") -> np.ndarray:
@@ -250,7 +293,8 @@ class LearnedTriggerConfig(_Frozen):
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     """Per-prefix evidence (its feature columns): a bare table or live words cannot run it."""
     model: str
-    """Path of the model JSON ``streamrag train-trigger`` wrote."""
+    """The model JSON ``streamrag train-trigger`` wrote (a path), or a shipped model's
+    name (``frontier``: :func:`list_models`)."""
     tau: float = Field(default=0.5, ge=0.0, le=1.0)
     mode: Literal["single", "rearm"] = "single"
 
