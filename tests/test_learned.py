@@ -137,11 +137,15 @@ def test_a_saved_model_is_json_and_a_bad_one_is_one_line(trained: Path, tmp_path
 
 
 def test_single_fires_once_rearm_at_every_upward_crossing() -> None:
-    p = np.array([0.1, 0.6, 0.7, 0.2, 0.8, 0.9, 0.3])
-    single = LearnedTrigger(p, 0.5, rearm=False)
-    rearm = LearnedTrigger(p, 0.5, rearm=True)
+    p = [0.1, 0.6, 0.7, 0.2, 0.8, 0.9, 0.3]
+    single = LearnedTrigger(lambda t: p[t - 1], 0.5, rearm=False)
+    rearm = LearnedTrigger(lambda t: p[t - 1], 0.5, rearm=True)
     assert [single.on_word(t) for t in range(1, 8)] == [False, True, False, False, False, False, False]
     assert [rearm.on_word(t) for t in range(1, 8)] == [False, True, False, False, True, False, False]
+    # live input revised from word 2 on: word 2 is decided again from the state before it
+    # (armed), as if the withdrawn words had never been heard
+    p[1:] = [0.3, 0.6]
+    assert [single.on_word(t) for t in (2, 3)] == [False, True]
 
 
 def test_the_learned_trigger_fires_in_the_pipeline_at_the_models_word(trained: Path) -> None:
