@@ -134,6 +134,53 @@ def test_a_revision_withdraws_the_features_and_decisions_of_the_words_it_replace
     assert checked >= 5
 
 
+def test_the_ranker_is_the_judge_when_the_tool_is_a_plain_function(tmp_path: Path) -> None:
+    # An agent's tool is any async function; the heuristic reflector's judge (a BM25 tool
+    # over the same chunks) then ranks each prefix heard, as `streamrag live` does.
+    model = _model(tmp_path, ONLINE, [0.45, 0.5, -1.6, 0.7, -0.9], -2.4)
+    rs = _scenario(model, 0.35, "rearm")
+    simulated, questions = _simulated_fires(rs)
+    chunks = _chunks()
+
+    async def main(clock: Any) -> dict[str, list[int]]:
+        out = {}
+        for q in questions[:8]:
+            query, own = chunks[q.interaction_id]
+            judge = BM25Tool(own, clock)
+
+            async def search(query: str, k: int = 3, judge: BM25Tool = judge) -> list[dict[str, Any]]:
+                return [{"id": h.chunk_id, "score": h.score} for h in judge.rank(query, k)]
+
+            async with streamrag.Speculator(search, rs, judge=judge, clock=clock, arguments=lambda x: {"query": x}) as spec:
+                assert spec.ranker is judge
+                for i, text in enumerate(_word_by_word(query)):
+                    await clock.sleep_until_us(spec.events_origin_us + (i + 1) * WORD_US if i else 0)
+                    spec.hear(text)
+                await spec.resolve()
+                out[q.interaction_id] = [e["prefix_t"] for e in spec.events if e["kind"] == "fire" and e["by"] == "trigger"]
+        return out
+
+    live = run_virtual(main)
+    assert live == {q.interaction_id: simulated[q.interaction_id] for q in questions[:8]}
+
+
+def test_streamrag_live_runs_the_learned_trigger_on_a_transcript(tmp_path: Path) -> None:
+    from _livehelpers import FAST
+
+    from streamrag.cli import main
+
+    query = next(iter(_chunks().values()))[0]
+    transcript = tmp_path / "turn.jsonl"
+    transcript.write_text("".join(json.dumps({"word": w, "t_ms": 50 * i}) + "\n" for i, w in enumerate(query.split(), 1)))
+    out = tmp_path / "run"
+    args = ["live", "--transcript", str(transcript), "--out", str(out), "--quiet", *FAST, "--set", "trigger.kind=learned",
+            "--set", "trigger.model=frontier", "--set", "trigger.tau=0.45"]  # fmt: skip
+    assert main(args) == 0
+    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    fires = [e["prefix_t"] for e in events if e["kind"] == "fire" and e.get("by") == "trigger"]
+    assert len(fires) == 1 and 1 <= fires[0] <= len(query.split())  # single-fire, from the words heard
+
+
 def test_live_input_without_a_ranker_or_with_a_right_context_model_is_one_error(tmp_path: Path) -> None:
     rs = _scenario("frontier", 0.45, "single")
 
