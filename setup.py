@@ -9,6 +9,7 @@ DATA_PACKAGES = {
     "streamrag._calibration.profiles": "calibration/profiles",
     "streamrag._sim": "sim",
     "streamrag._sim.grids": "sim/grids",
+    "streamrag._sim.models": "sim/models",
 }
 
 setup(

@@ -63,13 +63,23 @@ def test_live_input_takes_the_triggers_that_need_nothing_but_words():
     for kind, _ in _kinds(TriggerConfig):
         rs = const_scenario(trigger={"kind": kind, **REQUIRED.get(kind, {})})
         if kind in live:
-            _check_live(rs, known=False)
+            _check_live(rs, known=False, judge=None)
         else:
             with pytest.raises(
                 ConfigError,
-                match=rf"trigger\.kind: '{kind}' needs the question in advance \((rankings|t_star)\); live input takes interval, every_word, none, hedge",
+                match=rf"trigger\.kind: '{kind}' needs the question in advance \((rankings|t_star)\); live input takes interval, every_word, none, hedge, and learned with a ranker",
             ):
-                _check_live(rs, known=False)
-        _check_live(rs, known=True)  # a known question gives every trigger what it needs
+                _check_live(rs, known=False, judge=None)
+        _check_live(rs, known=True, judge=None)  # a known question gives every trigger what it needs
     assert kinds_without(TriggerConfig, "rankings") == ("interval", "every_word", "oracle", "none", "hedge")
+    # a kind that ranks the words heard itself (``ranks_online``) runs live given a ranker
+    # (the live run's judge: a BM25 tool over the corpus), and says what is missing without one
+    from streamrag.engine.clock import RealClock
+    from streamrag.live.tools import BM25Tool
+
+    rs = const_scenario(trigger={"kind": "learned", "model": "frontier"})
+    assert [k for k, m in _kinds(TriggerConfig) if m.ranks_online] == []  # today only learned declares it
+    _check_live(rs, known=False, judge=BM25Tool(["a chunk"], RealClock()))
+    with pytest.raises(ConfigError, match="'learned' reads a ranking of each prefix heard: pass ranker="):
+        _check_live(rs, known=False, judge=None)
     assert kinds_without(ReflectorConfig, "rankings") == ("heuristic", "gold")

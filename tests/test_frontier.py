@@ -92,10 +92,14 @@ def test_a_variant_with_a_list_is_a_family_of_points(tmp_path: Path) -> None:
         """))  # fmt: skip
 
 
-def test_the_builtin_frontier_grid_has_eight_policies() -> None:
+def test_the_builtin_frontier_grid_has_ten_policies_with_the_shipped_learned_model() -> None:
     (axis,) = load_grid("frontier").axes
     families = {v.family or v.label for v in axis.values}
-    assert families == {"none", "interval_words", "interval_seconds", "replace", "stable", "hedge", "every_word", "oracle"}
+    assert families == {"none", "interval_words", "interval_seconds", "replace", "stable", "hedge", "every_word", "oracle",
+                        "learned", "learned_rearm"}  # fmt: skip
+    learned = [dict(v.overrides) for v in axis.values if v.family in ("learned", "learned_rearm")]
+    assert {o["trigger.model"] for o in learned} == {"frontier"}  # the shipped model, by name: no file to bring
+    assert sorted({o["trigger.tau"] for o in learned}) == [0.3, 0.45, 0.6, 0.75]
 
 
 # --- operating points ----------------------------------------------------------------
@@ -133,6 +137,7 @@ def test_frontier_command_writes_the_same_bytes_for_the_same_seed(tmp_path: Path
         hedge = { "trigger.kind" = "hedge", "trigger.quantile" = [0.1, 0.5] }
         every_word = { "trigger.kind" = "every_word" }
         oracle = { "trigger.kind" = "oracle" }
+        learned = { "trigger.kind" = "learned", "trigger.model" = "frontier", "trigger.tau" = [0.45] }
     """)  # fmt: skip
     out = tmp_path / "a"
     names = ["frontier.csv", "operating_points.csv", "optimum.csv", "leaderboard.md", "frontier.pdf", "frontier.svg"]
@@ -144,15 +149,21 @@ def test_frontier_command_writes_the_same_bytes_for_the_same_seed(tmp_path: Path
         assert files == first
     outs = [out]
     points = pd.read_csv(outs[0] / "frontier" / "frontier.csv")
-    assert len(points) == 8 and set(points["policy"]) == {"none", "interval_words", "stable", "hedge", "every_word", "oracle"}
+    assert len(points) == 9
+    assert set(points["policy"]) == {"none", "interval_words", "stable", "hedge", "every_word", "oracle", "learned"}
     none = points[points["policy"] == "none"].iloc[0]
     assert none["saved_ms.mean"] == 0 and none["extra_calls.mean"] == 0 and none["on_frontier"]
     # Nothing beats the offline optimum; the regret is what is left of it.
     assert (points["saved_ms.mean"] <= points["optimum_saved_ms"] + 1e-9).all()
     assert np.allclose(points["regret_ms"], points["optimum_saved_ms"] - points["saved_ms.mean"])
     assert not points[points["policy"] == "oracle"]["on_frontier"].any()
+    learned = points[points["policy"] == "learned"].iloc[0]  # scored like every other point
+    assert learned["saved_ms.mean"] > 0 and learned["pct_of_optimal"] > 0 and learned["regret_ms"] >= 0
     ops = pd.read_csv(outs[0] / "frontier" / "operating_points.csv")
     assert set(ops["level"][ops["at"] == "budget"]) == {0.25, 0.5, 1.0, 2.0}
+    assert "learned" in set(ops["policy"])
+    assert "| `learned` |" in (out / "frontier" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "<!-- learned -->" in (out / "frontier" / "frontier.svg").read_text(encoding="utf-8")  # its legend entry
     assert (outs[0] / "frontier" / "frontier.pdf").read_bytes().startswith(b"%PDF")
     # Read back by their declarations: one dtype per column whatever the values.
     tables = read_frontier(out / "frontier")
@@ -196,7 +207,7 @@ def test_a_table_with_its_evidence_runs_the_policies_that_read_rankings(tmp_path
     assert main(["generate", str(table), "--table", "--questions", "12", "--seed", "1"]) == 0
     grid = load_grid("frontier", input=f"table:{table}")
     swept = plan(grid, PreparedInputs(grid.input))
-    assert not swept.skipped and len(swept.runnable) == 22
+    assert not swept.skipped and len(swept.runnable) == 30
     (tmp_path / "T.prefixes.parquet").unlink()  # a bare table: only t* is known
     with pytest.raises(ConfigError, match="needs per-prefix evidence"):
         plan(load_grid("frontier", input=f"table:{table}"), PreparedInputs(load_grid("frontier", input=f"table:{table}").input))

@@ -13,7 +13,8 @@ from _simhelpers import compact, const_scenario, full_q, replay
 from conftest import ANCHOR_REPO
 
 from streamrag.analysis.evidence import PrefixEvidence
-from streamrag.analysis.features import ANCHOR_COLUMNS, prefix_features, read_feature_table
+from streamrag.analysis.feature_table import read_feature_table
+from streamrag.analysis.features import ANCHOR_COLUMNS, prefix_features
 from streamrag.base.errors import ConfigError, RecordError, TableError
 from streamrag.cli import main
 from streamrag.pipeline.learned import LearnedTrigger, load_model, predict_proba
@@ -145,11 +146,15 @@ def test_a_saved_model_is_json_and_a_bad_one_is_one_line(trained: Path, tmp_path
 
 
 def test_single_fires_once_rearm_at_every_upward_crossing() -> None:
-    p = np.array([0.1, 0.6, 0.7, 0.2, 0.8, 0.9, 0.3])
-    single = LearnedTrigger(p, 0.5, rearm=False)
-    rearm = LearnedTrigger(p, 0.5, rearm=True)
+    p = [0.1, 0.6, 0.7, 0.2, 0.8, 0.9, 0.3]
+    single = LearnedTrigger(lambda t: p[t - 1], 0.5, rearm=False)
+    rearm = LearnedTrigger(lambda t: p[t - 1], 0.5, rearm=True)
     assert [single.on_word(t) for t in range(1, 8)] == [False, True, False, False, False, False, False]
     assert [rearm.on_word(t) for t in range(1, 8)] == [False, True, False, False, True, False, False]
+    # live input revised from word 2 on: word 2 is decided again from the state before it
+    # (armed), as if the withdrawn words had never been heard
+    p[1:] = [0.3, 0.6]
+    assert [single.on_word(t) for t in (2, 3)] == [False, True]
 
 
 def test_the_learned_trigger_fires_in_the_pipeline_at_the_models_word(trained: Path) -> None:

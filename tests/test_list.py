@@ -8,6 +8,7 @@ import pytest
 
 from streamrag.cli import main
 from streamrag.engine.profiles import list_profiles
+from streamrag.pipeline.learned import list_models
 from streamrag.pipeline.policies import PolicyConfig
 from streamrag.pipeline.reflectors import ReflectorConfig
 from streamrag.pipeline.triggers import TriggerConfig
@@ -24,6 +25,7 @@ EXPECTED = {
     "scenarios": list_scenarios(),
     "grids": list_grids(),
     "profiles": list_profiles(),
+    "models": list_models(),
     "triggers": _kinds(TriggerConfig),
     "reflectors": _kinds(ReflectorConfig),
     "policies": _kinds(PolicyConfig),

@@ -313,7 +313,7 @@ def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     """Every declared table kind, with the columns a table of it may have beyond its
     declared ones (named by a rule, or typed by the sweep it came from)."""
     from streamrag.analysis.dual_gold import DUAL
-    from streamrag.analysis.feature_table import FEATURES
+    from streamrag.analysis.feature_schema import FEATURES
     from streamrag.analysis.label_audit import AUDIT
     from streamrag.analysis.query_side import QUERIES
     from streamrag.learn.train import TRIGGER_FRONTIER
@@ -383,7 +383,8 @@ def test_a_load_run_reads_in_its_declared_types(load_run) -> None:
 
 
 def test_the_feature_table_reads_in_its_declared_types(tmp_path) -> None:
-    from streamrag.analysis.feature_table import FEATURES, read_feature_table
+    from streamrag.analysis.feature_schema import FEATURES
+    from streamrag.analysis.feature_table import read_feature_table
     from streamrag.data.demo import demo_path
 
     out = tmp_path / "an"

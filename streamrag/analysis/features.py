@@ -26,54 +26,50 @@ BM25 score of top1 − top2), ``top1_coverage_prefix`` (share of the prefix's di
 tokens in the top-1 chunk) and ``hypothesis_revised`` (ASR hypotheses: 1 if hypothesis t
 is later revised — known only afterwards, so it is a label-like column, not a feature).
 
-:func:`prefix_features` is the one rule: the feature table and the ``learned`` trigger
-(through :class:`~streamrag.pipeline.question.SimQuestion`'s ``features``) both call it
-on a question's :class:`~streamrag.analysis.evidence.PrefixEvidence`.
+:func:`prefix_features` is the one rule: the feature table
+(:mod:`streamrag.analysis.feature_table`) and the ``learned`` trigger (through
+:class:`~streamrag.pipeline.question.SimQuestion`'s ``features``, or live from the words
+heard) all call it, or :func:`features_of` under it, on a question's
+:class:`~streamrag.analysis.evidence.PrefixEvidence`.
 """
 
 from __future__ import annotations
 
-import csv
-import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from streamrag.analysis.entity import EntityContext
 from streamrag.analysis.evidence import PrefixEvidence
-from streamrag.analysis.feature_table import (
-    ANCHOR_COLUMNS,
-    EXTRA_COLUMNS,
-    FEATURE_FILE,
-    FEATURES,
-    QUESTION_WORD_LEVELS,
-    QUESTION_WORDS,
-    Context,
-    FeatureTable,
-    read_feature_table,
-)
-from streamrag.base.errors import ConfigError
+from streamrag.analysis.feature_schema import ANCHOR_COLUMNS, EXTRA_COLUMNS
 
 __all__ = [
     "ANCHOR_COLUMNS",
     "EXTRA_COLUMNS",
-    "FEATURES",
     "FEATURE_FILE",
     "QUESTION_WORDS",
-    "QUESTION_WORD_LEVELS",
     "Context",
-    "FeatureTable",
-    "feature_rows",
+    "features_of",
     "online_evidence",
     "prefix_features",
     "question_word_type",
-    "read_feature_table",
-    "study_feature_rows",
-    "write_feature_table",
 ]
+
+Context = EntityContext
+"""Which words the entity and question-word columns see (one rule with ``t_entity``'s)."""
+
+FEATURE_FILE = "features.csv"
+"""The feature table's name in an ``analyze --out`` folder."""
+
+TABLE_SOURCE = "table:"
+"""``table:T.csv``: the features of a stabilization table with its per-prefix evidence."""
+
+QUESTION_WORDS = ("who", "what", "when", "where", "which", "why", "how")
+"""The anchor's question words; ``other`` when none of the first three words is one."""
+QUESTION_WORD_LEVELS = (*QUESTION_WORDS, "other")
+
 
 NUMERIC_FEATURES = (
     "top1_stable_streak",
@@ -109,9 +105,33 @@ def prefix_features(ev: PrefixEvidence) -> dict[str, np.ndarray]:
     names; right-context ones (the anchor's rule) add ``_full``. Entity columns are
     present only when the evidence has the tagger's output, question words only with
     the words, margin and prefix coverage only when the analysis computed them."""
-    n = ev.n_words
+    return features_of(
+        ev.top_ids[:, 0],
+        words=ev.words,
+        margin=ev.margin,
+        coverage_prefix=ev.coverage_prefix,
+        ne_first=ev.ne_first,
+        ne_first_full=ev.ne_first_full,
+    )
+
+
+def features_of(
+    top1: np.ndarray,
+    *,
+    words: Sequence[str] | None = None,
+    margin: np.ndarray | None = None,
+    coverage_prefix: np.ndarray | None = None,
+    ne_first: np.ndarray | None = None,
+    ne_first_full: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`prefix_features` from its inputs: ``top1`` (n,) each prefix's top chunk, and
+    the optional per-prefix inputs of :class:`~streamrag.analysis.evidence.PrefixEvidence`
+    of the same names. Row t reads rows 1..t only (the ``_full`` columns aside), so a
+    live turn computes the features of the prefixes heard so far with this same rule
+    (:mod:`streamrag.simulator.heard`)."""
+    top1 = np.asarray(top1)
+    n = int(top1.shape[0])
     t = np.arange(1, n + 1, dtype=np.int64)
-    top1 = ev.top_ids[:, 0]
     changed = np.r_[False, top1[1:] != top1[:-1]]
     # streak: prefixes since the last change (inclusive), 1 at t = 1
     last_change = np.maximum.accumulate(np.where(changed | (t == 1), t, 0))
@@ -120,19 +140,19 @@ def prefix_features(ev: PrefixEvidence) -> dict[str, np.ndarray]:
         "top1_changed": changed.astype(np.float64),
         "top1_stable_streak": (t - last_change + 1).astype(np.float64),
     }
-    if ev.margin is not None:
-        out["top1_margin"] = np.asarray(ev.margin, dtype=np.float64)
-    if ev.coverage_prefix is not None:
-        out["top1_coverage_prefix"] = np.asarray(ev.coverage_prefix, dtype=np.float64)
-    if ev.ne_first is not None:
-        out["named_entity_detected"], out["words_since_first_ne"] = _entity_columns(ev.ne_first.astype(np.int64), t)
-    if ev.ne_first_full is not None:
-        full = _entity_columns(ev.ne_first_full.astype(np.int64), t)
+    if margin is not None:
+        out["top1_margin"] = np.asarray(margin, dtype=np.float64)
+    if coverage_prefix is not None:
+        out["top1_coverage_prefix"] = np.asarray(coverage_prefix, dtype=np.float64)
+    if ne_first is not None:
+        out["named_entity_detected"], out["words_since_first_ne"] = _entity_columns(np.asarray(ne_first, dtype=np.int64), t)
+    if ne_first_full is not None:
+        full = _entity_columns(np.asarray(ne_first_full, dtype=np.int64), t)
         out["named_entity_detected_full"], out["words_since_first_ne_full"] = full
-    if ev.words is not None:
-        words = list(ev.words)
-        out["question_word_type"] = np.array([question_word_type(words[:i]) for i in t.tolist()], dtype=object)
-        out["question_word_type_full"] = np.array([question_word_type(words)] * n, dtype=object)
+    if words is not None:
+        heard = list(words)
+        out["question_word_type"] = np.array([question_word_type(heard[:i]) for i in t.tolist()], dtype=object)
+        out["question_word_type_full"] = np.array([question_word_type(heard)] * n, dtype=object)
     return out
 
 
@@ -225,71 +245,3 @@ def online_evidence(
         if a is not None:
             a.flags.writeable = False
     return replace(ev, words=words, margin=margin, coverage_prefix=coverage, ne_first=ne, ne_first_full=ne_full)
-
-
-# --- the feature table ---------------------------------------------------------------
-
-
-def feature_rows(
-    meta: dict[str, Any], ev: PrefixEvidence, t_suf: int | None, t_sc: int, *, context: Context
-) -> list[dict[str, Any]]:
-    """The feature table's rows of one analyzed question (``meta``: interaction_id,
-    question_type, domain), entity and question-word columns by ``context``."""
-    f = prefix_features(ev)
-    suffix = "" if context == "prefix" else "_full"
-    need = [c + suffix for c in CONTEXT_FEATURES]
-    missing = [c for c in need if c not in f]
-    if missing:
-        raise ConfigError(
-            f"features: {missing[0]!r} needs the entity tagger's output (analyze --features runs it; needs the ner extra)"
-        )
-    n = ev.n_words
-    revised = ev.revised
-    rows = []
-    for i in range(n):
-        t = i + 1
-        rows.append(
-            {
-                "interaction_id": meta["interaction_id"],
-                "question_type": meta["question_type"],
-                "domain": meta["domain"],
-                "retrieved_gold": t_suf is not None,
-                "n_words": n,
-                "t": t,
-                "t_suf": "" if t_suf is None else t_suf,
-                "t_sc": t_sc,
-                "top1_stable_streak": int(f["top1_stable_streak"][i]),
-                "top1_changed": int(f["top1_changed"][i]),
-                "named_entity_detected": int(f[need[0]][i]),
-                "words_since_first_ne": int(f[need[1]][i]),
-                "question_word_type": f[need[2]][i],
-                "label": "" if t_suf is None else int(t >= t_suf),
-                "label_sc": int(t >= t_sc),
-                "top1_margin": "" if "top1_margin" not in f else float(f["top1_margin"][i]),
-                "top1_coverage_prefix": "" if "top1_coverage_prefix" not in f else float(f["top1_coverage_prefix"][i]),
-                "hypothesis_revised": "" if revised is None else int(bool(revised[i])),
-                "context": context,
-            }
-        )
-    return rows
-
-
-def study_feature_rows(analyses: Iterable[Any], *, context: Context) -> Iterator[dict[str, Any]]:
-    """The feature table's rows of analyzed questions (skipped ones have none, as in the anchor's)."""
-    for a in analyses:
-        if a.evidence is None:
-            continue
-        row = a.row
-        yield from feature_rows(row, a.evidence, row["t_suf"], row["t_sc"], context=context)
-
-
-def write_feature_table(rows: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """Write the feature table (anchor's columns, then ours) as CSV, atomically."""
-    from streamrag.base.atomic import atomic_path
-
-    out = Path(path)
-    with atomic_path(out) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*ANCHOR_COLUMNS, *EXTRA_COLUMNS], lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    return out

@@ -1,7 +1,8 @@
-"""Built-in TOML resources: calibration profiles, scenarios and sweep grids.
+"""Built-in resources: calibration profiles, scenarios, sweep grids and trigger models.
 
 The files live in the repository's top-level ``calibration/`` (latency sources and
-profiles) and ``sim/`` (scenarios; sweep grids in ``sim/grids/``). A wheel ships them as
+profiles) and ``sim/`` (scenarios; sweep grids in ``sim/grids/``; the learned trigger's
+shipped models, JSON, in ``sim/models/``). A wheel ships them as
 the data-only packages ``streamrag._calibration`` and ``streamrag._sim`` (a
 ``package-dir`` mapping in ``setup.py``); in a development checkout where those packages
 are absent, the top-level folders are read directly. Either way they are read with
@@ -43,8 +44,18 @@ def grids_dir() -> Traversable:
     return _root("streamrag._sim.grids", "sim/grids")
 
 
-def toml_names(folder: Traversable) -> list[str]:
-    """Names (without ``.toml``) of the TOML files directly in ``folder``, sorted."""
+def models_dir() -> Traversable:
+    """Folder of the shipped trigger models (``sim/models/*.json``, ``trigger.model = NAME``)."""
+    return _root("streamrag._sim.models", "sim/models")
+
+
+def names_in(folder: Traversable, suffix: str) -> list[str]:
+    """Names (without ``suffix``) of the files directly in ``folder`` ending in it, sorted."""
     if not folder.is_dir():
         return []
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+    return sorted(p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix))
+
+
+def toml_names(folder: Traversable) -> list[str]:
+    """Names (without ``.toml``) of the TOML files directly in ``folder``, sorted."""
+    return names_in(folder, ".toml")

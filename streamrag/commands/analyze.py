@@ -307,7 +307,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = run_study(source, args.out, settings, selection, figures=not args.no_figures, **options)
     if args.features:
-        from streamrag.analysis.features import FEATURE_FILE, study_feature_rows, write_feature_table
+        from streamrag.analysis.feature_table import study_feature_rows, write_feature_table
+        from streamrag.analysis.features import FEATURE_FILE
 
         write_feature_table(study_feature_rows(result.analyses, context=args.features_context), args.out / FEATURE_FILE)
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)

@@ -1,10 +1,10 @@
 """``streamrag list``: what is built in, one line each — the names other commands take.
 
-Every list is read from the registry the commands themselves use (the TOML folders of
-:mod:`streamrag.base.bundled`, the discriminated unions of trigger, reflector, speculation
-policy and retriever configs), so a new scenario or kind shows up without touching this
-file. Descriptions are the TOML files' ``description`` and the config classes' first
-docstring line.
+Every list is read from the registry the commands themselves use (the TOML and model
+folders of :mod:`streamrag.base.bundled`, the discriminated unions of trigger, reflector,
+speculation policy and retriever configs), so a new scenario or kind shows up without
+touching this file. Descriptions are the TOML files' ``description``, a shipped model's
+columns and provenance, and the config classes' first docstring line.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-SECTIONS = ("scenarios", "grids", "profiles", "triggers", "reflectors", "policies", "retrievers")
+SECTIONS = ("scenarios", "grids", "profiles", "models", "triggers", "reflectors", "policies", "retrievers")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "list",
-        help="built-in scenarios, grids, latency profiles, triggers, reflectors, policies and retrievers",
+        help="built-in scenarios, grids, latency profiles, trigger models, triggers, reflectors, policies and retrievers",
         description="List what is built in, one line each: the names --scenario, sweep GRID, "
-        "latency.profile, trigger.kind, reflector.kind, policy.kind and --retriever take.",
+        "latency.profile, trigger.model, trigger.kind, reflector.kind, policy.kind and --retriever take.",
     )
     p.add_argument("what", nargs="?", choices=SECTIONS, help="only this list")
     p.set_defaults(run=run)
@@ -45,6 +45,17 @@ def _tomls(folder: Any, names: list[str]) -> list[tuple[str, str]]:
     return [(name, str(read_toml(folder / f"{name}.toml").get("description", ""))) for name in names]
 
 
+def _model_line(model: Any) -> str:
+    """A shipped trigger model in one line: what it reads and what it was trained on."""
+    prov = model.provenance
+    line = f"learned trigger: {model.kind} on {', '.join(model.columns)}"
+    if prov.get("train_table"):
+        line += f"; trained on {prov['train_table']}"
+    if prov.get("tau_cv") is not None:
+        line += f", tau by cross-validation {prov['tau_cv']}"
+    return line
+
+
 def entries(section: str) -> list[tuple[str, str]]:
     """The (name, description) pairs of one section, in the registry's order."""
     if section == "scenarios":
@@ -60,6 +71,10 @@ def entries(section: str) -> list[tuple[str, str]]:
 
         folder = calibration_dir() / "profiles"
         return _tomls(folder, toml_names(folder))
+    if section == "models":
+        from streamrag.pipeline.learned import list_models, load_model
+
+        return [(name, _model_line(load_model(name))) for name in list_models()]
     if section == "triggers":
         from streamrag.pipeline.triggers import TriggerConfig
 

@@ -21,14 +21,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "fixed tau, and ours by cross-validation on TRAIN), evaluate once on TEST with the analytic saving, and save "
         "the models as JSON (needs pip install 'streamrag[learn]').",
     )
-    p.add_argument("train", type=Path, metavar="TRAIN", help="feature table to fit on (CSV)")
-    p.add_argument("test", type=Path, metavar="TEST", help="feature table to evaluate on (CSV)")
+    p.add_argument(
+        "train", metavar="TRAIN", help="feature table to fit on (CSV), or table:T.csv (a stabilization table with its evidence)"
+    )
+    p.add_argument("test", metavar="TEST", help="feature table to evaluate on (as TRAIN)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument(
         "--features",
-        choices=("anchor", "all"),
         default="anchor",
-        help="the anchor's features (default), or also ours (top1_margin, top1_coverage_prefix)",
+        metavar="SET",
+        help="anchor (default: the anchor's features), all (also top1_margin, top1_coverage_prefix), or feature groups "
+        "joined by commas: retrieval_stability, entity, position, question_word, retrieval_score (both evaluations "
+        "then use them)",
     )
     p.add_argument("--tau", type=float, default=0.5, help="the paper evaluation's fixed tau (default 0.5)")
     p.add_argument("--L-ms", dest="L_ms", type=float, default=600.0, help="tool latency L, ms (default 600)")
@@ -38,21 +42,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command that trained a model, as its provenance records it (the output folder
+    left out: where a model is written does not change it)."""
+    parts = ["streamrag", "train-trigger", args.train, args.test, "--features", args.features, "--tau", f"{args.tau:g}",
+             "--L-ms", f"{args.L_ms:g}", "--delta-wps", f"{args.delta_wps:g}", "--folds", str(args.folds)]  # fmt: skip
+    if args.c_waste_ms is not None:
+        parts += ["--c-waste-ms", f"{args.c_waste_ms:g}"]
+    return " ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
     import csv
     import io
 
-    from streamrag.analysis.features import read_feature_table
+    from streamrag.analysis.feature_table import read_feature_table
     from streamrag.analysis.report import write_summary
     from streamrag.base.atomic import write_text_atomic
     from streamrag.base.errors import ConfigError
     from streamrag.learn.paper import AnalyticParams
-    from streamrag.learn.train import TRIGGER_FRONTIER, cv_summary, paper_summary, sklearn_unavailable_reason
+    from streamrag.learn.train import TRIGGER_FRONTIER, cv_summary, paper_summary, parse_feature_set, sklearn_unavailable_reason
     from streamrag.pipeline.learned import save_model
 
     reason = sklearn_unavailable_reason()
     if reason is not None:
         raise ConfigError(reason)
+    parse_feature_set(args.features)
     if not 0.0 <= args.tau <= 1.0:
         raise ConfigError(f"--tau must be in [0, 1], got {args.tau}")
     if args.folds < 2:
@@ -60,14 +75,14 @@ def run(args: argparse.Namespace) -> int:
     train, test = read_feature_table(args.train), read_feature_table(args.test)
     a = AnalyticParams(args.L_ms, args.delta_wps, args.L_ms if args.c_waste_ms is None else args.c_waste_ms)
     args.out.mkdir(parents=True, exist_ok=True)
-    paper, _ = paper_summary(train, test, tau=args.tau, a=a)
+    paper, _ = paper_summary(train, test, tau=args.tau, a=a, feature_set=args.features)
     ours, models = cv_summary(
         train,
         test,
         feature_set=args.features,
         a=a,
         n_folds=args.folds,
-        provenance={"test_table": str(args.test), "test_sha256": test.sha256},
+        provenance={"command": _command(args), "test_table": str(args.test), "test_sha256": test.sha256},
     )
     write_summary({"paper": paper, "cv": ours}, args.out / "summary.json")
     buf = io.StringIO()

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.analysis.features import CONTEXT_FEATURES, QUESTION_WORD_LEVELS, FeatureTable
+from streamrag.analysis.feature_table import FeatureTable
+from streamrag.analysis.features import CONTEXT_FEATURES, QUESTION_WORD_LEVELS
 from streamrag.base.columns import TableKind
 from streamrag.base.errors import ConfigError
 from streamrag.learn.paper import AnalyticParams, Question, baseline_frontier, evaluate, questions_of, single_fire_frontier
@@ -110,16 +111,42 @@ class Design:
         )
 
 
+FEATURE_SETS = ("anchor", "all")
+"""Named feature sets: the anchor's five features and the question word; ``all`` adds ours."""
+
+
+def parse_feature_set(value: str) -> tuple[str, ...]:
+    """The feature groups of a ``--features`` value: ``anchor``, ``all``, or groups of
+    :data:`GROUPS` joined by commas (``retrieval_stability,position``); ConfigError otherwise."""
+    if value == "anchor":
+        return ("retrieval_stability", "entity", "position", "question_word")
+    if value == "all":
+        return tuple(GROUPS)
+    groups = tuple(g.strip() for g in value.split(","))
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown or not groups:
+        raise ConfigError(
+            f"--features: {value!r} is neither anchor, all nor a comma-separated list of feature groups ({', '.join(GROUPS)})"
+        )
+    return groups
+
+
 def design_for(table: FeatureTable, feature_set: str) -> Design:
-    feats: tuple[str, ...] = ANCHOR_FEATURES
-    if feature_set == "all":
-        absent = [f for f in OUR_FEATURES if not table.has(f)]
-        if absent:
-            raise ConfigError(
-                f"{table.path}: --features all needs column {absent[0]!r} (an anchor table has only its own features)"
-            )
-        feats = (*ANCHOR_FEATURES, *OUR_FEATURES)
-    return Design(feats, True, table.context)
+    """The design of ``feature_set`` (:func:`parse_feature_set`) on ``table``; ConfigError
+    naming the first column the table does not give on every row."""
+    groups = set(parse_feature_set(feature_set))
+    chosen = {f for g in groups for f in GROUPS[g]}
+    feats = tuple(f for f in (*ANCHOR_FEATURES, *OUR_FEATURES) if f in chosen)
+    onehot = "question_word_type" in chosen
+    absent = [f for f in (*feats, *(["question_word_type"] if onehot else [])) if not table.has(f)]
+    if absent:
+        group = next(g for g in GROUPS if absent[0] in GROUPS[g])
+        raise ConfigError(
+            f"{table.path}: the features {feature_set!r} read column {absent[0]!r} (group {group}), which the table "
+            "does not give on every row (an anchor table has only its own features; a generated table's synthetic "
+            "evidence has no words and no tagger output: --features retrieval_stability,position)"
+        )
+    return Design(feats, onehot, table.context)
 
 
 def training_rows(table: FeatureTable, target: str = "suf") -> np.ndarray:
@@ -170,12 +197,25 @@ def _probs(model: Any, x: np.ndarray) -> np.ndarray:
     return model.predict_proba(x)[:, 1]
 
 
+def paper_features(feature_set: str) -> str:
+    """The features of the ``paper`` evaluation: the anchor's for ``anchor`` and ``all``
+    (its published file is reproduced), else the groups given (a table without the
+    anchor's columns is evaluated by the anchor's rules on the features it has)."""
+    return "anchor" if feature_set in FEATURE_SETS else feature_set
+
+
 def paper_summary(
-    train: FeatureTable, test: FeatureTable, *, tau: float = 0.5, a: AnalyticParams = AnalyticParams()
+    train: FeatureTable,
+    test: FeatureTable,
+    *,
+    tau: float = 0.5,
+    a: AnalyticParams = AnalyticParams(),
+    feature_set: str = "anchor",
 ) -> tuple[dict, dict]:
     """The anchor's ``trigger.summary.json`` (its keys, plus ``spearman_undefined`` and the
-    single-fire frontier) and the fitted models."""
-    design = design_for(train, "anchor")
+    single-fire frontier) and the fitted models; ``feature_set`` as :func:`paper_features`."""
+    design = design_for(train, paper_features(feature_set))
+    design_for(test, paper_features(feature_set))
     rows = training_rows(train)
     models = fit_models(design.matrix(train, rows), train.columns["label"][rows].astype(int))
     qs = questions_of(test.columns)
@@ -185,6 +225,8 @@ def paper_summary(
     ablation = {}
     for group in PAPER_GROUPS:
         d = design.without(group)
+        if d.features == design.features or not d.features:
+            continue  # the group is not in the design, or is all of it
         m = fit_models(d.matrix(train, rows), train.columns["label"][rows].astype(int))["logreg"]
         point = evaluate(qs, _probs(m, d.matrix(test)), t_test, tau, "suf", a)
         ablation[group] = {"dropped": list(GROUPS[group]), "spearman_fire_vs_tsuf": point["spearman_fire_vs_tsuf"]}
@@ -193,6 +235,7 @@ def paper_summary(
         "params": {
             "train": train.path,
             "test": test.path,
+            "features": design.columns,
             "tau": tau,
             "L": a.L_ms,
             "delta": a.delta_wps,
@@ -273,8 +316,8 @@ def cv_summary(
         ablation = {}
         for group in GROUPS:
             d = design.without(group)
-            if d.features == design.features and d.onehot == design.onehot:
-                continue
+            if (d.features == design.features and d.onehot == design.onehot) or not (d.features or d.onehot):
+                continue  # the group is not in the design, or is all of it
             mg = fit_models(d.matrix(train, rows), y)[name]
             point = evaluate(qs, _probs(mg, d.matrix(test)), t_test, tau, "suf", a)
             ablation[group] = {k: point[k] for k in ("mean_saving_ms", "misfire_rate", "spearman_fire_vs_tsuf")}

@@ -76,10 +76,11 @@ class TurnOutcome:
     words: list[str]
 
 
-def _check_live(rs: ResolvedScenario, known: bool) -> None:
+def _check_live(rs: ResolvedScenario, known: bool, judge: Any) -> None:
     """ConfigError unless a live run can follow the scenario (heuristic reflector only:
-    a run measures the simulator's rule)."""
-    check_scenario(rs, known)
+    a run measures the simulator's rule; the judge, a BM25 tool over the corpus, ranks
+    each prefix heard for a ``learned`` trigger)."""
+    check_scenario(rs, known, judge)
     if not isinstance(rs.scenario.reflector, HeuristicReflectorConfig):
         raise ConfigError(f"reflector.kind: {rs.scenario.reflector.kind!r} is not available live (heuristic only)")
 
@@ -103,7 +104,7 @@ async def run_turn(
     as they are heard) lets a viewer read them; ``generator``, when given, is G: each
     call's query is generated from its prefix words (else G is a delay and the query is
     the prefix words)."""
-    _check_live(rs, turn.question is not None)
+    _check_live(rs, turn.question is not None, judge)
     words = [] if words is None else words
 
     def draws(stage: str) -> _Draws:

@@ -68,6 +68,7 @@ class HedgeTriggerConfig(SettingsModel):
     kind: Literal["hedge"] = "hedge"
     needs: ClassVar[frozenset[Need]] = frozenset()
     """Words heard only (with the length prior and L's quantile filled in from the scenario)."""
+    ranks_online: ClassVar[bool] = False
     quantile: float = Field(default=0.5, gt=0, lt=1, allow_inf_nan=False)
     """The knob q: the remaining input must be expected to exceed L's q-quantile."""
     lengths: dict[int, int] | None = None

@@ -12,10 +12,13 @@ scikit-learn's ``predict_proba``):
 - GBDT (binomial deviance): ``P = 1 / (1 + exp(−(init + lr · Σ_trees tree(x))))``, a tree
   sending x left iff ``float32(x[feature]) ≤ threshold`` (scikit-learn compares in float32).
 
-Every feature reads the words heard so far (:mod:`streamrag.analysis.features`), so the
-probability of every prefix is computed once when the question's trigger is built, from
-the question's per-prefix ``features``; a column the model names but the question lacks
-(entity columns without the tagger's output, a trace-driven question) is a ConfigError.
+Every feature reads the words heard so far (:mod:`streamrag.analysis.features`), so in
+simulation the probability of every prefix is computed once when the question's trigger
+is built, from the question's per-prefix ``features``; a column the model names but the
+question lacks (entity columns without the tagger's output, a trace-driven question) is a
+ConfigError. On live input without a known question (:meth:`LearnedTriggerConfig.online`)
+P(t) is computed when word t is heard, from the features of the words heard so far
+(:mod:`streamrag.simulator.heard`: a local ranking of each prefix, the same rule).
 
 Modes (``mode``):
 
@@ -30,15 +33,20 @@ cap, deferral) apply to its opportunities as to every trigger's.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections.abc import Callable
 from functools import lru_cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
+from streamrag.base.bundled import models_dir, names_in
+from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.validation import SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion
@@ -139,9 +147,39 @@ def save_model(model: TriggerModel, path: str | os.PathLike[str]) -> Path:
     return out
 
 
-def load_model(path: str | os.PathLike[str]) -> TriggerModel:
-    """Read a saved model (cached by path, size and modification time); a bad file is a one-line ConfigError."""
-    p = Path(path)
+def is_model_path(value: str) -> bool:
+    """True when a ``trigger.model`` value names a file rather than a shipped model: it
+    ends in ``.json`` or holds a path separator (the rule of ``latency.profile``)."""
+    return value.endswith(".json") or "/" in value or os.sep in value
+
+
+def list_models() -> list[str]:
+    """Names of the shipped models (``sim/models/NAME.json``: ``trigger.model = "NAME"``)."""
+    return names_in(models_dir(), ".json")
+
+
+def _shipped(name: str) -> Traversable:
+    resource = models_dir() / f"{name}.json"
+    if not resource.is_file():
+        known = ", ".join(list_models()) or "none"
+        raise ConfigError(f"trigger.model: no shipped model {name!r} (shipped: {known}; a model file is a path ending in .json)")
+    return resource
+
+
+def model_sha256(name_or_path: str) -> str:
+    """SHA-256 of the model's bytes, a shipped model's included (sweep keys follow content)."""
+    if is_model_path(name_or_path):
+        return file_sha256(name_or_path)
+    return hashlib.sha256(_shipped(name_or_path).read_bytes()).hexdigest()
+
+
+def load_model(name_or_path: str | os.PathLike[str]) -> TriggerModel:
+    """Read a saved model — a file (cached by path, size and modification time), or a
+    shipped one by name; a bad file is a one-line ConfigError."""
+    text = os.fspath(name_or_path)
+    if not is_model_path(text):
+        return _load_shipped(text)
+    p = Path(text)
     try:
         st = p.stat()
     except OSError as exc:
@@ -151,12 +189,21 @@ def load_model(path: str | os.PathLike[str]) -> TriggerModel:
 
 @lru_cache(maxsize=16)
 def _load(path: str, size: int, mtime_ns: int) -> TriggerModel:
+    return _validated(Path(path).read_bytes(), path)
+
+
+@lru_cache(maxsize=4)
+def _load_shipped(name: str) -> TriggerModel:
+    return _validated(_shipped(name).read_bytes(), f"shipped model {name!r}")
+
+
+def _validated(data: bytes, origin: str) -> TriggerModel:
     try:
-        return TriggerModel.model_validate_json(Path(path).read_bytes())
+        return TriggerModel.model_validate_json(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         where = ".".join(map(str, e["loc"])) or "(file)"
-        raise ConfigError(f"{path}: not a streamrag trigger model: {where}: {e['msg']}") from None
+        raise ConfigError(f"{origin}: not a streamrag trigger model: {where}: {e['msg']}") from None
 
 
 def feature_matrix(columns: list[str], features: dict[str, np.ndarray], *, where: str = "") -> np.ndarray:
@@ -213,28 +260,33 @@ def predict_proba(model: TriggerModel, x: np.ndarray) -> np.ndarray:
 
 
 class LearnedTrigger:
-    """Opportunities from precomputed per-prefix probabilities (see the module docstring)."""
+    """Opportunities from P(t) of each prefix heard (see the module docstring).
+
+    ``p_of(t)`` gives P of prefix t: a lookup in precomputed probabilities (simulation),
+    or the model on the features of the words heard so far (live input,
+    :meth:`LearnedTriggerConfig.online`). The state before each word is kept, so that a
+    word heard again at a position already heard — live input revised every word from
+    it on — is decided from the state before that position, as if the withdrawn words
+    had never been heard: the decisions are a function of the words heard, revisions
+    included."""
 
     tick_us: int | None = None
     kills_in_flight = False
-    __slots__ = ("_armed", "_p", "rearm", "tau")
+    __slots__ = ("_armed", "_p_of", "rearm", "tau")
 
-    def __init__(self, probabilities: np.ndarray, tau: float, rearm: bool) -> None:
-        self._p = probabilities.tolist()
+    def __init__(self, p_of: Callable[[int], float], tau: float, rearm: bool) -> None:
+        self._p_of = p_of
         self.tau = tau
         self.rearm = rearm
-        self._armed = True
+        self._armed = [True]
+        """Armed before word t, at index t − 1 (the trigger starts armed)."""
 
     def on_word(self, t: int) -> bool:
-        high = self._p[t - 1] >= self.tau
-        if not self._armed:
-            if self.rearm and not high:
-                self._armed = True
-            return False
-        if high:
-            self._armed = False
-            return True
-        return False
+        del self._armed[t:]  # a revision: the state of the withdrawn words goes with them
+        armed, high = self._armed[t - 1], self._p_of(t) >= self.tau
+        fire = armed and high
+        self._armed.append(False if fire else armed or (self.rearm and not high))
+        return fire
 
     def on_tick(self, t: int) -> bool:
         return False
@@ -248,9 +300,13 @@ class LearnedTriggerConfig(_Frozen):
 
     kind: Literal["learned"] = "learned"
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
-    """Per-prefix evidence (its feature columns): a bare table or live words cannot run it."""
+    """Per-prefix evidence (its feature columns): a bare table cannot run it."""
+    ranks_online: ClassVar[bool] = True
+    """Live input without a known question runs it from a local ranking of each prefix
+    heard (:meth:`online`; the Speculator's ``ranker``)."""
     model: str
-    """Path of the model JSON ``streamrag train-trigger`` wrote."""
+    """The model JSON ``streamrag train-trigger`` wrote (a path), or a shipped model's
+    name (``frontier``: :func:`list_models`)."""
     tau: float = Field(default=0.5, ge=0.0, le=1.0)
     mode: Literal["single", "rearm"] = "single"
 
@@ -266,4 +322,34 @@ class LearnedTriggerConfig(_Frozen):
         return predict_proba(model, x)
 
     def build(self, q: SimQuestion) -> LearnedTrigger:
-        return LearnedTrigger(self.probabilities(q), self.tau, self.mode == "rearm")
+        p = self.probabilities(q).tolist()
+        return LearnedTrigger(lambda t: p[t - 1], self.tau, self.mode == "rearm")
+
+    def online(self, features_of: Callable[[int], dict[str, np.ndarray]]) -> LearnedTrigger:
+        """The trigger on live input, without a known question: ``features_of(t)`` gives
+        the per-prefix features of prefixes 1 … t of the words heard so far (the rule of
+        :func:`streamrag.analysis.features.prefix_features`, computed from a local
+        ranking of each prefix: :mod:`streamrag.simulator.heard`); P(t) is the model on
+        row t. A model reading right context (``context = "full"``) is a ConfigError."""
+        model = load_model(self.model)
+        if model.context != "prefix":
+            raise ConfigError(
+                f"trigger.model: {self.model} reads the full query (context 'full': the anchor's entity and question-word "
+                "rule), which live input has not heard yet; train on online features (analyze --features)"
+            )
+
+        def p_of(t: int) -> float:
+            x = feature_matrix(model.columns, features_of(t), where=f"prefix {t}: ")
+            return float(predict_proba(model, x[t - 1 : t])[0])
+
+        return LearnedTrigger(p_of, self.tau, self.mode == "rearm")
+
+    def online_inputs(self) -> frozenset[str]:
+        """The per-prefix inputs beside the top-1 that the model's columns read, as
+        :class:`~streamrag.simulator.heard.HeardFeatures` names them (``margin``,
+        ``coverage_prefix``, ``ne_first``, ``words``): computed live only when read."""
+        names = {c.partition("=")[0] for c in load_model(self.model).columns}
+        wanted = {"top1_margin": "margin", "top1_coverage_prefix": "coverage_prefix",
+                  "named_entity_detected": "ne_first", "words_since_first_ne": "ne_first",
+                  "question_word_type": "words"}  # fmt: skip
+        return frozenset(wanted[n] for n in names if n in wanted)

@@ -37,7 +37,9 @@ What a trigger reads besides the words heard is declared on its config, ``needs`
 prefix's top-k, which a bare stabilization table lacks) or ``t_star`` (``oracle``: the
 question's stabilization point, which live input lacks). Simulation, sweeps and live
 runs decide what a kind can run on from that declaration alone, so a new trigger is its
-config and its implementation here, added to :data:`TriggerConfig`.
+config and its implementation here, added to :data:`TriggerConfig`. A config declaring
+``ranks_online`` computes its ``rankings`` live from a local ranker of each prefix heard
+(the Speculator's ``ranker``), so live input without a known question runs it too.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class _Config(SettingsModel):
     kind: str
     needs: ClassVar[frozenset[Need]] = frozenset()
     """What the trigger reads besides the words heard (empty: it runs on live words)."""
+    ranks_online: ClassVar[bool] = False
+    """Whether live input without a known question can give what it ``needs`` from a
+    local ranking of each prefix heard (``learned``: :meth:`LearnedTriggerConfig.online`)."""
 
     def build(self, q: SimQuestion) -> Trigger:
         """The trigger of question ``q`` (fresh state); ConfigError when ``q`` lacks what

@@ -40,7 +40,8 @@ cadence's ``input.path``, ``data.asr.path``, ``load.arrivals.path``, the learned
 trigger's ``trigger.model``) are relative to the file that sets them: a scenario file's
 folder, a sweep grid's folder, the current folder for ``--set``
 (:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
-was read.
+was read. A built-in profile's name and a shipped model's name (``trigger.model =
+"frontier"``) are names, not paths.
 
 Every error is a :class:`~streamrag.base.errors.ConfigError` naming the key a user
 types (:mod:`streamrag.base.validation`).
@@ -55,6 +56,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from streamrag.base.bundled import scenarios_dir, toml_names
+from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.base.tomlfile import read_toml
@@ -68,6 +70,7 @@ from streamrag.engine.profiles import is_profile_path, load_profile
 from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.hedge import HedgeTriggerConfig
+from streamrag.pipeline.learned import is_model_path, list_models, model_sha256
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.streaming import ArmRules, CappedFire, SlotRelease, TurnEndOrder
@@ -337,10 +340,23 @@ def anchor_file_setting(key: str, value: Any, base_dir: Path) -> Any:
     ``key`` names a file (``latency.profile`` only when :func:`is_profile_path`)."""
     if key not in FILE_SETTINGS or not isinstance(value, str) or not value:
         return value
-    if key == "latency.profile" and not is_profile_path(value):
-        return value  # a built-in profile's name
+    if (key == "latency.profile" and not is_profile_path(value)) or (key == "trigger.model" and not is_model_path(value)):
+        return value  # a built-in profile's or a shipped model's name
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else (base_dir / path).resolve())
+
+
+def file_setting_sha256(key: str, value: Any) -> str | None:
+    """The content digest of the file a file setting names (a shipped model's by its
+    name too), None when it names none (a built-in profile, a missing file): what a sweep
+    key records in place of the path."""
+    if not isinstance(value, str) or not value:
+        return None
+    if key == "trigger.model" and not is_model_path(value):
+        return model_sha256(value) if value in list_models() else None
+    if key == "latency.profile" and not is_profile_path(value):
+        return None
+    return file_sha256(value) if Path(value).is_file() else None
 
 
 def _anchor_tables(raw: dict[str, Any], base_dir: Path) -> dict[str, Any]:

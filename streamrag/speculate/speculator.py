@@ -10,7 +10,10 @@ One object serves ``streamrag live`` and the agent adapters. Per turn:
   prefixes may fire again on the new words;
 - the scenario's trigger fires calls of the tool on prefixes, under its caps and
   policies (the simulator's :class:`~streamrag.pipeline.streaming.StreamingArm`, which
-  the simulator runs on virtual time);
+  the simulator runs on virtual time). Without a known question, a ``learned`` trigger
+  reads a local ranking of each prefix heard (``ranker``: the judge or the tool when it
+  has ``rank``) and computes its features from the words heard
+  (:mod:`streamrag.simulator.heard`), revisions included;
 - ``await resolve()`` at end of turn: the reflector judges the finished calls, waits
   for those in flight, and returns the result to use; when nothing is sufficient the
   full query is called and its result returned (``speculative=False``). The calls
@@ -41,22 +44,27 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.question import SimQuestion, kinds_without
 from streamrag.pipeline.streaming import StreamingArm
 from streamrag.pipeline.tools import QueryGenerator, QueryResource, ToolFunction, ToolResource
-from streamrag.pipeline.triggers import TriggerConfig
+from streamrag.pipeline.triggers import Trigger, TriggerConfig
+from streamrag.simulator.heard import Ranker, online_trigger
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
 from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
 from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
 
-"""Triggers that need nothing but the words heard (the others read a known question)."""
 
-
-def check_scenario(rs: ResolvedScenario, known: bool) -> None:
-    """ConfigError unless a live turn can follow the scenario."""
+def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = None) -> None:
+    """ConfigError unless a live turn can follow the scenario: without a known question,
+    a trigger that reads rankings runs only when it ranks the words heard itself
+    (``ranks_online``: ``learned``) and a ``ranker`` is there to rank them."""
     sc = rs.scenario
-    if not known and sc.trigger.needs:
-        raise ConfigError(
-            f"trigger.kind: {sc.trigger.kind!r} needs the question in advance ({', '.join(sorted(sc.trigger.needs))}); "
-            f"live input takes {', '.join(kinds_without(TriggerConfig))}"
-        )
+    trigger = sc.trigger
+    if not known and trigger.needs:
+        online = trigger.ranks_online and trigger.needs <= {"rankings"}
+        if not online:
+            raise ConfigError(
+                f"trigger.kind: {trigger.kind!r} needs the question in advance ({', '.join(sorted(trigger.needs))}); "
+                f"live input takes {', '.join(kinds_without(TriggerConfig))}, and learned with a ranker"
+            )
+        online_trigger(trigger, [], ranker)  # what is missing (a ranker, an online model), now
     if sc.resources.limited or sc.load is not None:
         raise ConfigError("live runs replay one turn at a time on unlimited capacity: remove [resources] and [load]")
 
@@ -67,7 +75,9 @@ class Speculator:
     ``scenario``: a built-in name, a TOML path or a loaded scenario (its trigger,
     reflector, thread cap and policies); ``reflector``: ``"scenario"``, ``"unchanged"``
     or ``accept(full_query, called) -> bool``; ``judge`` re-scores hits for the
-    heuristic rule (a tool with a ``judge`` method is its own judge); ``replay``: turns
+    heuristic rule (a tool with a ``judge`` method is its own judge); ``ranker`` ranks
+    each prefix heard for a ``learned`` trigger when the question is not known (default:
+    the judge, else the tool, when it has ``rank(query, k)``: a BM25Tool); ``replay``: turns
     are known questions replayed (``begin(question=…)``), so triggers that read the
     question are allowed. Bad settings raise ConfigError here. Use as
     ``async with Speculator(...) as spec:``; the calls run in its task group."""
@@ -86,10 +96,15 @@ class Speculator:
         sink: Callable[[dict[str, Any]], object] | None = None,
         name: str | None = None,
         replay: bool = False,
+        ranker: Ranker | None = None,
     ) -> None:
         self.rs = scenario if isinstance(scenario, ResolvedScenario) else load_scenario(scenario)
         self.replay = replay
-        check_scenario(self.rs, known=replay)
+        own_judge = cast("Judge", tool) if callable(getattr(tool, "judge", None)) else None
+        self.judge: Judge | None = judge if judge is not None else own_judge
+        ranks = [r for r in (ranker, self.judge, tool) if r is not None and callable(getattr(r, "rank", None))]
+        self.ranker: Ranker | None = ranker if ranker is not None else cast("Ranker", ranks[0]) if ranks else None
+        check_scenario(self.rs, known=replay, ranker=self.ranker)
         search = getattr(tool, "search", None)
         if search is not None:  # a retrieval Tool: search(query, k)
             k = self.rs.scenario.data.k
@@ -102,8 +117,6 @@ class Speculator:
             raise ConfigError(f"Speculator: the tool must be an async function or have search(query, k), got {tool!r}")
         self.name: str = str(name or getattr(tool, "name", None) or getattr(tool, "__name__", None) or type(tool).__name__)
         self.reflector = reflector
-        own_judge = cast("Judge", tool) if callable(getattr(tool, "judge", None)) else None
-        self.judge: Judge | None = judge if judge is not None else own_judge
         self.clock = clock or RealClock()
         self.shadow = shadow
         self.generator = generator
@@ -181,8 +194,10 @@ class Speculator:
         turn.resource = ToolResource(clock, self.fn, self._tasks, query_of, self.arguments, name=self.name)
         turn.question = TurnQuestion(qid, turn.resource.results)
         turn.plan = TurnPlan(turn.question, Zeros() if g_us is None else g_us, f_us)
-        known = question or SimQuestion(qid, n_words=1, t_sc=1, t_suf=None)
-        trigger = sc.trigger.build(known)
+        if question is None and sc.trigger.needs:  # ranks_online (check_scenario): from the words heard
+            trigger: Trigger = online_trigger(sc.trigger, turn.words, self.ranker)
+        else:
+            trigger = sc.trigger.build(question or SimQuestion(qid, n_words=1, t_sc=1, t_suf=None))
         reflector = build_reflector(
             self.reflector, sc.reflector, turn.resource.results, lambda: " ".join(turn.words), self.arguments, self.judge
         )

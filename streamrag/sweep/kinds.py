@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from streamrag.base.columns import Dtype
@@ -192,16 +191,15 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
 
     A point's key then follows the file's content, not its place (as the input's
     fingerprint does): an edited profile or timings file gives new keys, a sweep folder
-    moved together with its files keeps them.
+    moved together with its files keeps them; a shipped trigger model is hashed too, so
+    a retrained one gives new keys.
     """
-    from streamrag.base.digest import file_sha256
-    from streamrag.engine.profiles import is_profile_path
-    from streamrag.simulator.scenario import file_settings
+    from streamrag.simulator.scenario import file_setting_sha256, file_settings
 
     for key, table, field in list(file_settings(scenario)):
-        value = table[field]
-        if isinstance(value, str) and (key != "latency.profile" or is_profile_path(value)) and Path(value).is_file():
-            table[field] = f"sha256:{file_sha256(value)}"
+        digest = file_setting_sha256(key, table[field])
+        if digest is not None:
+            table[field] = f"sha256:{digest}"
 
 
 def _load_descriptors(rs: Any) -> dict[str, Any]:
