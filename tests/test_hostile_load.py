@@ -259,7 +259,10 @@ def test_an_interrupted_load_run_removes_its_temporaries_and_its_folder(tmp_path
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
-    assert err.strip().splitlines()[-1] == f"streamrag: interrupted ({signal.Signals(sig).name})"
+    name = signal.Signals(sig).name
+    assert (
+        err.strip().splitlines()[-1] == f"streamrag: interrupted ({name}): nothing was written to {out}/; rerun the same command"
+    )
     assert "Traceback" not in err
     _nothing_left(tmp_path, out)
 

@@ -200,14 +200,16 @@ def summary_bytes(data: dict[str, Any]) -> bytes:
 
 
 def write_load_run(out_dir: str | os.PathLike[str], run: LoadRun, *, parameters: dict[str, Any], manifest: bytes) -> Path:
-    """Write ``sessions.csv``, ``summary.json``, ``trace.jsonl`` (when traced) and
-    ``manifest.json`` (last) into ``out_dir``, each atomically."""
-    from streamrag.base.atomic import write_bytes_atomic
+    """Write ``trace.jsonl`` (when traced), ``sessions.csv``, ``summary.json`` and
+    ``manifest.json`` into ``out_dir``, together (an interrupt or a refused write leaves
+    the folder as it was)."""
+    from streamrag.base.atomic import together, write_bytes_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_load_trace(run, out / "trace.jsonl")
-    write_sessions_csv(run, out / "sessions.csv")
-    write_bytes_atomic(out / "summary.json", summary_bytes(load_summary(run, parameters)))
-    write_bytes_atomic(out / "manifest.json", manifest)
+    with together():
+        write_load_trace(run, out / "trace.jsonl")
+        write_sessions_csv(run, out / "sessions.csv")
+        write_bytes_atomic(out / "summary.json", summary_bytes(load_summary(run, parameters)))
+        write_bytes_atomic(out / "manifest.json", manifest)
     return out
