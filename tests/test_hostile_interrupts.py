@@ -306,3 +306,18 @@ def test_analyze_interrupted_after_its_analysis_names_what_is_missing(tmp_path, 
         "rerun the same command for them"
     )
     assert (out / "summary.json").is_file() and not (out / "features.csv").exists()
+
+
+def test_report_of_an_interrupted_sweep_says_to_finish_it(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    (out / "points").mkdir(parents=True)
+    command = ["streamrag", "sweep", "g.toml", "--out", str(out), "--jobs", "1"]
+    (out / "manifest.json").write_text(
+        json.dumps({"format_version": 2, "interrupted": True, "signal": "SIGTERM", "command": command}), encoding="utf-8"
+    )
+    code, _, err = run_cli(["report", out, "--out", tmp_path / "page.html"], capsys)
+    assert code == 1
+    assert err.strip() == (
+        f"streamrag: error: {out}: a sweep interrupted by SIGTERM (manifest.json); finish it first: "
+        f"streamrag sweep g.toml --out {out} --jobs 1 --resume"
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -131,6 +132,75 @@ def test_a_load_run_holds_no_per_session_array(table) -> None:
         spooled = run.systems["streaming"].measures.table.path
         assert spooled.stat().st_size == 300 * run.systems["streaming"].measures.table.dtype.itemsize
     assert not spooled.exists()
+
+
+# --- the load trace: bounded, each traced session whole -----------------------------------
+
+
+def _lines_of(path: Path, keep: set[str]) -> bytes:
+    return b"".join(line for line in path.read_bytes().splitlines(keepends=True) if json.loads(line)["qid"] in keep)
+
+
+def test_a_load_trace_keeps_every_kth_session_whole_and_the_rest_unchanged(tmp_path, capsys, table) -> None:
+    base = ["load.arrivals.n_sessions=300", "load.warmup_s=0"]
+    full, sampled, again = tmp_path / "all", tmp_path / "some", tmp_path / "again"
+    assert run_cli(_load(table, full, *base, "load.trace_sessions=all"), capsys)[0] == 0
+    assert run_cli(_load(table, sampled, *base, "load.trace_sessions=100"), capsys)[0] == 0
+    assert run_cli(_load(table, again, *base, "load.trace_sessions=100"), capsys)[0] == 0
+    kept = {f"s{i:07d}" for i in range(0, 300, 3)}  # every ⌈300 / 100⌉ = 3rd session
+    trace = (sampled / "trace.jsonl").read_bytes()
+    assert {json.loads(line)["qid"] for line in trace.splitlines()} == kept
+    assert trace == _lines_of(full / "trace.jsonl", kept)  # each kept session: every event, the same bytes
+    assert (sampled / "sessions.csv").read_bytes() == (full / "sessions.csv").read_bytes()
+    summary = json.loads((sampled / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["trace"]["sessions"], summary["trace"]["every"]) == (100, 3)
+    assert {p.name: p.read_bytes() for p in files_under(sampled) if p.name != "manifest.json"} == {
+        p.name: p.read_bytes() for p in files_under(again) if p.name != "manifest.json"
+    }  # same seed, same bytes
+
+
+def test_an_untraced_session_is_said_to_be_untraced(tmp_path, capsys, table) -> None:
+    out = tmp_path / "some"
+    assert run_cli(_load(table, out, "load.arrivals.n_sessions=40", "load.warmup_s=0", "load.trace_sessions=10"), capsys)[0] == 0
+    code, _, err = run_cli(["trace", out, "s0000001"], capsys)
+    assert code == 1
+    assert one_error_line(err) == (
+        f"{out}/trace.jsonl: session 's0000001' is not in the trace: this load run traced one session in 4 (10 of them: "
+        "s0000000, s0000004, s0000008, …); rerun it with --set load.trace_sessions=all to trace every one"
+    )
+    none = tmp_path / "none"
+    assert run_cli(_load(table, none, "load.arrivals.n_sessions=40", "load.warmup_s=0", "load.trace_sessions=0"), capsys)[0] == 0
+    assert not (none / "trace.jsonl").exists() and (none / "sessions.csv").is_file()
+
+
+def test_the_default_trace_is_bounded_however_long_the_run() -> None:
+    from streamrag.simulator.workload import DEFAULT_TRACE_SESSIONS, LoadConfig
+
+    load = LoadConfig.model_validate({"arrivals": {"kind": "poisson", "rate_per_s": 1.0, "n_sessions": 10}})
+    assert load.trace_sessions == DEFAULT_TRACE_SESSIONS == 10_000
+    assert [-(-n // load.trace_every(n)) for n in (3_000, 10_000, 10_001, 10**6, 10**7)] == [3_000, 10_000, 5_001, 10_000, 10_000]
+
+
+def test_a_load_run_whose_files_cannot_fit_is_refused_before_anything(tmp_path, capsys, table, monkeypatch) -> None:
+    # Room for the session table (what the check covered before), not for the trace.
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(10**12, 0, 1_500_000))
+    out = tmp_path / "out"
+    sets = ("load.arrivals.n_sessions=8000", "load.warmup_s=0")  # every session traced (≤ 10,000)
+    code, _, err = run_cli(_load(table, out, *sets), capsys)
+    assert code == 1
+    line = one_error_line(err)
+    assert re.fullmatch(
+        rf"{re.escape(str(tmp_path))}: the load run \(8,000 sessions, 8,000 traced at ≈ [\d.]+ kB each: trace\.jsonl ≈ "
+        r"[\d.]+ MB, its spool ≈ [\d.]+ MB, sessions\.csv ≈ [\d.]+ [kM]B, the session table ≈ [\d.]+ [kM]B\) needs "
+        r"[\d.]+ MB, more than the 1\.5 MB free on this file system; trace fewer sessions \(load\.trace_sessions\), "
+        r"free space, or write elsewhere",
+        line,
+    ), line
+    _nothing_left(tmp_path, out)
 
 
 # --- full disks and refused writes -------------------------------------------------------

@@ -208,7 +208,7 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     from streamrag.simulator.closed_form import ENGINE
     from streamrag.simulator.load import run_load
     from streamrag.simulator.load_checks import n_sessions
-    from streamrag.simulator.load_output import write_load_run
+    from streamrag.simulator.load_output import check_outputs_fit, write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
@@ -224,6 +224,7 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
         replay=ENGINE,  # shared capacity: no closed form
     )
     params = {**parameters(recorded), "population": qs.counts}
+    check_outputs_fit(qs.questions, rs, out)  # before the folder is made: every file the run writes
     with made_folder(out), task_progress("sessions", 2 * n_sessions(rs)) as update:
         advance = advancing(update)
         on_session = None if advance is None else lambda: advance(1)
