@@ -242,6 +242,7 @@ def test_a_full_disk_in_simulate_is_one_line_and_nothing_half_written(tmp_path, 
     assert all(p.read_bytes() != b"half" for p in files_under(out))
 
 
+@pytest.mark.lost_work
 def test_a_full_disk_at_the_figures_of_analyze_keeps_the_tables(tmp_path, capsys, monkeypatch) -> None:
     from _inputs import record, write_jsonl
 
@@ -321,6 +322,7 @@ def _wait_for(predicate, timeout_s: float = 90.0) -> None:
     assert predicate(), "timed out"
 
 
+@pytest.mark.lost_work
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_an_interrupted_load_run_removes_its_temporaries_and_its_folder(tmp_path, table, sig, code) -> None:
     out = tmp_path / "out"

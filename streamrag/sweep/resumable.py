@@ -264,18 +264,24 @@ def run_sweep(
         grid = load_grid(grid)
     out = Path(out_dir)
     check_out_dir(out, refuse_nonempty=None if resume else "pass --resume to continue that sweep, or choose another folder")
-    swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
-    if resume:
-        _check_same_grid(out, swept)
-    result = SweepResult(out, swept)
-    result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
-    pending = [p for p in swept.runnable if p.key not in set(result.reused)]
-    check_selection(swept, pending)
-    if grid.kind == "streamable":
-        executor = SerialExecutor()  # arithmetic on a table: shipping it to workers would cost more
-    elif executor is None:
-        executor = make_executor(jobs=jobs, scheduler=scheduler)
-    shared = {ref: prepared_for(swept, ref) for ref in sorted({p.job.input_ref for p in pending if p.job.input_ref})}
+    from streamrag.base.signals import Interrupted
+
+    unchanged = f"{out}/ was not changed; rerun the same command"
+    try:  # preparing the input (analyzing a data file) can take long: an interrupt leaves the folder as it was
+        swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
+        if resume:
+            _check_same_grid(out, swept)
+        result = SweepResult(out, swept)
+        result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
+        pending = [p for p in swept.runnable if p.key not in set(result.reused)]
+        check_selection(swept, pending)
+        if grid.kind == "streamable":
+            executor = SerialExecutor()  # arithmetic on a table: shipping it to workers would cost more
+        elif executor is None:
+            executor = make_executor(jobs=jobs, scheduler=scheduler)
+        shared = {ref: prepared_for(swept, ref) for ref in sorted({p.job.input_ref for p in pending if p.job.input_ref})}
+    except KeyboardInterrupt:
+        raise Interrupted(unchanged) from None
 
     wall_s: dict[str, float] = {}
     executor_info: dict[str, Any] = {"name": executor.name}
@@ -304,7 +310,7 @@ def run_sweep(
         result.files = _write_outputs(out, swept, grid, result)
     except KeyboardInterrupt as exc:
         if not started:  # nothing of this run is in the folder yet
-            raise
+            raise Interrupted(unchanged) from None
         from streamrag.base.atomic import Landed
 
         if isinstance(exc, Landed):  # the table and figures are in place
