@@ -308,6 +308,8 @@ def run_sweep(
                     if on_point is not None:
                         on_point(PointDone(point, output.wall_s, len(result.computed), len(pending)))
         result.files = _write_outputs(out, swept, grid, result)
+        result.wall_s = clock.now_us() / 1e6
+        write_bytes_atomic(out / MANIFEST, _manifest(result, executor_info, wall_s, command))
     except KeyboardInterrupt as exc:
         if not started:  # nothing of this run is in the folder yet
             raise Interrupted(unchanged) from None
@@ -316,8 +318,6 @@ def run_sweep(
         if isinstance(exc, Landed):  # the table and figures are in place
             result.files = [out / t.relative_to(out.absolute()) for t in exc.targets]
         _mark_interrupted(result, executor_info, wall_s, command, clock.now_us() / 1e6)
-    result.wall_s = clock.now_us() / 1e6
-    write_bytes_atomic(out / MANIFEST, _manifest(result, executor_info, wall_s, command))
     return result
 
 
