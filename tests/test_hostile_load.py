@@ -137,8 +137,10 @@ def test_a_load_run_holds_no_per_session_array(table) -> None:
 # --- the load trace: bounded, each traced session whole -----------------------------------
 
 
-def _lines_of(path: Path, keep: set[str]) -> bytes:
-    return b"".join(line for line in path.read_bytes().splitlines(keepends=True) if json.loads(line)["qid"] in keep)
+def _lines_of(path: Path, keep: set[str] | None = None) -> bytes:
+    """The event lines of sessions ``keep`` (None: every session's) in a trace file."""
+    lines = [(line, json.loads(line).get("qid")) for line in path.read_bytes().splitlines(keepends=True)]
+    return b"".join(line for line, qid in lines if qid is not None and (keep is None or qid in keep))
 
 
 def test_a_load_trace_keeps_every_kth_session_whole_and_the_rest_unchanged(tmp_path, capsys, table) -> None:
@@ -148,7 +150,7 @@ def test_a_load_trace_keeps_every_kth_session_whole_and_the_rest_unchanged(tmp_p
     assert run_cli(_load(table, sampled, *base, "load.trace_sessions=100"), capsys)[0] == 0
     assert run_cli(_load(table, again, *base, "load.trace_sessions=100"), capsys)[0] == 0
     kept = {f"s{i:07d}" for i in range(0, 300, 3)}  # every ⌈300 / 100⌉ = 3rd session
-    trace = (sampled / "trace.jsonl").read_bytes()
+    trace = _lines_of(sampled / "trace.jsonl")
     assert {json.loads(line)["qid"] for line in trace.splitlines()} == kept
     assert trace == _lines_of(full / "trace.jsonl", kept)  # each kept session: every event, the same bytes
     assert (sampled / "sessions.csv").read_bytes() == (full / "sessions.csv").read_bytes()
