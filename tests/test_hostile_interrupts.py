@@ -282,10 +282,15 @@ def test_analyze_interrupted_as_it_writes_leaves_the_earlier_analysis_untouched(
     assert run_cli([*argv, "--k", "1"], capsys)[0] == 0
     before = {p.relative_to(out): p.read_bytes() for p in files_under(out)}
 
-    def write_summary(*args, **kwargs):  # the table and its evidence are written by now
+    from streamrag.analysis import study
+
+    real = study.write_evidence
+
+    def write_evidence(*args, **kwargs):  # the signal comes once the table and its evidence are written
+        real(*args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("streamrag.analysis.report.write_summary", write_summary)
+    monkeypatch.setattr(study, "write_evidence", write_evidence)
     code, _, err = run_cli(argv, capsys)
     assert code == 130
     assert {p.relative_to(out): p.read_bytes() for p in files_under(out)} == before
