@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     _configure_logging(args)
     from streamrag.base.errors import StreamragError
-    from streamrag.base.signals import interrupt_exit_code, interrupt_name, terminations_interrupt
+    from streamrag.base.signals import Interrupted, interrupt_exit_code, interrupt_name, terminations_interrupt
     from streamrag.base.terminal import printable
     from streamrag.commands._logging import say
 
@@ -172,9 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         message = f"{printable(str(exc.filename))}: {exc.strerror or exc}"
         say(f"streamrag: error: {message}", level="error", event=message)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
         name = interrupt_name()
-        say(f"streamrag: interrupted ({name})", level="error", event="interrupted", signal=name)
+        left = exc.left if isinstance(exc, Interrupted) else ""
+        text = f"streamrag: interrupted ({name})" + (f": {printable(left)}" if left else "")
+        say(text, level="error", event="interrupted", signal=name, **({"left": left} if left else {}))
         return interrupt_exit_code()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,6 +134,77 @@ def test_a_load_run_holds_no_per_session_array(table) -> None:
     assert not spooled.exists()
 
 
+# --- the load trace: bounded, each traced session whole -----------------------------------
+
+
+def _lines_of(path: Path, keep: set[str] | None = None) -> bytes:
+    """The event lines of sessions ``keep`` (None: every session's) in a trace file."""
+    lines = [(line, json.loads(line).get("qid")) for line in path.read_bytes().splitlines(keepends=True)]
+    return b"".join(line for line, qid in lines if qid is not None and (keep is None or qid in keep))
+
+
+def test_a_load_trace_keeps_every_kth_session_whole_and_the_rest_unchanged(tmp_path, capsys, table) -> None:
+    base = ["load.arrivals.n_sessions=300", "load.warmup_s=0"]
+    full, sampled, again = tmp_path / "all", tmp_path / "some", tmp_path / "again"
+    assert run_cli(_load(table, full, *base, "load.trace_sessions=all"), capsys)[0] == 0
+    assert run_cli(_load(table, sampled, *base, "load.trace_sessions=100"), capsys)[0] == 0
+    assert run_cli(_load(table, again, *base, "load.trace_sessions=100"), capsys)[0] == 0
+    kept = {f"s{i:07d}" for i in range(0, 300, 3)}  # every ⌈300 / 100⌉ = 3rd session
+    trace = _lines_of(sampled / "trace.jsonl")
+    assert {json.loads(line)["qid"] for line in trace.splitlines()} == kept
+    assert trace == _lines_of(full / "trace.jsonl", kept)  # each kept session: every event, the same bytes
+    assert (sampled / "sessions.csv").read_bytes() == (full / "sessions.csv").read_bytes()
+    summary = json.loads((sampled / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["trace"]["sessions"], summary["trace"]["every"]) == (100, 3)
+    assert {p.name: p.read_bytes() for p in files_under(sampled) if p.name != "manifest.json"} == {
+        p.name: p.read_bytes() for p in files_under(again) if p.name != "manifest.json"
+    }  # same seed, same bytes
+
+
+def test_an_untraced_session_is_said_to_be_untraced(tmp_path, capsys, table) -> None:
+    out = tmp_path / "some"
+    assert run_cli(_load(table, out, "load.arrivals.n_sessions=40", "load.warmup_s=0", "load.trace_sessions=10"), capsys)[0] == 0
+    code, _, err = run_cli(["trace", out, "s0000001"], capsys)
+    assert code == 1
+    assert one_error_line(err) == (
+        f"{out}/trace.jsonl: session 's0000001' is not in the trace: this load run traced one session in 4 (10 of them: "
+        "s0000000, s0000004, s0000008, …); rerun it with --set load.trace_sessions=all to trace every one"
+    )
+    none = tmp_path / "none"
+    assert run_cli(_load(table, none, "load.arrivals.n_sessions=40", "load.warmup_s=0", "load.trace_sessions=0"), capsys)[0] == 0
+    assert not (none / "trace.jsonl").exists() and (none / "sessions.csv").is_file()
+
+
+def test_the_default_trace_is_bounded_however_long_the_run() -> None:
+    from streamrag.simulator.workload import DEFAULT_TRACE_SESSIONS, LoadConfig
+
+    load = LoadConfig.model_validate({"arrivals": {"kind": "poisson", "rate_per_s": 1.0, "n_sessions": 10}})
+    assert load.trace_sessions == DEFAULT_TRACE_SESSIONS == 10_000
+    assert [-(-n // load.trace_every(n)) for n in (3_000, 10_000, 10_001, 10**6, 10**7)] == [3_000, 10_000, 5_001, 10_000, 10_000]
+
+
+def test_a_load_run_whose_files_cannot_fit_is_refused_before_anything(tmp_path, capsys, table, monkeypatch) -> None:
+    # Room for the session table (what the check covered before), not for the trace.
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(10**12, 0, 1_500_000))
+    out = tmp_path / "out"
+    sets = ("load.arrivals.n_sessions=8000", "load.warmup_s=0")  # every session traced (≤ 10,000)
+    code, _, err = run_cli(_load(table, out, *sets), capsys)
+    assert code == 1
+    line = one_error_line(err)
+    assert re.fullmatch(
+        rf"{re.escape(str(tmp_path))}: the load run \(8,000 sessions, 8,000 traced at ≈ [\d.]+ kB each: trace\.jsonl ≈ "
+        r"[\d.]+ MB, its spool ≈ [\d.]+ MB, sessions\.csv ≈ [\d.]+ [kM]B, the session table ≈ [\d.]+ [kM]B\) needs "
+        r"[\d.]+ MB, more than the 1\.5 MB free on this file system; trace fewer sessions \(load\.trace_sessions\), "
+        r"free space, or write elsewhere",
+        line,
+    ), line
+    _nothing_left(tmp_path, out)
+
+
 # --- full disks and refused writes -------------------------------------------------------
 
 
@@ -172,6 +244,7 @@ def test_a_full_disk_in_simulate_is_one_line_and_nothing_half_written(tmp_path, 
     assert all(p.read_bytes() != b"half" for p in files_under(out))
 
 
+@pytest.mark.lost_work
 def test_a_full_disk_at_the_figures_of_analyze_keeps_the_tables(tmp_path, capsys, monkeypatch) -> None:
     from _inputs import record, write_jsonl
 
@@ -251,6 +324,7 @@ def _wait_for(predicate, timeout_s: float = 90.0) -> None:
     assert predicate(), "timed out"
 
 
+@pytest.mark.lost_work
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_an_interrupted_load_run_removes_its_temporaries_and_its_folder(tmp_path, table, sig, code) -> None:
     out = tmp_path / "out"
@@ -259,7 +333,10 @@ def test_an_interrupted_load_run_removes_its_temporaries_and_its_folder(tmp_path
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
-    assert err.strip().splitlines()[-1] == f"streamrag: interrupted ({signal.Signals(sig).name})"
+    name = signal.Signals(sig).name
+    assert (
+        err.strip().splitlines()[-1] == f"streamrag: interrupted ({name}): nothing was written to {out}/; rerun the same command"
+    )
     assert "Traceback" not in err
     _nothing_left(tmp_path, out)
 

@@ -45,3 +45,43 @@ def test_an_analysis_imports_its_output_modules_while_the_workers_run(crag_sampl
     assert rc == "0"
     assert seen.startswith("[(False, False, ")  # started once, before the heavy modules were imported
     assert (tmp_path / "out" / "summary.json").is_file() and (tmp_path / "out" / "prefixes.parquet").is_file()
+
+
+def _dispositions() -> tuple[object, ...]:
+    import signal
+
+    return tuple(signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
+
+def test_a_worker_leaves_interrupts_to_its_parent() -> None:
+    # Under the CLI's handlers (SIGTERM and SIGHUP raise KeyboardInterrupt), which a forked
+    # worker inherits: a worker ignores Ctrl-C and dies quietly on SIGTERM or SIGHUP.
+    import signal
+
+    from streamrag.base.signals import terminations_interrupt
+
+    with terminations_interrupt(), worker_pool(1) as pool:
+        got = pool.submit(_dispositions).result()
+    assert got == (signal.SIG_IGN, signal.SIG_DFL, signal.SIG_DFL)
+
+
+def test_an_interrupted_pool_ends_its_workers_instead_of_waiting_for_them() -> None:
+    import time
+
+    import pytest
+
+    workers: list = []
+
+    def interrupted_while_busy() -> None:
+        with worker_pool(2) as pool:
+            futures = [pool.submit(time.sleep, 30) for _ in range(2)]
+            while not all(f.running() for f in futures):
+                time.sleep(0.01)
+            workers.extend(pool._processes.values())
+            raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        interrupted_while_busy()
+    assert time.monotonic() - started < 15  # the work in flight (30 s) was not waited for
+    assert not any(p.is_alive() for p in workers)

@@ -92,7 +92,10 @@ def test_small_queries_are_answered_while_a_large_one_is_ranked(tool, monkeypatc
     monkeypatch.setattr(server, "MAX_QUERY_CHARS", 2_000_000)
     monkeypatch.setattr(server, "MAX_BODY_BYTES", 4_000_000)
     words = " ".join(tool.chunks).split()
-    large = json.dumps({"query": " ".join(words[i % len(words)] for i in range(150_000)), "k": 3})
+    n_words = 150_000
+    while len(large := json.dumps({"query": " ".join(words[i % len(words)] for i in range(n_words)), "k": 3})) < 1 << 20:
+        n_words += 10_000  # a body of at least 1 MiB
+
     small = json.dumps({"query": "who founded the company", "k": 3})
     n_small = 40
 
@@ -123,7 +126,7 @@ def test_small_queries_are_answered_while_a_large_one_is_ranked(tool, monkeypatc
     with capsys.disabled():
         print(
             f"\nserve load test: {n_small} small queries alone p50 {p['alone'][0]:.1f} ms p99 {p['alone'][1]:.1f} ms; "
-            f"while a {len(large) / 1e6:.1f} MB query ranked ({large_s:.2f} s) p50 {p['during'][0]:.1f} ms p99 {p['during'][1]:.1f} ms"
+            f"while a {len(large) / (1 << 20):.2f} MiB query ranked ({large_s:.2f} s) p50 {p['during'][0]:.1f} ms p99 {p['during'][1]:.1f} ms"
         )
     assert status == 200
     # Every small query was answered before the large one finished, not queued behind it.

@@ -269,10 +269,11 @@ def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str], *, table: str
     """Write the evidence table as Parquet (Arrow schema :func:`evidence_schema`), atomically;
     ``table``: the table file it belongs to (already written), whose SHA-256 the evidence
     then records."""
+    from streamrag.base.atomic import staged
     from streamrag.base.columns import write_parquet
     from streamrag.base.digest import file_sha256
 
-    metadata = None if table is None else {TABLE_DIGEST_KEY.decode(): file_sha256(table).encode()}
+    metadata = None if table is None else {TABLE_DIGEST_KEY.decode(): file_sha256(staged(table)).encode()}
     return write_parquet(df, path, evidence_schema(df.columns), metadata=metadata)
 
 

@@ -181,8 +181,8 @@ def _analyze_parallel(
 
     window = 4 * jobs
     root = None if cache is None else str(cache.root)
-    pool = worker_pool(jobs)  # workers exit with this process, even on kill -9
-    try:
+    # Workers exit with this process, even on kill -9; an interrupt ends them at once.
+    with worker_pool(jobs) as pool:
         pending: deque[tuple[list[Any], Any]] = deque()
         batch: list[Question | CachedQuestion] = []
         size = 1  # of the next batch of cached questions: 1, 2, 4, … MAX_BATCH
@@ -215,5 +215,3 @@ def _analyze_parallel(
             import_in_background(preload)
         while pending:
             yield from results(*pending.popleft())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)

@@ -21,6 +21,7 @@ from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import write_table
+from streamrag.base.atomic import together
 from streamrag.base.errors import OutputError
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
@@ -151,17 +152,22 @@ def write_study(
 
         summary["retrievers"] = retriever_comparison(active, params)
     evidence = evidence_frame((a.row["interaction_id"], a.evidence) for a in analyses if a.evidence is not None)
-    table = write_table(df, out_dir / "stabilization.csv")
-    files = [
-        table,
-        write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
-        write_analysis_summary(summary, out_dir / "summary.json"),
-    ]
-    if figures:  # last: a figure that cannot be written loses no table
-        try:
-            files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
-        except OutputError as exc:
-            raise OutputError(
-                f"{exc}; stabilization.csv and summary.json are written (free space and rerun, or pass --no-figures)"
-            ) from exc
+    refused: OutputError | None = None
+    with together():  # the files appear together: an interrupt leaves the folder as it was
+        table = write_table(df, out_dir / "stabilization.csv")
+        files = [
+            table,
+            write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
+            write_analysis_summary(summary, out_dir / "summary.json"),
+        ]
+        if figures:  # a figure that cannot be written loses no table: the figures alone are dropped
+            try:
+                with together():
+                    files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
+            except OutputError as exc:
+                refused = exc
+    if refused is not None:
+        raise OutputError(
+            f"{refused}; stabilization.csv and summary.json are written (free space and rerun, or pass --no-figures)"
+        ) from refused
     return StudyResult(df, summary, analyses, files)

@@ -13,15 +13,24 @@ When the file system refuses the write (disk full, quota, read-only, permission)
 temporary file is removed, the target keeps its old content, and the error is an
 :class:`~streamrag.base.errors.OutputError` naming the target (:func:`refused_writes`):
 one line on the command line, not a traceback.
+
+A run writes several files that belong together (a table and its summary, a simulation's
+trace and results). Inside :func:`together` every atomic write is held back, fully
+written and flushed, and at the end of the block they all replace their targets at once,
+with signals held (:func:`~streamrag.base.signals.held`); an exception or an interrupt in
+the block replaces none. So an interrupted run leaves the folder as it was — an earlier
+run's files all untouched — never half old, half new.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from streamrag.base.errors import OutputError
@@ -136,6 +145,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             yield tmp
         with refused_writes(target, every=True), open(tmp, "rb") as fh:
             os.fsync(fh.fileno())  # flush the data to disk before the rename makes it visible
+        group = _GROUP.get()
+        if group is not None:
+            group.hold(target, tmp)
+            return
         with refused_writes(target, every=True):
             os.replace(tmp, target)
     except BaseException:
@@ -154,3 +167,95 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8", newline="\n")
+
+
+@dataclass(slots=True)
+class Together:
+    """The files a :func:`together` block holds back (target → its temporary file, in
+    the order they were last written)."""
+
+    held: dict[Path, Path] = field(default_factory=dict)
+    outer: Together | None = None
+    """The block this one is inside (None: its files land when it ends)."""
+
+    def hold(self, target: Path, tmp: Path) -> None:
+        key = Path(os.path.abspath(target))
+        earlier = self.held.pop(key, None)  # written twice: the last write counts
+        if earlier is not None and earlier != tmp:
+            _discard([earlier])
+        self.held[key] = tmp
+
+
+class Landed(KeyboardInterrupt):
+    """An interrupt that came while a :func:`together` block's files replaced their
+    targets: it waited, so they all did (``targets``) before it was raised."""
+
+    def __init__(self, targets: list[Path]) -> None:
+        super().__init__(f"{len(targets)} file(s) written before the interrupt")
+        self.targets = targets
+
+
+_GROUP: contextvars.ContextVar[Together | None] = contextvars.ContextVar("streamrag_atomic_together", default=None)
+
+
+def _discard(paths: list[Path]) -> None:
+    for tmp in paths:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+@contextlib.contextmanager
+def together() -> Iterator[Together]:
+    """The block's atomic writes (:func:`atomic_path` and what uses it) replace their
+    targets together when the block ends, in the order each was last written (write the
+    file that says "complete" last); on an exception or interrupt none does and their
+    temporary files are removed. Inside another such block, the writes of one that ends
+    well join the outer block's, those of one that fails are dropped alone.
+
+    A signal during the renames waits for them (:func:`~streamrag.base.signals.held`)
+    and is raised after as :class:`Landed`."""
+    outer = _GROUP.get()
+    group = Together(outer=outer)
+    token = _GROUP.set(group)
+    try:
+        yield group
+    except BaseException:
+        _GROUP.reset(token)
+        _discard(list(group.held.values()))
+        raise
+    _GROUP.reset(token)
+    if outer is not None:
+        for target, tmp in group.held.items():
+            outer.hold(target, tmp)
+        return
+    from streamrag.base.signals import held
+
+    pending = list(group.held.items())
+    landed = False
+    try:
+        with held():
+            try:
+                while pending:
+                    target, tmp = pending[0]
+                    with refused_writes(target, every=True):
+                        os.replace(tmp, target)
+                    pending.pop(0)
+            finally:
+                _discard([tmp for _, tmp in pending])
+            landed = True
+    except KeyboardInterrupt:
+        if landed:  # the held signal, raised again once every file was in place
+            raise Landed(list(group.held)) from None
+        raise
+
+
+def staged(path: str | os.PathLike[str]) -> Path:
+    """Where ``path``'s new content is now: its temporary file while a :func:`together`
+    block holds it back (to read back what was just written), else ``path``."""
+    key = Path(os.path.abspath(path))
+    group = _GROUP.get()
+    while group is not None:
+        if key in group.held:
+            return group.held[key]
+        group = group.outer
+    return Path(path)

@@ -82,9 +82,9 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def check_free_space(folder: str | os.PathLike[str], need_bytes: float, what: str) -> None:
+def check_free_space(folder: str | os.PathLike[str], need_bytes: float, what: str, *, hint: str = "") -> None:
     """Refuse (:class:`OutputError`) when the file system of ``folder`` (or of its nearest
-    existing ancestor) has less than ``need_bytes`` free for ``what``."""
+    existing ancestor) has less than ``need_bytes`` free for ``what``; ``hint``: what to do."""
     import shutil
 
     where = Path(folder).absolute()
@@ -94,6 +94,7 @@ def check_free_space(folder: str | os.PathLike[str], need_bytes: float, what: st
     if need_bytes > free:
         raise OutputError(
             f"{where}: {what} needs {human_bytes(need_bytes)}, more than the {human_bytes(free)} free on this file system"
+            + (f"; {hint}" if hint else "")
         )
 
 

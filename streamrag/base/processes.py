@@ -9,11 +9,21 @@ whose write end only the parent holds, so it reads end-of-file the moment the pa
 gone, however it died — and then exits the worker. It works for every start method and
 system, costs no polling, and reacts at once; ``PR_SET_PDEATHSIG`` would not (it follows
 the thread that forked, and does not exist outside Linux).
+
+Interrupts are the parent's. A forked worker inherits the parent's handlers, which turn
+SIGTERM and SIGHUP into KeyboardInterrupt (:mod:`streamrag.base.signals`): a terminal's
+Ctrl-C or hang-up, or a batch system's SIGTERM, reaches every process of the group, and
+each worker would print a traceback of its own while the parent wrote its mark. So a
+worker ignores SIGINT and takes the system's default for SIGTERM and SIGHUP (it ends at
+once, quietly; it holds nothing a parent would keep). The parent, interrupted, ends its
+workers the same way (:meth:`WorkerPool.abort`) instead of waiting for the work in flight
+— a sweep point can take minutes — and then writes what its run leaves.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -43,17 +53,44 @@ def _exit_when_orphaned() -> None:
     os._exit(1)  # no cleanup: the parent that would read any result is gone
 
 
+def _leave_interrupts_to_the_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    _leave_interrupts_to_the_parent()
     threading.Thread(target=_exit_when_orphaned, name="streamrag-parent-watch", daemon=True).start()
     if initializer is not None:
         initializer(*initargs)
 
 
+class WorkerPool(ProcessPoolExecutor):
+    """A process pool whose ``with`` block, left by an interrupt (or a generator closed
+    early), ends its workers at once instead of waiting for their work (:meth:`abort`)."""
+
+    def abort(self) -> None:
+        """End every worker now (SIGTERM: they die quietly) and drop the queued work."""
+        for process in list((getattr(self, "_processes", None) or {}).values()):
+            if process.is_alive():
+                process.terminate()
+        self.shutdown(wait=True, cancel_futures=True)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool | None:
+        if exc_type is not None and not issubclass(exc_type, Exception):  # KeyboardInterrupt, GeneratorExit
+            self.abort()
+            return None
+        self.shutdown(wait=True, cancel_futures=exc_type is not None)
+        return None
+
+
 def worker_pool(
     max_workers: int, *, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
-) -> ProcessPoolExecutor:
-    """A process pool (:func:`mp_context`) whose workers exit when this process dies."""
-    return ProcessPoolExecutor(
+) -> WorkerPool:
+    """A process pool (:func:`mp_context`) whose workers exit when this process dies and
+    leave interrupts to it (see the module docstring)."""
+    return WorkerPool(
         max_workers=max_workers,
         mp_context=mp_context(),
         initializer=_start_worker,

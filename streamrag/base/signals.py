@@ -7,6 +7,11 @@ handles SIGINT now — Python's, which raises KeyboardInterrupt, or the asyncio 
 which cancels the main task first so every ``finally`` and ``async with`` unwinds — and
 :func:`interrupt_name` tells afterwards which signal it was (for the message, the exit
 code and the ``"interrupted"`` mark a command puts on its outputs).
+
+A command says what an interrupt left by raising :class:`Interrupted` (the CLI prints
+its ``left`` after the signal's name). :func:`held` keeps a signal waiting for a block
+that must not be cut in two: the renames that make a run's files appear together, the
+write of a run's interrupted mark.
 """
 
 from __future__ import annotations
@@ -18,6 +23,18 @@ from collections.abc import Iterator
 from types import FrameType
 
 _received: list[signal.Signals] = []
+
+TERMINATIONS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that end a command as Ctrl-C does."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A command was interrupted; ``left`` says what it left and what to do next (one
+    line: ``nothing was written to runs/x/; rerun the same command``)."""
+
+    def __init__(self, left: str) -> None:
+        super().__init__(left)
+        self.left = left
 
 
 def interrupt_name() -> str:
@@ -53,3 +70,34 @@ def terminations_interrupt() -> Iterator[None]:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def held(*, deliver: bool = True) -> Iterator[None]:
+    """Signals in :data:`TERMINATIONS` wait for the end of the block (main thread only).
+
+    A signal that came meanwhile is raised again once the block is over and the handlers
+    are back (``deliver``), so it acts then as it would have: a few renames, or a mark
+    being written, are never cut in two. ``deliver=False``: the block runs because the
+    command is already ending on a signal; a second one is dropped.
+
+    The handlers are swapped rather than the signals masked: the kernel hands a signal
+    masked in the main thread to any other thread, and CPython runs its handler in the
+    main thread anyway.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def wait(number: int, frame: FrameType | None) -> None:
+        came.append(number)
+
+    saved = {sig: signal.signal(sig, wait) for sig in TERMINATIONS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    if came and deliver:
+        signal.raise_signal(came[0])

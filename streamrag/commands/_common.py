@@ -125,3 +125,32 @@ def require_inputs(*paths: str | os.PathLike[str] | None) -> None:
     for path in paths:
         if path is not None and not os.path.exists(path):
             raise DataFileError(f"{path}: no such file")
+
+
+class Written:
+    """Where a command that writes its outputs together stands (what an interrupt left):
+    ``earlier`` — the output folder held files before the run; ``done`` — the outputs
+    are written, but for the ones named in ``still``."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self.out = Path(out)
+        self.earlier = self.out.is_dir() and any(self.out.iterdir())
+        self.done = False
+        self.still: list[str] = []
+
+    def interrupted(self, exc: KeyboardInterrupt) -> KeyboardInterrupt:
+        """The interrupt as :class:`~streamrag.base.signals.Interrupted`, saying what is in
+        the folder (nothing new, or the complete outputs) and what to do."""
+        from streamrag.base.atomic import Landed
+        from streamrag.base.signals import Interrupted
+
+        if isinstance(exc, Interrupted):
+            return exc
+        if self.done and self.still:
+            return Interrupted(
+                f"the outputs in {self.out}/ are written but for {' and '.join(self.still)}; rerun the same command for them"
+            )
+        if self.done or isinstance(exc, Landed):
+            return Interrupted(f"the outputs in {self.out}/ are complete (written before the signal was handled)")
+        kept = "; the earlier run's files there are untouched" if self.earlier else ""
+        return Interrupted(f"nothing was written to {self.out}/{kept}; rerun the same command")

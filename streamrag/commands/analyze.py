@@ -264,19 +264,30 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.analysis.stabilize import AnalysisSettings
-    from streamrag.analysis.study import run_study
     from streamrag.base.outputs import check_out_dir
-    from streamrag.base.progress import file_progress
-    from streamrag.data.chunking import ChunkSettings
-    from streamrag.data.selection import Selection, read_ids
-    from streamrag.retrieval.bm25 import BM25Params
 
     if args.label_audit is not None and (args.corpus is not None or args.scope != "per-question"):
         raise ConfigError(
             "--label-audit samples a CRAG file's questions in per-question scope: give DATA, not --corpus or --scope global"
         )
     check_out_dir(args.out)
+    from streamrag.commands._common import Written
+
+    written = Written(args.out)
+    try:
+        return _run_study(args, written)
+    except KeyboardInterrupt as exc:  # the analysis' files land together or not at all
+        raise written.interrupted(exc) from None
+
+
+def _run_study(args: argparse.Namespace, written: Any) -> int:
+    from streamrag.analysis.stabilize import AnalysisSettings
+    from streamrag.analysis.study import run_study
+    from streamrag.base.progress import file_progress
+    from streamrag.data.chunking import ChunkSettings
+    from streamrag.data.selection import Selection, read_ids
+    from streamrag.retrieval.bm25 import BM25Params
+
     settings = AnalysisSettings(
         chunks=ChunkSettings(parser=args.parser),
         bm25=BM25Params(idf=args.idf),
@@ -306,6 +317,8 @@ def run(args: argparse.Namespace) -> int:
             result = run_study(source, args.out, settings, selection, figures=not args.no_figures, progress=progress, **options)
     else:
         result = run_study(source, args.out, settings, selection, figures=not args.no_figures, **options)
+    extras = [name for name, on in (("features.csv", args.features), ("label_audit.csv", args.label_audit is not None)) if on]
+    written.done, written.still = True, extras
     if args.features:
         from streamrag.analysis.feature_table import study_feature_rows, write_feature_table
         from streamrag.analysis.features import FEATURE_FILE
@@ -327,4 +340,5 @@ def run(args: argparse.Namespace) -> int:
             cache=options["cache"],
         )
         print(f"wrote {write_audit(rows, args.out / AUDIT_FILE)}: {len(rows)} questions to judge (seed {args.seed})")
+    written.still = []
     return 0

@@ -69,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         cache = None
     command = ["streamrag", "frontier", args.grid, "--out", args.out, "--jobs", str(args.jobs)]
+    if args.input:
+        command += ["--input", args.input]
+    if args.bootstrap != 1000 or args.seed != 0:
+        command += ["--bootstrap", str(args.bootstrap), "--seed", str(args.seed)]
+    if args.resume:
+        command.append("--resume")
     with task_progress(f"frontier {grid.name}: points", None) as update:
         on_point = None
         if update is not None:
@@ -78,16 +84,30 @@ def run(args: argparse.Namespace) -> int:
 
         result = run_sweep(grid, args.out, resume=args.resume, jobs=args.jobs, cache=cache, on_point=on_point, command=command)
     n = sum(1 for e in result.plan.inputs.questions().entries) if grid.input.trace_driven else None
-    with task_progress("frontier: offline optimum", n, unit="items") as progress:
-        done = [0]
+    try:
+        with task_progress("frontier: offline optimum", n, unit="items") as progress:
+            done = [0]
 
-        def on_optimum(k: int) -> None:
-            done[0] += k
-            if progress is not None:
-                progress(done[0])
+            def on_optimum(k: int) -> None:
+                done[0] += k
+                if progress is not None:
+                    progress(done[0])
 
-        frontier = compute_frontier(result, n_boot=args.bootstrap, seed=args.seed, jobs=args.jobs, on_optimum=on_optimum)
-    files = write_frontier(Path(args.out) / "frontier", frontier, title=grid.description or grid.name)
+            frontier = compute_frontier(result, n_boot=args.bootstrap, seed=args.seed, jobs=args.jobs, on_optimum=on_optimum)
+        files = write_frontier(Path(args.out) / "frontier", frontier, title=grid.description or grid.name)
+    except KeyboardInterrupt as exc:  # the sweep is complete; the frontier step is not (or just landed)
+        import shlex
+
+        from streamrag.base.atomic import Landed
+        from streamrag.base.signals import Interrupted
+
+        if isinstance(exc, Landed):
+            raise Interrupted(f"the sweep and {Path(args.out) / 'frontier'}/ are complete (written as the signal came)") from None
+        again = shlex.join([*command, *([] if args.resume else ["--resume"])])
+        raise Interrupted(
+            f"the sweep in {args.out}/ is complete, {Path(args.out) / 'frontier'}/ was not written (nor changed); "
+            f"draw it with: {again} (no point is recomputed)"
+        ) from None
     for skipped in result.plan.skipped:
         print(f"skipped point {skipped.describe()}: {skipped.skipped}", file=sys.stderr)
     print(

@@ -73,16 +73,17 @@ def run(args: argparse.Namespace) -> int:
 def _write_table(out: Path, n_questions: int, seed: int) -> int:
     from streamrag.analysis.evidence import evidence_frame, evidence_path_for, write_evidence
     from streamrag.analysis.evidence_model import synthetic_evidence
-    from streamrag.base.atomic import atomic_path
+    from streamrag.base.atomic import atomic_path, together
     from streamrag.commands._logging import say
     from streamrag.data.synthetic_table import generate_stabilization_table
 
     table = generate_stabilization_table(n_questions, seed=seed)
     evidence = synthetic_evidence(table, seed=seed)
     table["t_suf"] = table["t_suf"].astype("Int64")  # "3", not "3.0"; undefined stays empty
-    with atomic_path(out) as tmp:
-        table.to_csv(tmp, index=False)
-    prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out), table=out)
+    with together():  # the table and its evidence appear together (an interrupt: neither)
+        with atomic_path(out) as tmp:
+            table.to_csv(tmp, index=False)
+        prefixes = write_evidence(evidence_frame(evidence.items()), evidence_path_for(out), table=out)
     say(f"wrote {out}: {len(table)} rows, and its synthetic per-prefix evidence {prefixes}", event="table written",
         out=str(out), rows=len(table), evidence=str(prefixes))  # fmt: skip
     return 0

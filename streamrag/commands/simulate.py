@@ -132,13 +132,25 @@ def run(args: argparse.Namespace) -> int:
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
     from streamrag.base.outputs import check_out_dir
+
+    check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
+    from streamrag.commands._common import Written
+
+    written = Written(args.out)
+    try:
+        return _run(args, written)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the outputs land together or not at all
+        raise written.interrupted(exc) from None
+
+
+def _run(args: argparse.Namespace, written: Any) -> int:
+    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
     from streamrag.data.selection import read_ids
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
     from streamrag.simulator.simulate import manifest_json, recorded_for_table, simulate, write_run
 
-    check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
     if rs.scenario.load is not None:  # refused before the (slow) input is read: sizes, warm-up, arrival files
@@ -157,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     n_selected = qs.counts["selected"]
 
     if rs.scenario.load is not None:
-        return _run_load(args, rs, qs, mode, input_path, recorded)
+        return _run_load(args, rs, qs, mode, input_path, recorded, written)
     with task_progress("simulating", n_selected) as update:
         result = simulate(qs, rs, jobs=args.jobs, on_progress=advancing(update), engine=args.engine)
 
@@ -171,7 +183,9 @@ def run(args: argparse.Namespace) -> int:
         n_questions=n_selected,
         replay=result.replay,
     )
-    out = write_run(args.out, result, recorded, manifest=manifest, counts=qs.counts)
+    with made_folder(args.out) as out:
+        write_run(out, result, recorded, manifest=manifest, counts=qs.counts)
+    written.done = True
     rows = result.rows
     mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
     mean_h = sum(r.H_ms or 0.0 for r in rows) / len(rows)
@@ -185,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str, recorded: Any) -> int:
+def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str, recorded: Any, written: Any) -> int:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`);
     ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
@@ -194,7 +208,7 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     from streamrag.simulator.closed_form import ENGINE
     from streamrag.simulator.load import run_load
     from streamrag.simulator.load_checks import n_sessions
-    from streamrag.simulator.load_output import write_load_run
+    from streamrag.simulator.load_output import check_outputs_fit, write_load_run
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)
@@ -210,11 +224,13 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
         replay=ENGINE,  # shared capacity: no closed form
     )
     params = {**parameters(recorded), "population": qs.counts}
+    check_outputs_fit(qs.questions, rs, out)  # before the folder is made: every file the run writes
     with made_folder(out), task_progress("sessions", 2 * n_sessions(rs)) as update:
         advance = advancing(update)
         on_session = None if advance is None else lambda: advance(1)
         with run_load(qs.questions, rs, trace_dir=out, reflector_model=model, on_session=on_session) as run:
             write_load_run(out, run, parameters=params, manifest=manifest)
+    written.done = True
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     s, b = summary["streaming"]["answer_ms"], summary["baseline"]["answer_ms"]
     if not summary["sessions"]["counted"]:

@@ -281,7 +281,7 @@ def _ingest_parallel(
                     cache.put(entry.key, chunked)
             yield Question.of(entry.record, chunked, entry.key)
 
-    try:
+    with pool:  # on an error the queued pages are dropped; on an interrupt or early stop, the work in flight too
         for item in records:
             if isinstance(item, SkippedRecord):
                 pending.append(item)
@@ -292,5 +292,3 @@ def _ingest_parallel(
                 pending.append(_InFlight(_without_pages(item), key, cached, future))
             yield from drain(window)
         yield from drain(0)
-    finally:  # on an error or an early stop, do not wait for the queued pages
-        pool.shutdown(wait=True, cancel_futures=True)

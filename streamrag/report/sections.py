@@ -168,6 +168,15 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
     run = Path(run_dir)
     if not run.is_dir():
         raise InputError(f"{run}: no such run folder")
+    manifest = _json(run / "manifest.json")
+    if manifest is not None and manifest.get("interrupted") and (run / "points").is_dir():
+        import shlex
+
+        command = manifest.get("command")
+        again = (
+            shlex.join([*command, *([] if "--resume" in command else ["--resume"])]) if command else "its command and --resume"
+        )
+        raise InputError(f"{run}: a sweep interrupted by {manifest.get('signal')} (manifest.json); finish it first: {again}")
     kind = run_kind(run)
     manifest, summary = _json(run / "manifest.json"), _json(run / "summary.json")
     columns, records = _rows(run, kind)

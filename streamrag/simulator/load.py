@@ -19,8 +19,10 @@ Outputs (``simulate`` writes them):
   number in system, mean wait, Little's law (L = λ·W), the share of server time spent on
   results nobody used; the paired difference; the same sessions' saving on unlimited
   capacity (``reference``);
-- ``trace.jsonl`` — every session's events (both systems, one ``qid`` per session, the
-  resources' queue events included).
+- ``trace.jsonl`` — the traced sessions' events, every one of each (both systems, one
+  ``qid`` per session, the resources' queue events included): all sessions of a run of up
+  to ``load.trace_sessions`` (default 10,000), else every k-th, so the trace stays bounded
+  (:meth:`~streamrag.simulator.workload.LoadConfig.trace_every`).
 
 Memory stays flat in the number of sessions: each finished session's measures and events
 go to temporary files at once (:mod:`~streamrag.simulator.load_measures`), removed when the
@@ -34,6 +36,7 @@ what a session measures is :mod:`~streamrag.simulator.load_measures`, the files
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,7 +108,7 @@ class _LoadedSystems:
         load: LoadConfig,
         n: int,
         spool: LoadSpool,
-        traced: bool,
+        trace_every: int,
         on_session: Callable[[], None] | None,
     ) -> None:
         import anyio
@@ -123,7 +126,9 @@ class _LoadedSystems:
         self.services = {system: sc.resources.build(clock) for system in SYSTEMS}
         table = spool.table(n, sorted(_distinct(self.services["streaming"])), SYSTEMS)
         self.measures = {system: SessionMeasures(table, system) for system in SYSTEMS}
-        self.sinks = {system: spool.sink(system) for system in SYSTEMS} if traced else {}
+        self.trace_every = trace_every
+        """Session i is traced iff ``trace_every`` divides i (0: none is)."""
+        self.sinks = {system: spool.sink(system) for system in SYSTEMS} if trace_every else {}
         self.asked = spool.draws("questions", n, question_draws(sc.seed, len(questions)))
         """The question index of each session (one draw shared by both systems)."""
         self.thinks: SpooledDraws | None = None
@@ -156,7 +161,8 @@ class _LoadedSystems:
     async def _open(self, tg: TaskGroup, arrivals: OpenArrivals) -> None:
         """Sessions at the workload's arrival instants, both arms at once."""
         rs = self.rs
-        for i, at in enumerate(open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)):
+        instants = open_arrivals(arrivals, rs.scenario.seed, tool_servers(rs), rs.stages.L.mean_ms)
+        for i, at in enumerate(itertools.islice(instants, self.n)):
             await self.clock.sleep_until_us(at, Priority.INPUT)
             q = self.questions[self.asked[i]]
             plan = self.plan_question(q, rs, stream_id=session_id(i))
@@ -206,7 +212,7 @@ class _LoadedSystems:
             self.pending_baselines -= 1
             if self.pending_baselines == 0:
                 self.drained.set()
-        sink = self.sinks.get(system)
+        sink = self.sinks.get(system) if self.trace_every and i % self.trace_every == 0 else None
         trace = (-1, 0) if sink is None else sink.add(rec.events)
         self.measures[system].add(i, self.asked[i], at, plan.input_end_us, rec.events, trace)
         self.n_events += len(rec.events)
@@ -227,14 +233,14 @@ def _run_systems(
     load: LoadConfig,
     n: int,
     spool: LoadSpool,
-    traced: bool,
+    trace_every: int,
     on_session: Callable[[], None] | None,
 ) -> tuple[dict[str, SystemRun], dict[str, TraceSink]]:
     """Both systems' runs (see :class:`_LoadedSystems`) and their trace spools."""
     sinks: dict[str, TraceSink] = {}
 
     async def main(clock: Clock) -> dict[str, SystemRun]:
-        systems = _LoadedSystems(clock, questions, rs, load, n, spool, traced, on_session)
+        systems = _LoadedSystems(clock, questions, rs, load, n, spool, trace_every, on_session)
         sinks.update(systems.sinks)
         return await systems.run()
 
@@ -312,23 +318,26 @@ def run_load(
     trace_dir: str | os.PathLike[str] | None = None,
     reflector_model: str = "",
     on_session: Callable[[], None] | None = None,
+    n_sessions: int | None = None,
 ) -> LoadRun:
     """Run the scenario's ``[load]`` over ``questions`` (the selected population).
 
-    ``trace_dir``: where the systems' traces and measures are spooled while they run
-    (None: no trace, measures in the system's temporary folder); the returned run holds
-    them until :meth:`LoadRun.close`.
+    ``trace_dir``: where the systems' traces (of the sessions ``load.trace_sessions``
+    keeps) and measures are spooled while they run (None: no trace, measures in the
+    system's temporary folder); the returned run holds them until :meth:`LoadRun.close`.
     ``on_session()`` is called as each session finishes (2 per session: one per system).
+    ``n_sessions``: run only the workload's first sessions (checked: the whole workload).
     """
     load = rs.scenario.load
     if load is None:
         raise ConfigError("run_load: the scenario has no [load] section")
     if not questions:
         raise ConfigError("load: no question to draw sessions from")
-    n = check_load(rs).n_sessions
+    n = check_load(rs).n_sessions if n_sessions is None else n_sessions
     spool = LoadSpool(trace_dir)
     try:
-        systems, sinks = _run_systems(questions, rs, load, n, spool, trace_dir is not None, on_session)
+        every = 0 if trace_dir is None else load.trace_every(n)
+        systems, sinks = _run_systems(questions, rs, load, n, spool, every, on_session)
         spool.close()
         reference = _reference(questions, rs, min(n, load.reference_sessions))
     except BaseException:  # a failure or an interrupt (Ctrl-C, SIGTERM) leaves no temporary file

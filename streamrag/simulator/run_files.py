@@ -169,6 +169,14 @@ class Reference(_Frozen):
     loaded_saved_ms: LoadStats
 
 
+class LoadTrace(_Frozen):
+    """Which sessions a load run's ``trace.jsonl`` holds (``load.trace_sessions``)."""
+
+    sessions: int = Field(description="Sessions whose every event is in trace.jsonl")
+    every: int = Field(description="Sessions 0, every, 2·every, … are kept; 0: none")
+    note: str
+
+
 class LoadSummary(_Frozen):
     """``summary.json`` of a load run (:mod:`streamrag.simulator.load`)."""
 
@@ -184,6 +192,7 @@ class LoadSummary(_Frozen):
     saved_ms: LoadStats = Field(description="Per counted session, baseline − streaming answer latency (paired)")
     answer_ms_difference: Difference = Field(description="Baseline's statistic − streaming's (tails are not paired)")
     reference: Reference
+    trace: LoadTrace
     parameters: dict[str, Any] = Field(description="The resolved scenario, latency stages and population, as JSON data")
 
 

@@ -407,17 +407,20 @@ def write_run(
     manifest: bytes,
     counts: dict[str, int] | None = None,
 ) -> Path:
-    """Write ``results.csv``, ``summary.json``, ``trace.jsonl``, ``manifest.json`` atomically."""
-    from streamrag.base.atomic import atomic_path, write_bytes_atomic
+    """Write ``trace.jsonl``, ``results.csv``, ``summary.json`` and ``manifest.json``,
+    together (:func:`~streamrag.base.atomic.together`: an interrupt or a refused write
+    leaves the folder as it was)."""
+    from streamrag.base.atomic import atomic_path, together, write_bytes_atomic
     from streamrag.engine.trace_file import header_bytes
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / "trace.jsonl") as tmp, open(tmp, "wb") as fh:
-        fh.write(header_bytes())
-        for part in run.trace_parts():
-            fh.write(part)
-    write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))
-    write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
-    write_bytes_atomic(out / "manifest.json", manifest)
+    with together():
+        with atomic_path(out / "trace.jsonl") as tmp, open(tmp, "wb") as fh:
+            fh.write(header_bytes())
+            for part in run.trace_parts():
+                fh.write(part)
+        write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))
+        write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
+        write_bytes_atomic(out / "manifest.json", manifest)
     return out

@@ -60,22 +60,16 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
     # A load run's session holds both systems' events, each in time order: merge them.
     events = sorted((e.model_dump() for e in read_trace(path, qid)), key=lambda e: e["t_us"])
     if not events:
-        reason = _skip_reason(Path(run_dir) / "results.csv", qid)
+        from streamrag.simulator.untraced import skip_reason, untraced_reason
+
+        reason = skip_reason(Path(run_dir) / "results.csv", qid)
         if reason:
             raise InputError(f"{path}: question {qid!r} was not replayed in this run ({reason})")
+        untraced = untraced_reason(Path(run_dir), qid)
+        if untraced:
+            raise InputError(f"{path}: session {qid!r} is not in the trace: {untraced}")
         raise InputError(f"{path}: no question {qid!r} in this run")
     return events
-
-
-def _skip_reason(results: Path, qid: str) -> str | None:
-    """Why ``qid`` has a row in ``results.csv`` but no events, if it has one."""
-    import csv
-
-    try:
-        with open(results, newline="", encoding="utf-8") as fh:
-            return next((row.get("skip_reason") for row in csv.DictReader(fh) if row.get("interaction_id") == qid), None)
-    except OSError:
-        return None
 
 
 def _lane(e: dict[str, Any]) -> str:

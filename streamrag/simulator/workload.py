@@ -115,6 +115,12 @@ OpenArrivals = PoissonArrivals | PiecewiseArrivals | FileArrivals
 Arrivals = Annotated[PoissonArrivals | PiecewiseArrivals | FileArrivals | ClosedArrivals, Field(discriminator="kind")]
 
 
+DEFAULT_TRACE_SESSIONS = 10_000
+"""A load run's trace holds at most this many sessions unless asked (``load.trace_sessions``):
+every session of a run up to that size (the built-in ``load`` scenario's 3,000), and at
+≈ 4.3 kB a session at most ≈ 43 MB however long the run (all of a 10⁶-session run: 4.1 GB)."""
+
+
 class LoadConfig(_Section):
     """``[load]``: many sessions sharing the resources on one clock."""
 
@@ -124,6 +130,18 @@ class LoadConfig(_Section):
     reference_sessions: int = Field(default=2000, ge=0)
     """How many of the first sessions are also replayed on unlimited capacity, for the
     report's ``saved_ms`` against the unlimited-capacity saving (0: none)."""
+    trace_sessions: Annotated[int, Field(ge=0)] | Literal["all"] = DEFAULT_TRACE_SESSIONS
+    """How many sessions ``trace.jsonl`` holds, every event of each: all of them when the
+    run has at most this many, else every k-th (k = ⌈n / trace_sessions⌉: sessions 0, k,
+    2k, …, spread over the whole run); ``"all"``: every session; 0: no trace."""
+
+    def trace_every(self, n_sessions: int) -> int:
+        """Every how many sessions one is traced (0: none; see :attr:`trace_sessions`)."""
+        if self.trace_sessions == "all":
+            return 1
+        if self.trace_sessions == 0:
+            return 0
+        return max(1, -(-n_sessions // self.trace_sessions))
 
 
 def session_id(i: int) -> str:

@@ -94,14 +94,12 @@ class ProcessExecutor:
 
         if not jobs:
             return
-        pool = worker_pool(min(self.jobs, len(jobs)), initializer=_install, initargs=(dict(shared),))
-        try:
+        # On an error queued points are dropped; on an interrupt (or the consumer
+        # stopping) the points in flight too (WorkerPool).
+        with worker_pool(min(self.jobs, len(jobs)), initializer=_install, initargs=(dict(shared),)) as pool:
             futures = [pool.submit(_execute_installed, job) for job in jobs]
             for fut in as_completed(futures):
                 yield fut.result()
-        finally:
-            # On an error (or the consumer stopping) do not wait for queued points.
-            pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --- Dask distributed ----------------------------------------------------------------

@@ -207,18 +207,20 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 def write_frontier(out_dir: str | os.PathLike[str], frontier: Frontier, *, title: str = "") -> list[Path]:
     """Write ``frontier.csv``, ``operating_points.csv``, ``optimum.csv``, ``leaderboard.md``
     and ``frontier.pdf`` / ``frontier.svg`` (only ``frontier.<format>`` with
-    ``--figure-format``) into ``out_dir`` (atomically)."""
+    ``--figure-format``) into ``out_dir``, all together (an interrupt leaves the folder
+    as it was)."""
     from streamrag.base import figures
-    from streamrag.base.atomic import write_bytes_atomic
+    from streamrag.base.atomic import together, write_bytes_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = []
-    for name, df in ((FRONTIER_CSV, frontier.points), (OPERATING_CSV, frontier.operating), (OPTIMUM_CSV, frontier.optima)):
-        write_bytes_atomic(out / name, _csv_bytes(df))
-        files.append(out / name)
-    write_bytes_atomic(out / "leaderboard.md", leaderboard(frontier, title=title).encode("utf-8"))
-    files.append(out / "leaderboard.md")
-    for suffix in (figures.FORMAT,) if figures.FORMAT else ("pdf", "svg"):
-        files.append(save_figure(plot_frontier(frontier.points), out / f"frontier.{suffix}"))
+    with together():
+        for name, df in ((FRONTIER_CSV, frontier.points), (OPERATING_CSV, frontier.operating), (OPTIMUM_CSV, frontier.optima)):
+            write_bytes_atomic(out / name, _csv_bytes(df))
+            files.append(out / name)
+        write_bytes_atomic(out / "leaderboard.md", leaderboard(frontier, title=title).encode("utf-8"))
+        files.append(out / "leaderboard.md")
+        for suffix in (figures.FORMAT,) if figures.FORMAT else ("pdf", "svg"):
+            files.append(save_figure(plot_frontier(frontier.points), out / f"frontier.{suffix}"))
     return files

@@ -13,7 +13,11 @@ Layout of ``OUT/``::
     sweep.csv, sweep.parquet the sweep table (:mod:`streamrag.sweep.table`)
     break_even.csv           a load sweep's break-even loads (:mod:`streamrag.sweep.break_even`)
     figures/*.png            (:mod:`streamrag.sweep.figures`; ``--figure-format``'s suffix)
-    manifest.json            written last and atomically: the sweep is complete
+    manifest.json            written last and atomically: the sweep is complete —
+                             unless it says ``"interrupted": true`` (and the signal):
+                             then the points it lists as computed or reused are
+                             finished, the ``pending`` ones not, and ``--resume``
+                             finishes the sweep
 
 A point is finished iff its ``done.json`` names its key and the files it lists exist
 with the sizes it records. ``resume=True`` skips finished points; anything else in a
@@ -164,7 +168,13 @@ def _executor_info(executor: Executor) -> dict[str, Any]:
     return info
 
 
-def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, float], command: list[str] | None) -> bytes:
+def _manifest(
+    result: SweepResult,
+    executor: dict[str, Any],
+    wall_s: dict[str, float],
+    command: list[str] | None,
+    interrupted: str | None = None,
+) -> bytes:
     import platform
 
     from streamrag.base.formats import FIELD, FORMAT_VERSION
@@ -176,7 +186,7 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
     computed, reused = set(result.computed), set(result.reused)
     points = []
     for x in p.points:
-        status = "skipped" if x.skipped else "computed" if x.key in computed else "reused" if x.key in reused else "?"
+        status = "skipped" if x.skipped else "computed" if x.key in computed else "reused" if x.key in reused else "pending"
         entry: dict[str, Any] = {"index": x.index, "key": x.key, "values": x.values, "status": status}
         if x.skipped:
             entry["reason"] = x.skipped
@@ -222,6 +232,7 @@ def _manifest(result: SweepResult, executor: dict[str, Any], wall_s: dict[str, f
         "python": platform.python_version(),
         "wall_s": result.wall_s,
         "created": wall_clock_iso(),
+        **({} if interrupted is None else {"interrupted": True, "signal": interrupted}),
     }
     SweepManifest.model_validate(data)
     return _json(data)
@@ -253,52 +264,99 @@ def run_sweep(
         grid = load_grid(grid)
     out = Path(out_dir)
     check_out_dir(out, refuse_nonempty=None if resume else "pass --resume to continue that sweep, or choose another folder")
-    swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
-    if resume:
-        _check_same_grid(out, swept)
-    result = SweepResult(out, swept)
-    result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
-    pending = [p for p in swept.runnable if p.key not in set(result.reused)]
-    check_selection(swept, pending)
-    if grid.kind == "streamable":
-        executor = SerialExecutor()  # arithmetic on a table: shipping it to workers would cost more
-    elif executor is None:
-        executor = make_executor(jobs=jobs, scheduler=scheduler)
-    shared = {ref: prepared_for(swept, ref) for ref in sorted({p.job.input_ref for p in pending if p.job.input_ref})}
+    from streamrag.base.signals import Interrupted
+
+    unchanged = f"{out}/ was not changed; rerun the same command"
+    try:  # preparing the input (analyzing a data file) can take long: an interrupt leaves the folder as it was
+        swept = plan(grid, PreparedInputs(grid.input, cache=cache, jobs=jobs))
+        if resume:
+            _check_same_grid(out, swept)
+        result = SweepResult(out, swept)
+        result.reused = [p.key for p in swept.runnable if resume and is_done(out, p.key)]
+        pending = [p for p in swept.runnable if p.key not in set(result.reused)]
+        check_selection(swept, pending)
+        if grid.kind == "streamable":
+            executor = SerialExecutor()  # arithmetic on a table: shipping it to workers would cost more
+        elif executor is None:
+            executor = make_executor(jobs=jobs, scheduler=scheduler)
+        shared = {ref: prepared_for(swept, ref) for ref in sorted({p.job.input_ref for p in pending if p.job.input_ref})}
+    except KeyboardInterrupt:
+        raise Interrupted(unchanged) from None
 
     wall_s: dict[str, float] = {}
-    with executor:
-        executor_info = _executor_info(executor)  # while connected: a Dask cluster's worker count
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).unlink(missing_ok=True)  # a manifest means "complete"; this run is not yet
-        write_bytes_atomic(out / "grid.toml", grid.text.encode("utf-8"))
-        write_bytes_atomic(out / "plan.json", _plan_json(swept))
-        by_key = {p.key: p for p in pending}
-        for p in pending:
-            point_dir(out, p.key).mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(point_dir(out, p.key) / "point.json", _point_json(p))
-        # closing(): if writing or on_point fails, the executor stops its queued points now.
-        with contextlib.closing(executor.run([p.job for p in pending], shared)) as outputs:
-            for output in outputs:
-                point = by_key[output.key]
-                _write_point(out, point, output)
-                result.computed.append(point.key)
-                wall_s[point.key] = output.wall_s
-                if on_point is not None:
-                    on_point(PointDone(point, output.wall_s, len(result.computed), len(pending)))
+    executor_info: dict[str, Any] = {"name": executor.name}
+    started = False
+    try:
+        with executor:
+            executor_info = _executor_info(executor)  # while connected: a Dask cluster's worker count
+            out.mkdir(parents=True, exist_ok=True)
+            (out / MANIFEST).unlink(missing_ok=True)  # a manifest means "complete"; this run is not yet
+            started = True
+            write_bytes_atomic(out / "grid.toml", grid.text.encode("utf-8"))
+            write_bytes_atomic(out / "plan.json", _plan_json(swept))
+            by_key = {p.key: p for p in pending}
+            for p in pending:
+                point_dir(out, p.key).mkdir(parents=True, exist_ok=True)
+                write_bytes_atomic(point_dir(out, p.key) / "point.json", _point_json(p))
+            # closing(): if writing or on_point fails, the executor stops its queued points now.
+            with contextlib.closing(executor.run([p.job for p in pending], shared)) as outputs:
+                for output in outputs:
+                    point = by_key[output.key]
+                    _write_point(out, point, output)
+                    result.computed.append(point.key)
+                    wall_s[point.key] = output.wall_s
+                    if on_point is not None:
+                        on_point(PointDone(point, output.wall_s, len(result.computed), len(pending)))
+        result.files = _write_outputs(out, swept, grid, result)
+        result.wall_s = clock.now_us() / 1e6
+        write_bytes_atomic(out / MANIFEST, _manifest(result, executor_info, wall_s, command))
+    except KeyboardInterrupt as exc:
+        if not started:  # nothing of this run is in the folder yet
+            raise Interrupted(unchanged) from None
+        from streamrag.base.atomic import Landed
 
+        if isinstance(exc, Landed):  # the table and figures are in place
+            result.files = [out / t.relative_to(out.absolute()) for t in exc.targets]
+        _mark_interrupted(result, executor_info, wall_s, command, clock.now_us() / 1e6)
+    return result
+
+
+def _write_outputs(out: Path, swept: SweepPlan, grid: Grid, result: SweepResult) -> list[Path]:
+    """The sweep table, break-even loads and figures, from the finished points (they
+    appear together: an interrupt leaves none of them half-updated)."""
+    from streamrag.base.atomic import together
+    from streamrag.sweep.break_even import write_break_even
     from streamrag.sweep.table import build_table, write_table
 
     metrics = {p.key: _read_metrics(out, p.key) for p in swept.runnable}
     result.table = build_table(swept.runnable, metrics, grid.axes)
-    result.files = write_table(result.table, out)
-    from streamrag.sweep.break_even import write_break_even
+    with together():
+        files = write_table(result.table, out)
+        files += write_break_even(out, result.table)
+        if grid.output.figures:
+            from streamrag.sweep.figures import write_figures
 
-    result.files += write_break_even(out, result.table)
-    if grid.output.figures:
-        from streamrag.sweep.figures import write_figures
+            files += write_figures(out, result.table, grid)
+    return files
 
-        result.files += write_figures(out, result.table, grid)
-    result.wall_s = clock.now_us() / 1e6
-    write_bytes_atomic(out / MANIFEST, _manifest(result, executor_info, wall_s, command))
-    return result
+
+def _mark_interrupted(
+    result: SweepResult, executor_info: dict[str, Any], wall_s: dict[str, float], command: list[str] | None, now_s: float
+) -> None:
+    """Write the manifest of an interrupted sweep (``"interrupted": true``, the signal,
+    each point's status) and raise :class:`~streamrag.base.signals.Interrupted` saying
+    how far it got and how to finish it."""
+    import shlex
+
+    from streamrag.base.signals import Interrupted, held, interrupt_name
+
+    result.wall_s = now_s
+    with held(deliver=False):  # a second signal does not cut the mark in two
+        write_bytes_atomic(result.out / MANIFEST, _manifest(result, executor_info, wall_s, command, interrupt_name()))
+    runnable = len(result.plan.runnable)
+    finished = len(result.computed) + len(result.reused)
+    again = [*command, *([] if "--resume" in command else ["--resume"])] if command else None
+    how = f"finish it with: {shlex.join(again)}" if again else "finish it with run_sweep(..., resume=True)"
+    raise Interrupted(
+        f"{finished} of {runnable} point(s) finished in {result.out}/ (manifest.json says interrupted); {how}"
+    ) from None

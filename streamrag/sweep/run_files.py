@@ -1,7 +1,9 @@
 """A sweep folder's ``manifest.json``, declared: the model its writer validates with.
 
 Its JSON Schema is ``streamrag schema sweep-manifest``. The manifest is written last:
-its presence means the sweep is complete (:mod:`streamrag.sweep.resumable`).
+its presence means the sweep is complete (:mod:`streamrag.sweep.resumable`), unless it
+says ``"interrupted": true``: the sweep was stopped by a signal, its ``pending`` points
+are not finished, and ``--resume`` finishes it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class PointEntry(_Frozen):
     key: str
     values: dict[str, str | int | float | bool]
     """Axis column → the point's value (as in the sweep table)."""
-    status: Literal["computed", "reused", "skipped"]
+    status: Literal["computed", "reused", "skipped", "pending"]
+    """``pending``: not finished (an interrupted sweep only)."""
     reason: str | None = None
     """Why a skipped point was skipped."""
     wall_s: float | None = None
@@ -71,3 +74,5 @@ class SweepManifest(_Frozen):
     python: str
     wall_s: float
     created: str
+    interrupted: bool | None = Field(None, description="The sweep was stopped by a signal: resume it to finish")
+    signal: str | None = Field(None, description="The signal that stopped the sweep (SIGINT, SIGTERM, SIGHUP)")
