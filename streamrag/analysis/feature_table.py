@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.analysis.evidence import PrefixEvidence
+from streamrag.analysis.feature_schema import FEATURES
 from streamrag.analysis.features import (
     ANCHOR_COLUMNS,
     CONTEXT_FEATURES,
@@ -125,18 +126,12 @@ class FeatureTable:
         return all(v != "" for v in col.tolist())
 
 
-_INT_COLUMNS = (
-    "n_words",
-    "t",
-    "t_sc",
-    "top1_stable_streak",
-    "top1_changed",
-    "label_sc",
-)
 _OPTIONAL_INT = ("t_suf", "label", "named_entity_detected", "words_since_first_ne")
 """Integers that may be empty: the targets of a question that is not retrieved-gold, and
 the entity columns of a table whose evidence has no tagger output."""
-_FLOAT_EXTRAS = ("top1_margin", "top1_coverage_prefix", "hypothesis_revised")
+_INT_COLUMNS = tuple(c for c in ANCHOR_COLUMNS if FEATURES.columns[c] == "int" and c not in _OPTIONAL_INT)
+_FLOAT_EXTRAS = tuple(c for c in EXTRA_COLUMNS if FEATURES.columns[c] != "str")
+"""The column types come from the declaration (:data:`~streamrag.analysis.feature_schema.FEATURES`)."""
 
 
 def read_feature_table(path: str | os.PathLike[str]) -> FeatureTable:
@@ -211,7 +206,7 @@ def _parse_table(p: str, fh: Iterable[str], sha256: str) -> FeatureTable:
     context: Context = "prefix" if contexts == {"prefix"} else "full"
     columns: dict[str, np.ndarray] = {}
     for c, vals in values.items():
-        if c in ("interaction_id", "question_type", "domain", "question_word_type"):
+        if FEATURES.columns[c] == "str":
             columns[c] = np.array(vals, dtype=object)
         elif c == "retrieved_gold":
             columns[c] = np.array(vals, dtype=bool)
