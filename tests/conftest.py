@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,15 @@ def crag_sample(crag_dir: Path) -> Path:
 def _private_chunk_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Commands that use the default chunk cache write into a temporary folder, not ~/.cache."""
     os.environ["STREAMRAG_CACHE"] = str(tmp_path_factory.mktemp("chunk-cache"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _children_start_in_the_foreground() -> None:
+    """Commands a test starts get SIGINT at its default, as from a terminal.
+
+    A test run that a script started with ``&`` inherits SIGINT ignored, and so would every
+    command it starts (an ignored signal survives exec): the tests that press Ctrl-C on one
+    would see it run to its end. A handler, unlike SIG_IGN, is reset by exec.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

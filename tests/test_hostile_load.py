@@ -341,6 +341,34 @@ def test_an_interrupted_load_run_removes_its_temporaries_and_its_folder(tmp_path
     _nothing_left(tmp_path, out)
 
 
+@pytest.mark.lost_work
+def test_a_load_run_started_in_the_background_ends_on_sigterm_with_its_line(tmp_path, table) -> None:
+    # With SIGINT ignored (a script's `cmd &`, nohup, a batch job) no runner cancels the
+    # main task on SIGINT, and a KeyboardInterrupt raised inside the signal handler could
+    # land in one of the engine's weakref callbacks, which Python reports as "Exception
+    # ignored" and goes on: the run finished and exited 0.
+    out = tmp_path / "out"
+    argv = [str(a) for a in _load(table, out, "load.arrivals.n_sessions=20000", "load.warmup_s=0")]
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited, as from a shell's `&`
+    try:
+        proc = _start(argv, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    _wait_for(lambda: out.is_dir() and any(p.name.startswith(".trace-") and p.stat().st_size > 0 for p in out.iterdir()))
+    for _ in range(3):  # several signals, at different moments of the run
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        if proc.poll() is not None:
+            break
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert (
+        err.strip().splitlines()[-1] == f"streamrag: interrupted (SIGTERM): nothing was written to {out}/; rerun the same command"
+    )
+    _nothing_left(tmp_path, out)
+
+
 def test_live_stopped_by_sigterm_marks_its_summary_and_says_so(tmp_path) -> None:
     out = tmp_path / "live"
     proc = _start(["live", "--replay", "5", "--out", str(out), "--latency-ms", "20", "--set", "input.delta_wps=4"], tmp_path)

@@ -6,7 +6,9 @@ files stay, an output folder looks finished, the exit code is 143 with no messag
 handles SIGINT now — Python's, which raises KeyboardInterrupt, or the asyncio runner's,
 which cancels the main task first so every ``finally`` and ``async with`` unwinds — and
 :func:`interrupt_name` tells afterwards which signal it was (for the message, the exit
-code and the ``"interrupted"`` mark a command puts on its outputs).
+code and the ``"interrupted"`` mark a command puts on its outputs). Where SIGINT is
+ignored (a job a script started with ``&``, nohup), it stays ignored, and SIGTERM and
+SIGHUP still end the command: inside an event loop, from a callback of the loop.
 
 A command says what an interrupt left by raising :class:`Interrupted` (the CLI prints
 its ``left`` after the signal's name). :func:`held` keeps a signal waiting for a block
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
@@ -47,13 +50,28 @@ def interrupt_exit_code() -> int:
     return 128 + (_received[-1].value if _received else signal.SIGINT.value)
 
 
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
 def _as_sigint(number: int, frame: FrameType | None) -> None:
     _received.append(signal.Signals(number))
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
-    else:
+        return
+    # SIGINT is ignored: a job a script started with `&` (the shell ignores SIGINT for it),
+    # under nohup or a batch system. Then no runner cancels its main task on SIGINT, and a
+    # KeyboardInterrupt raised here could land in a weakref callback or a __del__, where
+    # Python prints "Exception ignored" and the run goes on (seen: a load run killed with
+    # SIGTERM finished and exited 0). In an event loop it is raised from a callback of
+    # the loop instead: it leaves run_forever, and the runner cancels every task, so
+    # every finally and async with unwinds.
+    asyncio = sys.modules.get("asyncio")  # not imported: no loop runs
+    loop = asyncio._get_running_loop() if asyncio is not None else None
+    if loop is None:
         raise KeyboardInterrupt
+    loop.call_soon_threadsafe(_raise_interrupt)
 
 
 @contextlib.contextmanager
