@@ -10,11 +10,13 @@ per entry, as ``stabilization.csv`` has.
   rankings, reflectors judge real results);
 - :func:`questions_from_table` — a §7 stabilization table (trace-driven: only t* is
   known; a call at prefix t counts as sufficient iff ``t ≥ t*``). Rows the analyzer
-  skipped (non-empty ``skip_reason``) stay skipped.
+  skipped (non-empty ``skip_reason``) stay skipped. :func:`table_entries` gives the
+  same entries one row at a time (what a streamed replay reads,
+  :mod:`~streamrag.simulator.table_run`).
 
 :func:`select` then applies the scenario's population (``all``, ``retrieved_gold``,
 ``fallback``) and ``limit``; questions it leaves out become skipped entries naming the
-rule.
+rule; :class:`Selector` applies the same rules one entry at a time.
 """
 
 from __future__ import annotations
