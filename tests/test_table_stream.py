@@ -140,3 +140,16 @@ def test_a_selection_error_at_the_end_of_the_stream_leaves_nothing(table, tmp_pa
     with pytest.raises(EmptySelectionError, match="no question to simulate"):
         simulate_table(table, rs, out, manifest=lambda *_: b"{}\n", ids=[gold])
     assert not out.exists()
+
+
+def test_a_bad_row_at_the_end_of_the_table_leaves_the_earlier_run_as_it_was(table, tmp_path, capsys) -> None:
+    argv = ["-q", "simulate", "--scenario", "paper_rq3", "--set", "select.population=all", "--out", str(tmp_path / "run")]
+    assert main([*argv, "--table", str(table)]) == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    bad = tmp_path / "bad.csv"
+    lines = table.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad.write_text("".join(lines) + lines[-1].replace(lines[-1].split(",")[0], "late", 1).replace(",", ",x,", 1), "utf-8")
+    assert main([*argv, "--table", str(bad), "--evidence", str(evidence_path_for(table)), "--force"]) != 0
+    err = capsys.readouterr().err
+    assert f"{bad}:{len(lines) + 1}: expected" in err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before
