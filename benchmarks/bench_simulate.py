@@ -19,13 +19,14 @@ over the whole population (``select.population=all``), with 1 and 2 worker proce
 Arms (issue 28): the closed-form replay (the default wherever it applies:
 :mod:`streamrag.simulator.closed_form`) against the event engine (``--engine``), interleaved,
 wall and CPU time, their ``results.csv`` and ``trace.jsonl`` bytes checked identical —
-in process (rows only, rows + trace) and from a shell. ``--memory N`` also measures the
-maximum resident set of the shell command on an N-row table (``/usr/bin/time -v``).
+in process (rows only, rows + trace) and from a shell. ``--memory 1000,10000,100000`` also measures the
+maximum resident set of the shell command (``/usr/bin/time -v``) on tables of those
+sizes, closed form and engine, beside the import floor (``--memory-only``: that alone).
 
 Also prints the paper_rq3 results (retrieved-gold slice, L = 600 and 1000 ms) on the same
 table. Writes ``benchmarks/out/bench_simulate.json``.
 
-Usage: ``python benchmarks/bench_simulate.py [--repeat 3] [--seed 0] [--memory 100000]``
+Usage: ``python benchmarks/bench_simulate.py [--repeat 3] [--seed 0] [--memory 1000,10000,100000] [--memory-only]``
 """
 
 from __future__ import annotations
@@ -133,9 +134,10 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
     return {"questions": n, "replayed_s": replayed_s, "import_floor_s": min(walls["import floor"]), "identical": True, **arms}
 
 
-def _memory(n: int, seed: int) -> dict:
-    """Maximum resident set (``/usr/bin/time -v``) of ``streamrag simulate --table`` on an
-    n-row generated table with its evidence (closed form), and of the table generation."""
+def _memory(sizes: list[int], seed: int) -> dict:
+    """Maximum resident set (``/usr/bin/time -v``) of ``streamrag simulate --table`` on
+    generated tables of each size with their evidence, on the closed form (default) and
+    ``--engine``, beside the import floor (the command's modules imported, nothing run)."""
     import re
     import subprocess
     import sys
@@ -143,19 +145,33 @@ def _memory(n: int, seed: int) -> dict:
 
     streamrag = str(Path(sys.executable).with_name("streamrag"))
 
-    def max_rss_mib(cmd: list[str]) -> tuple[float, float]:
+    def max_rss_mib(cmd: list[str]) -> tuple[float, float, float]:
         t0 = time.perf_counter()
         done = subprocess.run(["/usr/bin/time", "-v", *cmd], check=True, capture_output=True, text=True)
         kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-        return kib / 1024, time.perf_counter() - t0
+        cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", done.stderr).group(1)) for k in ("User", "System"))
+        return kib / 1024, time.perf_counter() - t0, cpu
 
+    floor_cmd = [sys.executable, "-c", "import streamrag.cli, streamrag.commands.simulate, streamrag.simulator.table_run, "
+                 "streamrag.simulator.simulate, pyarrow.parquet"]  # fmt: skip
+    load_before = load_average()
+    floor, _, _ = max_rss_mib(floor_cmd)
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench-simulate-memory-") as tmp:
-        table = Path(tmp) / "gen.csv"
-        subprocess.run([streamrag, "generate", str(table), "--questions", str(n), "--seed", str(seed), "--table"],
-                       check=True, capture_output=True)  # fmt: skip
-        rss, wall = max_rss_mib([streamrag, "simulate", "--table", str(table), "--scenario", "paper_rq3",
-                                 "--set", "select.population=all", "--out", str(Path(tmp) / "run")])  # fmt: skip
-    return {"rows": n, "max_rss_mib": rss, "wall_s": wall}
+        for n in sizes:
+            table = Path(tmp) / f"gen{n}.csv"
+            subprocess.run([streamrag, "generate", str(table), "--questions", str(n), "--seed", str(seed), "--table"],
+                           check=True, capture_output=True)  # fmt: skip
+            outputs = {}
+            for arm, extra in (("closed_form", []), ("engine", ["--engine"])):
+                out = Path(tmp) / f"run-{arm}-{n}"
+                rss, wall, cpu = max_rss_mib([streamrag, "simulate", "--table", str(table), "--scenario", "paper_rq3",
+                                              "--set", "select.population=all", "--out", str(out), *extra])  # fmt: skip
+                outputs[arm] = {name: (out / name).read_bytes() for name in ("results.csv", "trace.jsonl")}
+                rows.append({"rows": n, "arm": arm, "max_rss_mib": rss, "wall_s": wall, "cpu_s": cpu})
+            if outputs["closed_form"] != outputs["engine"]:
+                raise SystemExit(f"{n} rows: the closed form's outputs differ from the engine's")
+    return {"import_floor_mib": floor, "runs": rows, "load_average": [load_before, load_average()]}
 
 
 def _rq3(questions, L_ms: int) -> dict:
@@ -183,13 +199,34 @@ def _rq3(questions, L_ms: int) -> dict:
     }
 
 
+def _print_memory(memory: dict) -> None:
+    print(
+        f"\nsimulate --table, max RSS (load average {memory['load_average'][0]} → {memory['load_average'][1]}); import floor {memory['import_floor_mib']:.0f} MiB"
+    )
+    print(f"{'rows':>8} {'arm':>12} {'max RSS MiB':>12} {'wall s':>8} {'cpu s':>7}")
+    for r in memory["runs"]:
+        print(f"{r['rows']:>8} {r['arm']:>12} {r['max_rss_mib']:>12.0f} {r['wall_s']:>8.1f} {r['cpu_s']:>7.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated table")
     parser.add_argument("--n", type=int, default=1371)
-    parser.add_argument("--memory", type=int, default=0, metavar="N", help="also measure max RSS on an N-row table")
+    parser.add_argument(
+        "--memory", default="", metavar="N,N,…", help="also measure max RSS on tables of these sizes (e.g. 1000,10000,100000)"
+    )
+    parser.add_argument("--memory-only", action="store_true", help="measure --memory only (no speed arms, no RQ3 table)")
     args = parser.parse_args()
+    sizes = [int(n) for n in args.memory.split(",") if n]
+    if args.memory_only:
+        memory = _memory(sizes, args.seed)
+        _print_memory(memory)
+        OUT.mkdir(parents=True, exist_ok=True)
+        path = OUT / "bench_simulate_memory.json"
+        path.write_text(json.dumps({"benchmark": "simulate memory", "memory": memory}, indent=2) + "\n")
+        print(f"\nwrote {path}")
+        return
 
     shell = _shell(args.n, args.seed, args.repeat)
     print(
@@ -214,9 +251,9 @@ def main() -> None:
             f"{r['arm']:>27} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} {r['speedup']:>9.0f}× "
             f"{r['us_per_question']:>8.1f} {r['cpu_us_per_question']:>9.1f}"
         )
-    memory = _memory(args.memory, args.seed) if args.memory else None
+    memory = _memory(sizes, args.seed) if sizes else None
     if memory:
-        print(f"\nsimulate --table, {memory['rows']} rows: max RSS {memory['max_rss_mib']:.0f} MiB ({memory['wall_s']:.1f} s)")
+        _print_memory(memory)
 
     rq3 = [_rq3(questions, L) for L in (600, 1000)]
     print("\npaper_rq3 (retrieved-gold slice) on the same table:")

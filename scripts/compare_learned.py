@@ -22,7 +22,8 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from streamrag.analysis.evidence import find_evidence, read_evidence
+    from streamrag.analysis.evidence import find_evidence
+    from streamrag.analysis.evidence_read import read_evidence
     from streamrag.analysis.features import prefix_features
     from streamrag.analysis.table import read_table_records
     from streamrag.learn.paper import AnalyticParams

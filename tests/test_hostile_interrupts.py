@@ -229,10 +229,13 @@ def test_simulate_interrupted_while_writing_leaves_the_earlier_run_untouched(tmp
 
 
 @pytest.mark.lost_work
-@pytest.mark.parametrize("at", ["results.csv", "summary.json", "manifest.json"])
+@pytest.mark.parametrize("at", ["trace.jsonl", "results.csv", "summary.json", "manifest.json"])
 def test_simulate_interrupted_between_its_files_writes_none_of_them(tmp_path, capsys, monkeypatch, at) -> None:
-    # The signal's KeyboardInterrupt raised as one file of the run is written: before,
+    # The signal's KeyboardInterrupt raised once one file of the run is written (trace and
+    # results are written as the questions are replayed, the others at the end): before,
     # the files written already were the new run's and the others the earlier run's.
+    import contextlib
+
     from streamrag.base import atomic
 
     table = tmp_path / "t.csv"
@@ -241,14 +244,17 @@ def test_simulate_interrupted_between_its_files_writes_none_of_them(tmp_path, ca
     argv = ["simulate", "--table", table, "--scenario", "paper_rq3", "--out", out]
     assert run_cli([*argv, "--set", "latency.L_ms=900"], capsys)[0] == 0
     before = {p.name: p.read_bytes() for p in files_under(out)}
-    real = atomic.write_bytes_atomic
+    real = atomic.atomic_path
 
-    def write(path, data):
-        if Path(path).name == at:
-            raise KeyboardInterrupt
-        real(path, data)
+    @contextlib.contextmanager
+    def written(path):
+        with real(path) as tmp:
+            yield tmp
+            if Path(path).name == at:
+                assert tmp.stat().st_size > 0
+                raise KeyboardInterrupt
 
-    monkeypatch.setattr(atomic, "write_bytes_atomic", write)
+    monkeypatch.setattr(atomic, "atomic_path", written)
     code, _, err = run_cli([*argv, "--force"], capsys)
     assert code == 130
     assert {p.name: p.read_bytes() for p in files_under(out)} == before
@@ -259,12 +265,14 @@ def test_simulate_interrupted_between_its_files_writes_none_of_them(tmp_path, ca
 
 
 def test_simulate_interrupted_before_writing_leaves_no_folder(tmp_path, capsys, monkeypatch) -> None:
-    from streamrag.simulator import simulate
+    # The table replay writes its rows as it goes (the folder is made first): interrupted
+    # at the first rows, it leaves no file and no folder behind.
+    from streamrag.simulator import table_run
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(simulate, "results_csv", stop)
+    monkeypatch.setattr(table_run, "results_lines", stop)
     table = tmp_path / "t.csv"
     write_table(small_table(30, seed=1), table)
     out = tmp_path / "a" / "run"

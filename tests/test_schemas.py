@@ -12,7 +12,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from streamrag.analysis.evidence import read_evidence
+from streamrag.analysis.evidence_read import read_evidence
 from streamrag.analysis.table import read_table, stabilization_schema
 from streamrag.api import read_run
 from streamrag.base.columns import TableKind, arrow_type, declared_dtypes, to_arrow

@@ -16,12 +16,12 @@ import csv
 import math
 import os
 import re
-from collections.abc import Sequence
-from typing import NamedTuple, TextIO
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, TextIO
 
 from streamrag.base.errors import DataFileError, TableError
 
-__all__ = ["CsvRow", "RowError", "parse_float", "parse_int", "read_rows"]
+__all__ = ["CsvRow", "RowError", "iter_rows", "parse_float", "parse_int", "read_rows"]
 
 _INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?")  # "3" and "3.0" (pandas writes ints with NaN as floats)
 
@@ -92,17 +92,37 @@ def read_rows(
     id_column: str = "interaction_id",
     skip_column: str = "skip_reason",
 ) -> tuple[list[str], list[CsvRow]]:
-    """The header and the data rows of a CSV file.
+    """The header and the data rows of a CSV file (:func:`iter_rows`, read whole)."""
+    header, rows = iter_rows(path, required, id_column=id_column, skip_column=skip_column)
+    return header, list(rows)
+
+
+def iter_rows(
+    path: str | os.PathLike[str],
+    required: Sequence[str],
+    *,
+    id_column: str = "interaction_id",
+    skip_column: str = "skip_reason",
+) -> tuple[list[str], Iterator[CsvRow]]:
+    """The header of a CSV file (read and checked now) and its data rows, one at a time
+    (the file stays open until they are all read or the iterator is dropped).
 
     Checks the structure only: a header naming every column of ``required`` once, rows
     with as many fields as the header, ``id_column`` (when required) non-empty and unique
     — except on a row whose ``skip_column`` is non-empty: ``analyze --skip-bad`` keeps a
     line it could not read, and such a line may have no readable id.
     Raises :class:`~streamrag.base.errors.DataFileError` when the file cannot be read,
-    :class:`~streamrag.base.errors.TableError` (``file:line: problem``) otherwise.
+    :class:`~streamrag.base.errors.TableError` (``file:line: problem``) otherwise — for a
+    row, when the iterator reaches it.
     """
+    rows = _rows(path, required, id_column, skip_column)
+    header = next(rows)
+    return header, rows
+
+
+def _rows(path: str | os.PathLike[str], required: Sequence[str], id_column: str, skip_column: str) -> Iterator[Any]:
+    """The header first, then the rows (:func:`iter_rows`)."""
     name = str(path)
-    rows: list[CsvRow] = []
     first_line: dict[str, int] = {}
     line = 1
     with _open(path) as fh:
@@ -124,6 +144,7 @@ def read_rows(
         if missing:
             listed = ", ".join(repr(c) for c in missing)
             raise TableError(f"{name}:1: missing column{'s' if len(missing) > 1 else ''} {listed}")
+        yield header
         check_id = id_column in required
         try:
             for row in reader:
@@ -136,7 +157,7 @@ def read_rows(
                 if check_id:
                     qid = fields[id_column]
                     if qid == "" and fields.get(skip_column):
-                        rows.append(CsvRow(line, fields))  # a record unread by analyze --skip-bad: no id to repeat
+                        yield CsvRow(line, fields)  # a record unread by analyze --skip-bad: no id to repeat
                         continue
                     if qid == "":
                         raise TableError(f"{name}:{line}: column '{id_column}': empty, but a value is required")
@@ -145,9 +166,8 @@ def read_rows(
                             f"{name}:{line}: column '{id_column}': {qid!r} repeats line {first_line[qid]} (one row per question)"
                         )
                     first_line[qid] = line
-                rows.append(CsvRow(line, fields))
+                yield CsvRow(line, fields)
         except csv.Error as exc:
             raise TableError(f"{name}:{reader.line_num}: malformed CSV: {exc}") from None
         except UnicodeDecodeError:
             raise _not_utf8(path) from None
-    return header, rows

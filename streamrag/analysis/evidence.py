@@ -55,7 +55,6 @@ earlier content. Evidence given explicitly (``--evidence``) and evidence without
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -83,8 +82,8 @@ __all__ = [
     "evidence_path_for",
     "evidence_schema",
     "find_evidence",
+    "frozen_evidence",
     "prefix_evidence",
-    "read_evidence",
     "write_evidence",
 ]
 
@@ -97,6 +96,10 @@ EVIDENCE_SUFFIX = ".prefixes.parquet"
 
 TABLE_DIGEST_KEY = b"streamrag.table_sha256"
 """Parquet metadata key: the SHA-256 of the table the evidence was written with."""
+
+ROW_GROUP_ROWS = 16_384
+"""Prefix rows per Parquet row group of the evidence file: a reader decodes a row group at
+a time (:mod:`~streamrag.analysis.evidence_read`), so this bounds its memory."""
 
 K_EVIDENCE = 5
 """Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""
@@ -194,9 +197,11 @@ class PrefixEvidence:
         return int(hits[0]) + 1 if hits.size else None
 
 
-def _frozen(*arrays: np.ndarray) -> None:
-    for a in arrays:
+def frozen_evidence(ev: PrefixEvidence) -> PrefixEvidence:
+    """``ev`` with its required arrays made read-only."""
+    for a in (ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank):
         a.flags.writeable = False
+    return ev
 
 
 def prefix_evidence(
@@ -219,9 +224,9 @@ def prefix_evidence(
     if hypotheses is not None:
         flags = np.array(hypotheses.revised, dtype=bool)
         times = None if hypotheses.times_ms is None else np.array(hypotheses.times_ms, dtype=np.float64)
-    ev = PrefixEvidence(top_ids, scores[inverse], distinct[inverse], occurrences[inverse], first, scale, flags, times)
-    _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
-    return ev
+    return frozen_evidence(
+        PrefixEvidence(top_ids, scores[inverse], distinct[inverse], occurrences[inverse], first, scale, flags, times)
+    )
 
 
 def evidence_frame(items: Iterable[tuple[str, PrefixEvidence]]) -> pd.DataFrame:
@@ -274,7 +279,7 @@ def write_evidence(df: pd.DataFrame, path: str | os.PathLike[str], *, table: str
     from streamrag.base.digest import file_sha256
 
     metadata = None if table is None else {TABLE_DIGEST_KEY.decode(): file_sha256(staged(table)).encode()}
-    return write_parquet(df, path, evidence_schema(df.columns), metadata=metadata)
+    return write_parquet(df, path, evidence_schema(df.columns), metadata=metadata, row_group_size=ROW_GROUP_ROWS)
 
 
 def recorded_table_sha256(path: str | os.PathLike[str]) -> str | None:
@@ -306,105 +311,6 @@ def check_bound(evidence: str | os.PathLike[str], table: str | os.PathLike[str])
             "(generate --table, analyze), give the evidence with --evidence to check it question by question, "
             "or replay without it (--no-evidence)"
         )
-
-
-def read_evidence(path: str | os.PathLike[str]) -> dict[str, PrefixEvidence]:
-    """The evidence of every question in a ``prefixes.parquet`` file, by interaction id.
-
-    Raises TableError naming the file and the problem (missing column, a question whose
-    prefixes are not 1 … n in order, a bad scale).
-    """
-    import pyarrow.lib
-    import pyarrow.parquet as pq
-
-    from streamrag.base.columns import file_version
-
-    try:
-        table = pq.ParquetFile(path).read()
-    except (OSError, pyarrow.lib.ArrowException) as exc:
-        raise TableError(f"{path}: cannot read the per-prefix evidence: {exc}") from None
-    file_version(table.schema, path)
-    missing = [c for c in EVIDENCE_COLUMNS if c not in table.column_names]
-    if missing:
-        raise TableError(
-            f"{path}: column {missing[0]!r} missing (a prefixes.parquet written by streamrag analyze has {', '.join(EVIDENCE_COLUMNS)})"
-        )
-    out: dict[str, PrefixEvidence] = {}
-    n_rows = table.num_rows
-
-    def column(name: str, dtype: Any = None) -> np.ndarray:
-        # Through Python lists: pyarrow's to_numpy imports pandas, which costs more than a
-        # replay of the questions (ParquetFile.read, unlike read_table, does not).
-        return np.array(table.column(name).to_pylist(), dtype=dtype)
-
-    try:
-        # Whole columns once, then slices per question.
-        ids = column("interaction_id", object)
-        t_all = column("t", np.int64)
-        scales = table.column("score_scale").to_pylist()
-        score_all = column("top1_score", np.float64)
-        distinct_all = column("top1_coverage_distinct", np.float64)
-        occ_all = column("top1_coverage_occurrences", np.float64)
-        gold_all = np.array([r or 0 for r in table.column("gold_rank").to_pylist()], dtype=np.int8)
-        revised_all = column("revised", bool) if "revised" in table.column_names else None
-        times_all = column("t_ms", np.float64) if "t_ms" in table.column_names else None
-        extra = {name: table.column(name).to_pylist() for name, _ in OPTIONAL_COLUMNS[2:] if name in table.column_names}
-        tops = table.column("top_ids").combine_chunks()
-        top_offsets = np.array(tops.offsets.to_pylist(), dtype=np.int64)
-        top_values = np.array(tops.values.to_pylist(), dtype=np.int32)
-    except (pyarrow.lib.ArrowException, AttributeError, TypeError, ValueError) as exc:
-        raise TableError(f"{path}: the per-prefix evidence has a column of the wrong type: {exc}") from None
-    top_lens = np.diff(top_offsets)
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if n_rows else np.zeros(0, dtype=np.int64)
-    bounds = [*starts.tolist(), n_rows]
-    for a, b in itertools.pairwise(bounds):
-        qid = str(ids[a])
-        if qid in out:
-            raise TableError(f"{path}: the prefixes of question {qid!r} are not contiguous")
-        if not np.array_equal(t_all[a:b], np.arange(1, b - a + 1)):
-            raise TableError(f"{path}: question {qid!r}: prefixes are not t = 1 … n in order")
-        scale = str(scales[a])
-        if scale not in ("bm25", "cosine"):
-            raise TableError(f"{path}: question {qid!r}: score_scale {scale!r} is neither bm25 nor cosine")
-        lens = top_lens[a:b]
-        width = int(lens.min())
-        if (lens == width).all():  # the usual case: every prefix has the same k
-            top_ids = top_values[top_offsets[a] : top_offsets[b]].reshape(b - a, width)
-        else:
-            top_ids = np.array([top_values[o : o + width] for o in top_offsets[a:b].tolist()], dtype=np.int32)
-        ev = PrefixEvidence(
-            top_ids,
-            score_all[a:b],
-            distinct_all[a:b],
-            occ_all[a:b],
-            gold_all[a:b],
-            scale,  # type: ignore[arg-type]
-            None if revised_all is None else revised_all[a:b],
-            None if times_all is None else times_all[a:b],
-            **_optional_fields(extra, a, b),
-        )
-        _frozen(ev.top_ids, ev.top1_score, ev.coverage_distinct, ev.coverage_occurrences, ev.gold_rank)
-        out[qid] = ev
-    return out
-
-
-_OPTIONAL_DTYPES: dict[str, Any] = {"words": None, "margin": np.float64, "coverage_prefix": np.float64,
-                                     "ne_first": np.int16, "ne_first_full": np.int16}  # fmt: skip
-
-
-def _optional_fields(extra: dict[str, list[Any]], a: int, b: int) -> dict[str, Any]:
-    """The optional fields of one question's rows a … b − 1 (a field is None where a row lacks it)."""
-    out: dict[str, Any] = {}
-    for name, field in OPTIONAL_COLUMNS[2:]:
-        values = extra.get(name)
-        if values is None:
-            continue
-        part = values[a:b]
-        if any(v is None or (isinstance(v, float) and v != v) for v in part):
-            continue
-        dtype = _OPTIONAL_DTYPES[field]
-        out[field] = tuple(str(v) for v in part) if dtype is None else np.array(part, dtype=dtype)
-    return out
 
 
 def evidence_path_for(table: str | os.PathLike[str]) -> Path:

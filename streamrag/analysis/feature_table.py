@@ -156,7 +156,8 @@ def table_features(path: str | os.PathLike[str]) -> FeatureTable:
     without the tagger's output, the question word without the words — a generated
     table's synthetic evidence has rankings only). Its ``path`` is ``table:PATH`` and its
     digest the table's (the evidence is bound to it)."""
-    from streamrag.analysis.evidence import find_evidence, read_evidence
+    from streamrag.analysis.evidence import find_evidence
+    from streamrag.analysis.evidence_read import read_evidence
     from streamrag.analysis.table import read_table_records
     from streamrag.base.digest import file_sha256
 

@@ -31,13 +31,13 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from streamrag.analysis.csvrows import RowError, parse_float, parse_int, read_rows
+from streamrag.analysis.csvrows import RowError, iter_rows, parse_float, parse_int
 from streamrag.base.atomic import atomic_path
 from streamrag.base.columns import PANDAS_DTYPES, arrow_schema
 from streamrag.base.errors import TableError
@@ -61,6 +61,7 @@ __all__ = [
     "OPTIONAL_COLUMNS",
     "PHI_TOLERANCE",
     "STABILIZATION_COLUMNS",
+    "iter_table_records",
     "read_table",
     "read_table_records",
     "stabilization_schema",
@@ -232,22 +233,31 @@ def read_table_records(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any
     """:func:`read_table` without pandas: the validated rows as dicts of Python values
     (``int``/``bool``/``float``/``str``, ``None`` when undefined) and the column order.
     Replays read tables this way: importing pandas costs more than replaying a table."""
+    records, columns = iter_table_records(path)
+    return list(records), columns
+
+
+def iter_table_records(path: str | os.PathLike[str]) -> tuple[Iterator[dict[str, Any]], list[str]]:
+    """:func:`read_table_records` one row at a time (the header is read and checked now,
+    each row as the iterator reaches it): a replay holds one row, not the table."""
     name = str(path)
-    header, rows = read_rows(path, [c for c in STABILIZATION_COLUMNS if c not in ABSENT_COLUMNS])
+    header, rows = iter_rows(path, [c for c in STABILIZATION_COLUMNS if c not in ABSENT_COLUMNS])
     known = tuple(c for c in STABILIZATION_COLUMNS + OPTIONAL_COLUMNS if c in header)
     extra = [c for c in header if c not in known]
-    records: list[dict[str, Any]] = []
-    for line, raw in rows:
-        try:
-            values = _parse_values(raw, known)
-            if values.get("skip_reason") is None:
-                _check_row(values)
-        except RowError as exc:
-            raise TableError(f"{name}:{line}: {exc}") from None
-        for col in extra:
-            values[col] = raw[col]
-        records.append(values)
-    return records, list(known) + extra
+
+    def records() -> Iterator[dict[str, Any]]:
+        for line, raw in rows:
+            try:
+                values = _parse_values(raw, known)
+                if values.get("skip_reason") is None:
+                    _check_row(values)
+            except RowError as exc:
+                raise TableError(f"{name}:{line}: {exc}") from None
+            for col in extra:
+                values[col] = raw[col]
+            yield values
+
+    return records(), list(known) + extra
 
 
 def _format(value: Any) -> str:

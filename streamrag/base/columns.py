@@ -120,10 +120,16 @@ def to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
 
 
 def write_parquet(
-    df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schema, *, metadata: Mapping[str, bytes] | None = None
+    df: pd.DataFrame,
+    path: str | os.PathLike[str],
+    schema: pa.Schema,
+    *,
+    metadata: Mapping[str, bytes] | None = None,
+    row_group_size: int | None = None,
 ) -> Path:
     """Write ``df`` as Parquet with the Arrow schema ``schema`` (plus ``metadata`` in the
-    schema's key-value metadata), atomically."""
+    schema's key-value metadata), atomically; ``row_group_size``: rows per row group
+    (None: pyarrow's default, 2²⁰)."""
     import pyarrow.parquet as pq
 
     from streamrag.base.atomic import atomic_path
@@ -133,7 +139,7 @@ def write_parquet(
     if metadata:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     with atomic_path(out) as tmp:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, row_group_size=row_group_size)
     return out
 
 

@@ -160,6 +160,8 @@ def _run(args: argparse.Namespace, written: Any) -> int:
         for warning in check_load(rs).warnings:
             say(f"streamrag: warning: {warning}", level="warning", event="load warning")
     ids = read_ids(args.ids) if args.ids else None
+    if args.table and rs.scenario.load is None:
+        return _run_table(args, rs, ids, written)
     # The chunk cache is only for DATA: a table replay need not import the chunker.
     cache = None if args.table else open_cache(args)
     evidence = False if args.no_evidence else args.evidence
@@ -186,17 +188,70 @@ def _run(args: argparse.Namespace, written: Any) -> int:
     with made_folder(args.out) as out:
         write_run(out, result, recorded, manifest=manifest, counts=qs.counts)
     written.done = True
-    rows = result.rows
-    mean_saved = sum(r.saved_ms or 0.0 for r in rows) / len(rows)
-    mean_h = sum(r.H_ms or 0.0 for r in rows) / len(rows)
-    n_neg = sum(1 for r in rows if r.negative)
+    from streamrag.simulator.results import ResultColumns
+
+    _print_simulated(rs, result.reflector_model, len(result.rows), ResultColumns.of(result.rows), out)
+    return 0
+
+
+def _run_table(args: argparse.Namespace, rs: Any, ids: Any, written: Any) -> int:
+    """A table replay, streamed (:mod:`streamrag.simulator.table_run`): the table read row
+    by row, its evidence question by question, the outputs written as questions are replayed."""
+    from streamrag.base.progress import advancing, task_progress
+    from streamrag.simulator.simulate import manifest_json, recorded_for_table
+    from streamrag.simulator.table_run import simulate_table
+
+    recorded = recorded_for_table(rs, args.table)  # the table's split, not the scenario's
+
+    def manifest(model: str, replay: str, n_selected: int) -> bytes:
+        return manifest_json(
+            recorded,
+            model,
+            input_path=args.table,
+            input_mode="table",
+            command=_command(args),
+            jobs=args.jobs,
+            n_questions=n_selected,
+            replay=replay,
+        )
+
+    with task_progress("simulating", _data_lines(args.table)) as update:
+        run = simulate_table(
+            args.table,
+            rs,
+            args.out,
+            recorded=recorded,
+            manifest=manifest,
+            evidence=False if args.no_evidence else args.evidence,
+            ids=ids,
+            jobs=args.jobs,
+            engine=args.engine,
+            on_progress=advancing(update),
+        )
+    written.done = True
+    _print_simulated(rs, run.reflector_model, run.columns.n, run.columns, Path(args.out))
+    return 0
+
+
+def _data_lines(path: str) -> int:
+    """About how many rows a table has (its lines but the header), for the progress bar."""
+    lines = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            lines += block.count(b"\n")
+    return max(1, lines - 1)
+
+
+def _print_simulated(rs: Any, model: str, n: int, columns: Any, out: Path) -> None:
+    """The console line of a run: its means over the ``n`` replayed rows (``columns``: their
+    :class:`~streamrag.simulator.results.ResultColumns`)."""
     rules = rs.rules()
     print(
-        f"simulated {len(rows)} question(s) [{rs.scenario.name}; {result.reflector_model}; rules {rules['preset']}"
+        f"simulated {n} question(s) [{rs.scenario.name}; {model}; rules {rules['preset']}"
         f"{' (' + ', '.join(rules['differs_from_paper']) + ')' if rules['differs_from_paper'] else ''}]: "
-        f"mean saved {mean_saved:.1f} ms (mean H {mean_h:.1f} ms), {n_neg} negative; wrote {out}/"
+        f"mean saved {columns.mean('saved_ms'):.1f} ms (mean H {columns.mean('H_ms'):.1f} ms), "
+        f"{columns.hits('negative')} negative; wrote {out}/"
     )
-    return 0
 
 
 def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str, recorded: Any, written: Any) -> int:

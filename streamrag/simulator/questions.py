@@ -10,17 +10,19 @@ per entry, as ``stabilization.csv`` has.
   rankings, reflectors judge real results);
 - :func:`questions_from_table` — a §7 stabilization table (trace-driven: only t* is
   known; a call at prefix t counts as sufficient iff ``t ≥ t*``). Rows the analyzer
-  skipped (non-empty ``skip_reason``) stay skipped.
+  skipped (non-empty ``skip_reason``) stay skipped. :func:`table_entries` gives the
+  same entries one row at a time (what a streamed replay reads,
+  :mod:`~streamrag.simulator.table_run`).
 
 :func:`select` then applies the scenario's population (``all``, ``retrieved_gold``,
 ``fallback``) and ``limit``; questions it leaves out become skipped entries naming the
-rule.
+rule; :class:`Selector` applies the same rules one entry at a time.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,7 +166,7 @@ def questions_from_frame(
 
 
 def questions_from_records(
-    records: Sequence[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     evidence: Mapping[str, PrefixEvidence] | None = None,
     *,
     k: int = 3,
@@ -172,76 +174,94 @@ def questions_from_records(
     where: str = "per-prefix evidence",
 ) -> QuestionSet:
     """Questions from validated stabilization-table rows (``read_table_records``'s; skipped
-    rows kept): with ``evidence`` (by interaction id, from ``prefixes.parquet``) exactly as
-    full mode builds them, judged at top-``k``; without it, oracle mode (only t* is known;
-    a row flagged ``no_overlap`` — no query word in any chunk — gets t* = n, as in the
-    statistics: its early t_sc is a tie-break artefact).
+    rows kept): :func:`record_entry` of each, ``evidence`` by interaction id (from
+    ``prefixes.parquet``)."""
+    lookup = None if evidence is None else evidence.get
+    entries = [record_entry(row, lookup, k=k, where=where) for row in records]
+    return QuestionSet(entries, evidence_source=source if evidence is not None else "")
+
+
+def record_entry(
+    row: Mapping[str, Any], evidence: Callable[[str], PrefixEvidence | None] | None, *, k: int = 3, where: str = ""
+) -> Entry:
+    """The entry of one validated stabilization-table row: with ``evidence`` (a question's
+    evidence by interaction id) exactly as full mode builds the question, judged at
+    top-``k``; without it, oracle mode (only t* is known; a row flagged ``no_overlap`` — no
+    query word in any chunk — gets t* = n, as in the statistics: its early t_sc is a
+    tie-break artefact). Rows the analyzer skipped stay skipped.
 
     With evidence, a row's ``t_sc`` must be the evidence's and its ``t_suf`` the
     evidence's at some top-k, else the table and the evidence do not belong together:
     InputError starting with ``where`` (the evidence file)."""
 
-    def text(row: Mapping[str, Any], column: str) -> str:
+    def text(column: str) -> str:
         value = row.get(column)
         return "" if value is None else str(value)
 
     def opt_int(v: Any) -> int | None:
         return None if v is None else int(v)
 
-    entries: list[Entry] = []
-    for row in records:
-        reason, qtype = text(row, "skip_reason"), text(row, "question_type")
-        n_words, t_sc, t_suf = input_events(row), row["t_sc"], row["t_suf"]
-        if reason:
-            entries.append(SkippedQuestion(text(row, "interaction_id"), reason, opt_int(n_words), None, qtype))
-            continue
-        qid = str(row["interaction_id"])
-        if evidence is None:
-            n = int(n_words)
-            if row.get("no_overlap") is True:  # t_sc = 1 is a tie-break artefact: nothing is known before the end
-                entries.append(SimQuestion(qid, n, n, None, question_type=qtype))
-            else:
-                entries.append(SimQuestion(qid, n, int(t_sc), opt_int(t_suf), question_type=qtype))
-            continue
-        ev = evidence.get(qid)
-        if ev is None:
-            raise InputError(
-                f"{where}: no prefixes for question {qid!r} of the table: the evidence belongs to another table "
-                "(replay without it: --no-evidence)"
-            )
-        q = sim_question(qid, int(n_words), ev, k, question_type=qtype)
-        table_t_suf = opt_int(t_suf)  # at the analysis' k, which the table does not record
-        if q.t_sc != int(t_sc) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
-            raise InputError(
-                f"{where}: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
-                f"{int(t_sc)}, {table_t_suf} in the table: they do not come from one analysis"
-            )
-        entries.append(q)
-    return QuestionSet(entries, evidence_source=source if evidence is not None else "")
+    reason, qtype = text("skip_reason"), text("question_type")
+    n_words, t_sc, t_suf = input_events(row), row["t_sc"], row["t_suf"]
+    if reason:
+        return SkippedQuestion(text("interaction_id"), reason, opt_int(n_words), None, qtype)
+    qid = str(row["interaction_id"])
+    if evidence is None:
+        n = int(n_words)
+        if row.get("no_overlap") is True:  # t_sc = 1 is a tie-break artefact: nothing is known before the end
+            return SimQuestion(qid, n, n, None, question_type=qtype)
+        return SimQuestion(qid, n, int(t_sc), opt_int(t_suf), question_type=qtype)
+    ev = evidence(qid)
+    if ev is None:
+        raise InputError(
+            f"{where}: no prefixes for question {qid!r} of the table: the evidence belongs to another table "
+            "(replay without it: --no-evidence)"
+        )
+    q = sim_question(qid, int(n_words), ev, k, question_type=qtype)
+    table_t_suf = opt_int(t_suf)  # at the analysis' k, which the table does not record
+    if q.t_sc != int(t_sc) or all(ev.t_suf(kk) != table_t_suf for kk in range(1, ev.k_max + 1)):
+        raise InputError(
+            f"{where}: question {qid!r} has t_sc {q.t_sc}, t_suf {q.t_suf} in the evidence but "
+            f"{int(t_sc)}, {table_t_suf} in the table: they do not come from one analysis"
+        )
+    return q
 
 
 def questions_from_table(
     path: str | os.PathLike[str], *, evidence: str | os.PathLike[str] | bool | None = None, k: int = 3
 ) -> QuestionSet:
-    """Read and validate a stabilization table (§7) into questions.
+    """Read and validate a stabilization table (§7) into questions (:func:`table_entries`, read whole)."""
+    entries, source = table_entries(path, evidence=evidence, k=k)
+    return QuestionSet(list(entries), evidence_source=source)
+
+
+def table_entries(
+    path: str | os.PathLike[str], *, evidence: str | os.PathLike[str] | bool | None = None, k: int = 3
+) -> tuple[Iterator[Entry], str]:
+    """A stabilization table's entries, one row at a time, and where their evidence comes
+    from (``""``: none, oracle mode): the table is read row by row and its evidence
+    question by question (:class:`~streamrag.analysis.evidence_read.EvidenceCursor`), so a
+    table and evidence in one order (as analyze and generate write them) are never held
+    whole; the header and the evidence's schema are checked now, each row when reached.
 
     ``evidence``: a ``prefixes.parquet`` path; ``None`` (default) uses the one beside the
     table when it exists; ``False`` ignores it (oracle mode)."""
-    from streamrag.analysis.evidence import find_evidence, read_evidence
-    from streamrag.analysis.table import read_table_records
+    from streamrag.analysis.evidence import find_evidence
+    from streamrag.analysis.evidence_read import EvidenceCursor, EvidenceFile
+    from streamrag.analysis.table import iter_table_records
 
-    records, _ = read_table_records(path)
-    if evidence is False:
-        return questions_from_records(records)
+    records, _ = iter_table_records(path)
+    found: Path | None = None
     if evidence is None or evidence is True:
         found = find_evidence(path)  # bound to the table by its digest
-        if found is None:
-            return questions_from_records(records)
-    else:
+    elif evidence is not False:
         found = Path(evidence)
         if not found.is_file():
             raise InputError(f"{found}: no such file (the per-prefix evidence given with --evidence)")
-    return questions_from_records(records, read_evidence(found), k=k, where=f"{found}")
+    if found is None:
+        return (record_entry(row, None) for row in records), ""
+    lookup = EvidenceCursor(EvidenceFile(found).questions()).get
+    return (record_entry(row, lookup, k=k, where=f"{found}") for row in records), ANALYZER_EVIDENCE
 
 
 def _in_population(q: SimQuestion, population: Population) -> bool:
@@ -258,6 +278,55 @@ POPULATION_REASONS = {
 }
 
 
+class Selector:
+    """:func:`select`'s rules over entries one at a time (:meth:`take`), its counts at the
+    end (:meth:`counts`)."""
+
+    def __init__(self, *, population: Population = "all", limit: int | None = None, ids: Sequence[str] | None = None) -> None:
+        self.population, self.limit, self.ids = population, limit, ids
+        self._wanted = None if ids is None else set(ids)
+        self._found: set[str] = set()
+        self.n_input = self.n_skipped = self.n_not_in_ids = self.n_population = self.n_limit = self.kept = 0
+
+    def take(self, e: Entry) -> Entry | None:
+        """``e`` as the selection leaves it (a question it leaves out becomes a skipped
+        entry naming the rule), or None when ``ids`` leaves it out of the run."""
+        self.n_input += 1
+        if isinstance(e, SkippedQuestion):
+            self.n_skipped += 1
+        if self._wanted is not None:
+            if e.interaction_id not in self._wanted:
+                self.n_not_in_ids += 1
+                return None
+            self._found.add(e.interaction_id)
+        if isinstance(e, SkippedQuestion):
+            return e
+        if not _in_population(e, self.population):
+            self.n_population += 1
+            return SkippedQuestion(e.interaction_id, POPULATION_REASONS[self.population], e.n_words, e.t_star, e.question_type)
+        if self.limit is not None and self.kept >= self.limit:
+            self.n_limit += 1
+            return SkippedQuestion(e.interaction_id, "over select.limit", e.n_words, e.t_star, e.question_type)
+        self.kept += 1
+        return e
+
+    def counts(self) -> dict[str, int]:
+        """How many each rule took, once every entry is taken; an id of ``ids`` not in the
+        input is an InputError, no question left to replay an EmptySelectionError."""
+        check_ids_found(self.ids, self._found, "the input")
+        counts = {"input_rows": self.n_input, "skipped_in_input": self.n_skipped}
+        if self.ids is not None:
+            counts["not_in_ids"] = self.n_not_in_ids
+        if self.population != "all":
+            counts[f"not_{self.population}"] = self.n_population
+        if self.n_limit:
+            counts["over_limit"] = self.n_limit
+        counts["selected"] = self.kept
+        if not self.kept:
+            raise EmptySelectionError(f"no question to simulate ({', '.join(f'{k} {v}' for k, v in counts.items())})")
+        return counts
+
+
 def select(
     qs: QuestionSet, *, population: Population = "all", limit: int | None = None, ids: Sequence[str] | None = None
 ) -> QuestionSet:
@@ -267,36 +336,9 @@ def select(
     Questions left out stay as skipped entries naming the rule; ``counts`` says how many
     each rule took. Raises EmptySelectionError when no question is left to replay.
     """
-    entries = list(qs.entries)
-    counts = {"input_rows": len(entries), "skipped_in_input": qs.n_skipped}
-    if ids is not None:
-        check_ids_found(ids, {e.interaction_id for e in entries}, "the input")
-        wanted = set(ids)
-        counts["not_in_ids"] = sum(1 for e in entries if e.interaction_id not in wanted)
-        entries = [e for e in entries if e.interaction_id in wanted]
-    out: list[Entry] = []
-    kept = 0
-    n_population = n_limit = 0
-    for e in entries:
-        if isinstance(e, SkippedQuestion):
-            out.append(e)
-        elif not _in_population(e, population):
-            out.append(SkippedQuestion(e.interaction_id, POPULATION_REASONS[population], e.n_words, e.t_star, e.question_type))
-            n_population += 1
-        elif limit is not None and kept >= limit:
-            out.append(SkippedQuestion(e.interaction_id, "over select.limit", e.n_words, e.t_star, e.question_type))
-            n_limit += 1
-        else:
-            out.append(e)
-            kept += 1
-    if population != "all":
-        counts[f"not_{population}"] = n_population
-    if n_limit:
-        counts["over_limit"] = n_limit
-    counts["selected"] = kept
-    if not kept:
-        raise EmptySelectionError(f"no question to simulate ({', '.join(f'{k} {v}' for k, v in counts.items())})")
-    return QuestionSet(out, counts, qs.evidence_source)
+    selector = Selector(population=population, limit=limit, ids=ids)
+    out = [taken for e in qs.entries if (taken := selector.take(e)) is not None]
+    return QuestionSet(out, selector.counts(), qs.evidence_source)
 
 
 def select_for(qs: QuestionSet, selection: Selection) -> QuestionSet:

@@ -220,21 +220,25 @@ def tally_result(
     delta_wps: float,
     question_type: str = "",
     revised: Sequence[bool] | None = None,
+    validate: bool = True,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
-    replay's, :mod:`streamrag.simulator.closed_replay`)."""
+    replay's, :mod:`streamrag.simulator.closed_replay`). ``validate=False`` (the closed
+    form: its tallies are checked against the engine's by the tests) builds the row
+    without pydantic's validation, every value already of its field's type."""
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
         raise ValueError(f"trace of {interaction_id!r} is incomplete (no input_end or answer_ready)")
     baseline_us = answer_b - input_end
     streaming_us = answer_s - input_end
     used = 1
-    return ResultRow(
+    make = ResultRow if validate else ResultRow.model_construct
+    return make(
         interaction_id=interaction_id,
         n_words=n_words,
         t_star=t_star,
-        H_ms=metrics.H(n_words, t_star, L_ms, delta_wps),
-        H_G_ms=metrics.H_G(n_words, t_star, L_ms, delta_wps, G_ms),
+        H_ms=float(metrics.H(n_words, t_star, L_ms, delta_wps)),
+        H_G_ms=float(metrics.H_G(n_words, t_star, L_ms, delta_wps, G_ms)),
         baseline_ms=baseline_us / 1000,
         streaming_ms=streaming_us / 1000,
         saved_ms=(baseline_us - streaming_us) / 1000,
@@ -245,7 +249,7 @@ def tally_result(
         cancelled_calls=t.cancelled,
         skipped_fires=t.skipped,
         used_prefix_t=t.used_prefix_t,
-        H_prime_ms=metrics.H_prime(n_words, t_star, L_ms, delta_wps, G_ms),
+        H_prime_ms=float(metrics.H_prime(n_words, t_star, L_ms, delta_wps, G_ms)),
         llm_busy_ms=(t.gen_us + t.response_us) / 1000,
         tool_busy_ms=t.tool_us / 1000,
         negative=baseline_us < streaming_us,
@@ -275,15 +279,20 @@ def result_columns(rows: Sequence[ResultRow]) -> tuple[str, ...]:
 
 def results_csv(rows: Sequence[ResultRow]) -> bytes:
     """``results.csv`` bytes: header + one line per row, floats in shortest round-trip form."""
+    columns = result_columns(rows)
+    return results_lines([columns], ()) + results_lines(rows, columns)
+
+
+def results_lines(rows: Sequence[Any], columns: Sequence[str]) -> bytes:
+    """Lines of ``results.csv``: each row's ``columns``, or (``columns`` empty) each row
+    as the sequence of its fields (the header)."""
     import csv
     import io
 
-    columns = result_columns(rows)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
     for row in rows:
-        writer.writerow([_fmt(getattr(row, c)) for c in columns])
+        writer.writerow([_fmt(getattr(row, c)) for c in columns] if columns else row)
     return buf.getvalue().encode("utf-8")
 
 
@@ -311,28 +320,77 @@ def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | int | None]:
     return rank_correlation(x, y)
 
 
-def summarize(rows: Sequence[ResultRow], parameters: dict[str, Any], counts: dict[str, int] | None = None) -> dict[str, Any]:
-    """``summary.json`` over the replayed rows, by the naming rule of the module docstring."""
-    rows = [r for r in rows if r.replayed]
+class ResultColumns:
+    """The replayed rows' aggregated columns, gathered row by row (:meth:`add`): what
+    :meth:`summary` needs, a few numbers per row instead of the rows."""
 
-    def col(name: str) -> np.ndarray:
-        return np.array([getattr(r, name) for r in rows], dtype=float)
+    def __init__(self) -> None:
+        from array import array
 
-    n = len(rows)
-    out: dict[str, Any] = {"n_questions": n}
-    if counts:
-        out["selection"] = counts
-    for name in NUMERIC_COLUMNS:
-        out[name] = stats(col(name))
-    for name in BOOL_COLUMNS:
-        hits = int(sum(1 for r in rows if getattr(r, name)))
-        out[name] = {"n": hits, "rate": hits / n if n else None}
-    if any(r.calls_on_revised is not None for r in rows):
-        on_revised, fired = col("calls_on_revised"), col("calls_fired")
-        out["calls_on_revised"] = stats(on_revised)
-        out["calls_on_revised_share"] = float(on_revised.sum() / fired.sum()) if fired.sum() else None
-    saved = col("saved_ms")
-    out["spearman_H_saved"] = spearman(col("H_ms"), saved)
-    out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)
-    out["parameters"] = parameters
-    return out
+        self.n = 0
+        self._numeric = {name: array("d") for name in (*NUMERIC_COLUMNS, "calls_on_revised")}
+        self._hits = dict.fromkeys(BOOL_COLUMNS, 0)
+        self._revised = False
+
+    @classmethod
+    def of(cls, rows: Sequence[ResultRow]) -> ResultColumns:
+        """The columns of ``rows``."""
+        columns = cls()
+        for row in rows:
+            columns.add(row)
+        return columns
+
+    def add(self, row: ResultRow) -> None:
+        """One more row (a skipped question's row is not aggregated)."""
+        if not row.replayed:
+            return
+        self.n += 1
+        nan = math.nan
+        for name, values in self._numeric.items():
+            value = getattr(row, name)
+            values.append(nan if value is None else value)
+        for name in self._hits:
+            if getattr(row, name):
+                self._hits[name] += 1
+        self._revised = self._revised or row.calls_on_revised is not None
+
+    def column(self, name: str) -> np.ndarray:
+        """A numeric column as floats (NaN where a row has no value)."""
+        return np.array(self._numeric[name], dtype=float)
+
+    def mean(self, name: str) -> float:
+        """``sum(value or 0.0) / n`` over the rows (the console's means), NaN when no row."""
+        return sum(v if v == v else 0.0 for v in self._numeric[name]) / self.n if self.n else math.nan
+
+    def hits(self, name: str) -> int:
+        """How many rows have boolean column ``name`` true."""
+        return self._hits[name]
+
+    def summary(self, parameters: dict[str, Any], counts: dict[str, int] | None = None) -> dict[str, Any]:
+        """``summary.json`` over the rows (:func:`summarize`)."""
+        col, n = self.column, self.n
+        out: dict[str, Any] = {"n_questions": n}
+        if counts:
+            out["selection"] = counts
+        for name in NUMERIC_COLUMNS:
+            out[name] = stats(col(name))
+        for name in BOOL_COLUMNS:
+            hits = self._hits[name]
+            out[name] = {"n": hits, "rate": hits / n if n else None}
+        if self._revised:
+            on_revised, fired = col("calls_on_revised"), col("calls_fired")
+            out["calls_on_revised"] = stats(on_revised)
+            out["calls_on_revised_share"] = float(on_revised.sum() / fired.sum()) if fired.sum() else None
+        saved = col("saved_ms")
+        out["spearman_H_saved"] = spearman(col("H_ms"), saved)
+        out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)
+        out["parameters"] = parameters
+        return out
+
+
+def summarize(
+    rows: Sequence[ResultRow] | ResultColumns, parameters: dict[str, Any], counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """``summary.json`` over the replayed rows (or their gathered columns), by the naming
+    rule of the module docstring."""
+    return (rows if isinstance(rows, ResultColumns) else ResultColumns.of(rows)).summary(parameters, counts)

@@ -15,7 +15,6 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import as_completed
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -24,23 +23,27 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
-from streamrag.base.processes import worker_pool
-from streamrag.engine.clock import Clock
-from streamrag.engine.loop import run_virtual
 from streamrag.engine.rng import stream
-from streamrag.engine.trace import Recorder, dump_events
+from streamrag.engine.trace import dump_events
 from streamrag.pipeline import reflectors
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
-from streamrag.pipeline.streaming import simulate_question
 from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
 from streamrag.simulator.closed_replay import replay
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
-from streamrag.simulator.results import ResultRow, derive_result, results_csv, skipped_result, summarize, tally_result
+from streamrag.simulator.results import (
+    ResultColumns,
+    ResultRow,
+    derive_result,
+    results_csv,
+    skipped_result,
+    summarize,
+    tally_result,
+)
 from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
-    pass
+    from streamrag.engine.clock import Clock
 
 
 def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
@@ -76,6 +79,9 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
 
 async def replay_question(clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False) -> list[dict[str, Any]]:
     """Replay one question on ``clock`` (arriving now); return its trace events."""
+    from streamrag.engine.trace import Recorder
+    from streamrag.pipeline.streaming import simulate_question
+
     sc = rs.scenario
     plan = plan_question(q, rs)
     rec = Recorder(q.interaction_id, clock, clock.now_us(), validate=validate)
@@ -126,7 +132,14 @@ def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) 
         tally = replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules)
         revised = None if q.revised is None else q.revised.tolist()
         row = tally_result(
-            tally, q.interaction_id, n_words=q.n_words, t_star=q.t_star, question_type=q.question_type, revised=revised, **bounds
+            tally,
+            q.interaction_id,
+            n_words=q.n_words,
+            t_star=q.t_star,
+            question_type=q.question_type,
+            revised=revised,
+            validate=False,
+            **bounds,
         )
         outputs.append(QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0]))  # type: ignore[operator]
     return outputs
@@ -140,6 +153,7 @@ def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) ->
 
 def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
     """Replay questions one after another on one virtual loop (a worker's unit of work)."""
+    from streamrag.engine.loop import run_virtual
 
     async def main(clock: Clock) -> list[QuestionOutput]:
         return [question_output(q, await replay_question(clock, q, rs), rs) for q in questions]
@@ -149,7 +163,12 @@ def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[Qu
 
 def check_compatible(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
     """Fail early (ConfigError) when a policy needs per-prefix evidence the input lacks."""
-    if not any(q.trace_driven for q in questions):
+    check_needs(rs, trace_driven=any(q.trace_driven for q in questions))
+
+
+def check_needs(rs: ResolvedScenario, *, trace_driven: bool) -> None:
+    """:func:`check_compatible` for questions that are all ``trace_driven`` or none."""
+    if not trace_driven:
         return
     sc = rs.scenario
     for section, config in (("trigger", sc.trigger), ("reflector", sc.reflector)):
@@ -249,6 +268,8 @@ def _closed_form(
         if jobs <= 1 or len(questions) < 2:
             yield from (closed_form_trace(chunk, rs) for chunk in chunks)
             return
+        from streamrag.base.processes import worker_pool
+
         with worker_pool(jobs) as pool:
             yield from pool.map(closed_form_trace, chunks, repeat(rs))
 
@@ -283,6 +304,10 @@ def simulate(
             if on_progress:
                 on_progress(len(chunk))
         return _assemble(entries, outputs, rs, source)
+    from concurrent.futures import as_completed
+
+    from streamrag.base.processes import worker_pool
+
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
     with worker_pool(jobs) as pool:
@@ -327,7 +352,7 @@ def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
 
 def summary_data(
     reflector_model: str,
-    rows: Sequence[ResultRow],
+    rows: Sequence[ResultRow] | ResultColumns,
     rs: ResolvedScenario,
     counts: dict[str, int] | None = None,
     *,

@@ -227,7 +227,8 @@ class PreparedInputs:
             from streamrag.analysis.evidence_model import MODEL_NAME, synthetic_evidence
 
             return synthetic_evidence(table, seed=self.spec.seed), MODEL_NAME
-        from streamrag.analysis.evidence import find_evidence, read_evidence
+        from streamrag.analysis.evidence import find_evidence
+        from streamrag.analysis.evidence_read import read_evidence
 
         path = find_evidence(self.spec.path or "")
         return (read_evidence(path), ANALYZER_EVIDENCE) if path is not None else (None, "")
