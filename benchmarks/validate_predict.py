@@ -42,12 +42,13 @@ from streamrag.sweep.inputs import PreparedInputs, parse_input
 PROFILES = {"paper_rq3": "paper-rq3", "arora2025": "arora2025"}
 RECORDED_ARG = "recorded"
 RECORDED = {
-    "paper_rq3": {"nominal": (0.712, 0.700, 0.724), "measured": (0.709, 0.703, 0.716)},
-    "arora2025": {"nominal": (0.513, 0.507, 0.519), "measured": (0.513, 0.509, 0.518)},
+    "paper_rq3": {"nominal": (0.712, 0.700, 0.724), "realized": (0.709, 0.703, 0.716)},
+    "arora2025": {"nominal": (0.513, 0.507, 0.519), "realized": (0.513, 0.509, 0.518)},
 }
 """README "Break-even with its uncertainty": ``streamrag sweep break_even --out runs/break_even
 --jobs 2`` (sim/grids/break_even.toml, 10 replications per load), measured 2026-12-02 —
-(mean, 95% CI low, high) of the median paired difference's crossing per axis."""
+(mean, 95% CI low, high) of the median paired difference's crossing per axis (nominal offered load;
+realized: the baseline tool servers' measured utilization), as break_even.csv names them."""
 
 
 def compare(questions, overrides: list[str]) -> dict[str, float]:
