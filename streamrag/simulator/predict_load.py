@@ -35,12 +35,14 @@ import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.predict import Atoms, Timeline, add, call_latency, point, stage_atoms, supported, timeline
+from streamrag.simulator.predict import Atoms, Timeline, add, call_latency, compress, point, stage_atoms, supported, timeline
 from streamrag.simulator.predict_queue import WAIT_MODELS, queue_load, solve_queue, virtual_wait_atoms
 from streamrag.simulator.queueing import allen_cunneen_wait_s, erlang_c
 from streamrag.simulator.scenario import ResolvedScenario
 
 LOAD_ATOMS = 24
+SHARED_ATOMS = 9
+"""Atoms of the one wait a session's calls share (each is a full per-question sum)."""
 _WAIT_GRID_MS = np.concatenate([[0.0], np.geomspace(5.0, 120_000.0, 23)])
 """Streaming waits at which the served work per session is computed (interpolated between)."""
 
@@ -153,7 +155,7 @@ class LoadModel:
         vb = wait_atoms(p_b, waiting_b, "exponential")
         lines = self.lines(w)
         if model == "shared":  # one V for all of a session's calls
-            shared = Atoms(vs.values_ms, vs.probs)
+            shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
             return float(
                 np.mean(
                     [
