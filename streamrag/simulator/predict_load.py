@@ -63,16 +63,13 @@ def load_setting(rs: ResolvedScenario) -> int:
     return int(tool.servers)
 
 
-def wait_atoms(p_wait: float, mean_waiting_ms: float, shape: str, k: int = LOAD_ATOMS) -> Atoms:
-    """A queue's wait: 0 with probability 1 − p_wait, else exponential (or constant) with
-    mean ``mean_waiting_ms``."""
+def wait_atoms(p_wait: float, mean_waiting_ms: float, k: int = LOAD_ATOMS) -> Atoms:
+    """The baseline queue's wait: 0 with probability 1 − p_wait, else exponential with
+    mean ``mean_waiting_ms`` (``k`` equal-mass atoms, the mean kept exactly)."""
     if p_wait <= 0 or mean_waiting_ms <= 0:
         return point(0.0)
-    if shape == "deterministic":
-        tail = np.array([mean_waiting_ms])
-    else:
-        tail = -mean_waiting_ms * np.log1p(-(np.arange(k) + 0.5) / k)
-        tail *= mean_waiting_ms / tail.mean()  # keep the mean exactly
+    tail = -mean_waiting_ms * np.log1p(-(np.arange(k) + 0.5) / k)
+    tail *= mean_waiting_ms / tail.mean()
     values = np.concatenate([[0.0], tail])
     probs = np.concatenate([[1.0 - p_wait], np.full(tail.size, p_wait / tail.size)])
     return Atoms(values, probs)
@@ -152,7 +149,7 @@ class LoadModel:
         if vs is None:
             return 1.0
         p_b, waiting_b = self.baseline_wait(offered)
-        vb = wait_atoms(p_b, waiting_b, "exponential")
+        vb = wait_atoms(p_b, waiting_b)
         lines = self.lines(w)
         if model == "shared":  # one V for all of a session's calls
             shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
