@@ -114,7 +114,7 @@ def test_waits_decide_who_gains() -> None:
     assert p_not_gaining(early, x, zero, point(5000.0)) == 1.0
     last = timeline(table_q(n=9, t_sc=9), rs, x.mean_ms)  # only the held call on the full query decides
     assert p_not_gaining(last, x, zero, zero) == 1.0  # saved exactly 0
-    waits = wait_atoms(0.5, 200.0, "exponential")
+    waits = wait_atoms(0.5, 200.0)
     assert waits.mean_ms == pytest.approx(100.0)
     # Same wait distribution on both sides: P(V_b ≤ V_s) = P(both 0) + P(V_s > V_b > 0)·… > ½.
     assert 0.5 < p_not_gaining(last, x, waits, waits) < 1.0

@@ -61,7 +61,7 @@ def prediction_json(pop: Any, load: Any, rs: Any, counts: dict[str, int]) -> dic
             "offered_load": load.break_even,
             "low": load.low,
             "high": load.high,
-            "by_wait_shape": load.by_shape,
+            "by_waits": load.by_waits,
             "crossing": "median per-session paired difference, baseline − streaming",
         }
     return data

@@ -2,30 +2,28 @@
 
 Sessions arrive by a Poisson process at rate λ and share c tool servers (the LLM
 unlimited, as in ``sim/load.toml``); the offered load ρ is the baseline's tool
-utilization, λ = ρ·c/E[L]. Each system's tool queue is treated as an M/G/c queue
-(:mod:`~streamrag.simulator.queueing`): an arrival waits with probability C(c, a)
-(Erlang C) and then an exponential time whose mean makes the mean wait Allen–Cunneen's
-``W_q = C/(cμ − λ_jobs)·(1 + c_s²)/2``.
+utilization, λ = ρ·c/E[L].
 
-- **Baseline**: one job per session, service L.
-- **Streaming**: the extra speculative load. A session's calls are the predictor's
-  nominal timeline (:func:`~streamrag.simulator.predict.timeline`) with every call
-  taking E[G] + W + E[L]; the reflector's decision at A cancels the calls still in flight
-  (``cancel = "frees"``: a call in service stops, one still queued never uses a server),
-  a mis-fire runs every call and the refire. The served work per session, its jobs and
-  their service moments are a function of the streaming wait W, and W solves the fixed
-  point ``W = W_q(λ·jobs(W), E[S](W), c_s²(W))`` (cancellation limits the load, so a
-  root exists below saturation; none: the queue is unstable, W = ∞).
+- **Baseline**: one job per session, service L, an M/G/c queue
+  (:mod:`~streamrag.simulator.queueing`): an arrival waits with probability C(c, a)
+  (Erlang C), then an exponential time whose mean makes the mean wait Allen–Cunneen's
+  ``W_q = C/(cμ − λ)·(1 + c_s²)/2``.
+- **Streaming**: the speculative calls queue FIFO and the ones still waiting when their
+  session decides are withdrawn: an M/M/c+G queue of impatient jobs
+  (:mod:`~streamrag.simulator.predict_queue`), solved at the fixed point of its mean
+  virtual wait against the nominal timelines (:func:`~streamrag.simulator.predict.timeline`
+  with every call taking E[G] + w + E[L]: the thread cap, who enters the queue, each
+  job's patience and its served service all move with w). Under two models of how a
+  session's calls wait — ``independent`` draws or one ``shared`` wait.
 - **Who stops gaining.** The per-session paired difference D = baseline − streaming
   answer latency; P(D ≤ 0) for a question follows from the call latency X = G + L and
   the two waits (:func:`p_not_gaining`: exact sums over discrete distributions, the
-  last-word call's shared draw conditioned on). The median of D over sessions is ≤ 0
-  exactly when the mean over questions of P(D ≤ 0) reaches ½; the **break-even** is the
-  smallest ρ at which it does (bisection).
+  last-word call's shared draw conditioned on; the ``shared`` model averages it over one
+  V for every call). The median of D over sessions is ≤ 0 exactly when the mean over
+  questions of P(D ≤ 0) reaches ½; the **break-even** is the smallest ρ at which it does
+  (bisection).
 
-The band: the break-even under two shapes of a waiting arrival's wait — exponential (the
-M/M/c shape) and its mean for every waiting arrival (deterministic) — which bracket the
-M/D/c and lognormal-service queues the simulator runs.
+The answer is the midpoint of the two wait models' break-evens, the band their range.
 """
 
 from __future__ import annotations
@@ -37,14 +35,16 @@ import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.predict import Atoms, Timeline, add, call_latency, point, stage_atoms, supported, timeline
+from streamrag.simulator.predict import Atoms, Timeline, add, call_latency, compress, point, stage_atoms, supported, timeline
+from streamrag.simulator.predict_queue import WAIT_MODELS, queue_load, solve_queue, virtual_wait_atoms
 from streamrag.simulator.queueing import allen_cunneen_wait_s, erlang_c
 from streamrag.simulator.scenario import ResolvedScenario
 
 LOAD_ATOMS = 24
+SHARED_ATOMS = 9
+"""Atoms of the one wait a session's calls share (each is a full per-question sum)."""
 _WAIT_GRID_MS = np.concatenate([[0.0], np.geomspace(5.0, 120_000.0, 23)])
 """Streaming waits at which the served work per session is computed (interpolated between)."""
-SHAPES = ("exponential", "deterministic")
 
 
 def load_setting(rs: ResolvedScenario) -> int:
@@ -63,53 +63,16 @@ def load_setting(rs: ResolvedScenario) -> int:
     return int(tool.servers)
 
 
-def wait_atoms(p_wait: float, mean_waiting_ms: float, shape: str, k: int = LOAD_ATOMS) -> Atoms:
-    """A queue's wait: 0 with probability 1 − p_wait, else exponential (or constant) with
-    mean ``mean_waiting_ms``."""
+def wait_atoms(p_wait: float, mean_waiting_ms: float, k: int = LOAD_ATOMS) -> Atoms:
+    """The baseline queue's wait: 0 with probability 1 − p_wait, else exponential with
+    mean ``mean_waiting_ms`` (``k`` equal-mass atoms, the mean kept exactly)."""
     if p_wait <= 0 or mean_waiting_ms <= 0:
         return point(0.0)
-    if shape == "deterministic":
-        tail = np.array([mean_waiting_ms])
-    else:
-        tail = -mean_waiting_ms * np.log1p(-(np.arange(k) + 0.5) / k)
-        tail *= mean_waiting_ms / tail.mean()  # keep the mean exactly
+    tail = -mean_waiting_ms * np.log1p(-(np.arange(k) + 0.5) / k)
+    tail *= mean_waiting_ms / tail.mean()
     values = np.concatenate([[0.0], tail])
     probs = np.concatenate([[1.0 - p_wait], np.full(tail.size, p_wait / tail.size)])
     return Atoms(values, probs)
-
-
-@dataclass(frozen=True, slots=True)
-class Work:
-    """A session's tool work in the streaming system at one wait."""
-
-    jobs: float
-    mean_service_ms: float
-    cs2: float
-
-
-def session_work(
-    line: Timeline, mean_g_ms: float, wait_ms: float, l_atoms: Atoms, cancel_frees: bool
-) -> tuple[int, float, float]:
-    """``(jobs, Σ service, Σ service²)`` (ms) of one session on its nominal timeline."""
-    mean_l, second_l = l_atoms.mean_ms, l_atoms.var_ms2 + l_atoms.mean_ms**2
-    turn_end, check = line.turn_end_ms, line.check_ms
-    start = turn_end - line.offsets_ms + mean_g_ms + wait_ms
-    complete = start + mean_l
-    n_calls = len(line.fired_t)
-    if not line.deciding.any():  # mis-fire: every call runs, then the refire
-        return n_calls + 1, (n_calls + 1) * mean_l, (n_calls + 1) * second_l
-    decided = max(turn_end + check, float(complete[line.deciding].min()))
-    jobs, total, square = 0, 0.0, 0.0
-    for j in range(n_calls):
-        if line.held[j] and decided <= turn_end + check:
-            continue  # cancelled unstarted
-        if complete[j] <= decided or (start[j] < decided and not cancel_frees):
-            jobs, total, square = jobs + 1, total + mean_l, square + second_l
-        elif start[j] < decided:
-            cut = decided - start[j]
-            served = np.minimum(l_atoms.values_ms, cut)
-            jobs, total, square = jobs + 1, total + float(served @ l_atoms.probs), square + float(served**2 @ l_atoms.probs)
-    return jobs, total, square
 
 
 class LoadModel:
@@ -126,7 +89,10 @@ class LoadModel:
         self.l_atoms = stage_atoms(rs.stages.L, LOAD_ATOMS)
         self.cancel_frees = rs.scenario.resources.tool.cancel == "frees"  # type: ignore[union-attr]
         self._lines: dict[float, list[Timeline]] = {}
-        self.work = [self._work(w) for w in _WAIT_GRID_MS]
+        self.offers = {
+            model: [queue_load(self.lines(w), self.g.mean_ms, w, self.l_atoms, self.cancel_frees, model) for w in _WAIT_GRID_MS]
+            for model in WAIT_MODELS
+        }
 
     def lines(self, wait_ms: float) -> list[Timeline]:
         key = round(wait_ms, 3)
@@ -134,14 +100,6 @@ class LoadModel:
             nominal = self.x.mean_ms + wait_ms
             self._lines[key] = [timeline(q, self.rs, nominal) for q in self.questions]
         return self._lines[key]
-
-    def _work(self, wait_ms: float) -> Work:
-        parts = np.array(
-            [session_work(line, self.g.mean_ms, wait_ms, self.l_atoms, self.cancel_frees) for line in self.lines(wait_ms)]
-        )
-        jobs, total, square = parts.sum(axis=0)
-        mean = total / jobs
-        return Work(jobs / len(self.questions), mean, max(0.0, square / jobs / mean**2 - 1.0))
 
     def rate_per_ms(self, offered: float) -> float:
         return offered * self.servers / self.l_atoms.mean_ms
@@ -157,44 +115,66 @@ class LoadModel:
         wq_ms = 1000 * allen_cunneen_wait_s(self.servers, lam_per_ms * 1000, mean_s_ms / 1000, cs2)
         return p, (wq_ms / p if p > 0 else 0.0)
 
-    def streaming_wait(self, offered: float) -> tuple[float, float, float]:
-        """(mean wait W, P(wait), mean wait of a waiting arrival) solving the fixed point; W = inf when none."""
+    def streaming_wait(self, offered: float, model: str = "independent") -> tuple[float, Atoms | None]:
+        """(E[V] in ms, V as atoms) of the streaming queue at the fixed point w = E[V](w)
+        (:mod:`~streamrag.simulator.predict_queue`); (inf, None) when none is stable."""
         lam = self.rate_per_ms(offered)
+        offers = self.offers[model]
 
-        def formula(i: int) -> tuple[float, float, float]:
-            w = self.work[i]
-            p, waiting = self._wait(lam * w.jobs, w.mean_service_ms, w.cs2)
-            return p * waiting if np.isfinite(waiting) else np.inf, p, waiting
+        def mean_v(i: int) -> float:
+            queue = solve_queue(self.servers, lam, offers[i])
+            return np.inf if queue is None else 1000.0 * queue.mean_wait_s
 
-        gaps = [formula(i)[0] - _WAIT_GRID_MS[i] for i in range(len(_WAIT_GRID_MS))]
+        means = [mean_v(i) for i in range(len(_WAIT_GRID_MS))]
+        gaps = [m - w for m, w in zip(means, _WAIT_GRID_MS, strict=True)]
         for i in range(len(gaps) - 1):
             if gaps[i] >= 0 > gaps[i + 1] or gaps[i] == 0:
                 a, b = _WAIT_GRID_MS[i], _WAIT_GRID_MS[i + 1]
                 g0, g1 = gaps[i], gaps[i + 1]
-                w = a + (b - a) * g0 / (g0 - g1) if np.isfinite(g0) and g0 != g1 else a
-                p0, p1 = formula(i)[1], formula(i + 1)[1]
-                p = p0 + (p1 - p0) * (w - a) / (b - a)
-                return w, p, (w / p if p > 0 else 0.0)
-        return np.inf, 1.0, np.inf
+                t = g0 / (g0 - g1) if np.isfinite(g0) and g0 != g1 else 0.0
+                near = i if t <= 0.5 else i + 1
+                queue = solve_queue(self.servers, lam, offers[near])
+                assert queue is not None
+                atoms = virtual_wait_atoms(queue, LOAD_ATOMS)
+                w = a + (b - a) * t
+                mean = atoms.mean_ms
+                if mean > 0:  # the nearer grid point's shape, at the fixed point's mean
+                    atoms = Atoms(atoms.values_ms * w / mean, atoms.probs)
+                return w, atoms
+        return np.inf, None
 
-    def share_not_gaining(self, offered: float, shape: str = "exponential") -> float:
-        """Mean over questions of P(D ≤ 0) at offered load ρ."""
-        w, p_s, waiting_s = self.streaming_wait(offered)
-        if not np.isfinite(w):
+    def share_not_gaining(self, offered: float, model: str = "independent") -> float:
+        """Mean over questions of P(D ≤ 0) at offered load ρ under a wait model."""
+        w, vs = self.streaming_wait(offered, model)
+        if vs is None:
             return 1.0
         p_b, waiting_b = self.baseline_wait(offered)
-        vb, vs = wait_atoms(p_b, waiting_b, shape), wait_atoms(p_s, waiting_s, shape)
-        return float(np.mean([p_not_gaining(line, self.x, vb, vs) for line in self.lines(w)]))
+        vb = wait_atoms(p_b, waiting_b)
+        lines = self.lines(w)
+        if model == "shared":  # one V for all of a session's calls
+            shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
+            return float(
+                np.mean(
+                    [
+                        sum(
+                            p * p_not_gaining(line, self.x, vb, point(v))
+                            for v, p in zip(shared.values_ms, shared.probs, strict=True)
+                        )
+                        for line in lines
+                    ]
+                )
+            )
+        return float(np.mean([p_not_gaining(line, self.x, vb, vs) for line in lines]))
 
-    def break_even(self, shape: str = "exponential", lo: float = 0.01, hi: float = 0.99, tol: float = 0.002) -> float | None:
+    def break_even(self, model: str = "independent", lo: float = 0.01, hi: float = 0.99, tol: float = 0.002) -> float | None:
         """The smallest offered load at which the median paired difference is ≤ 0 (None: not below ``hi``)."""
-        if self.share_not_gaining(lo, shape) >= 0.5:
+        if self.share_not_gaining(lo, model) >= 0.5:
             return lo
-        if self.share_not_gaining(hi, shape) < 0.5:
+        if self.share_not_gaining(hi, model) < 0.5:
             return None
         while hi - lo > tol:
             mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if self.share_not_gaining(mid, shape) >= 0.5 else (mid, hi)
+            lo, hi = (lo, mid) if self.share_not_gaining(mid, model) >= 0.5 else (mid, hi)
         return (lo + hi) / 2
 
 
@@ -236,15 +216,18 @@ def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms) -> float:
 @dataclass(frozen=True, slots=True)
 class LoadPrediction:
     break_even: float | None
+    """The midpoint of the two wait models' break-evens (the one found, if only one is)."""
     low: float | None
     high: float | None
-    by_shape: dict[str, float | None]
+    by_waits: dict[str, float | None]
 
 
 def predict_break_even(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> LoadPrediction:
-    """The break-even offered load (baseline tool utilization) and its band over :data:`SHAPES`."""
+    """The break-even offered load (baseline tool utilization) and its band over the wait
+    models (:data:`~streamrag.simulator.predict_queue.WAIT_MODELS`)."""
     model = LoadModel(questions, rs)
-    found = {shape: model.break_even(shape) for shape in SHAPES}
+    found = {name: model.break_even(name) for name in WAIT_MODELS}
     values = [v for v in found.values() if v is not None]
-    center = found["exponential"]
-    return LoadPrediction(center, min(values) if values else None, max(values) if values else None, found)
+    low, high = (min(values), max(values)) if values else (None, None)
+    center = (low + high) / 2 if low is not None and high is not None else None
+    return LoadPrediction(center, low, high, found)
