@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.analysis.evidence import EVIDENCE_COLUMNS, OPTIONAL_COLUMNS, PrefixEvidence, frozen_evidence
+from streamrag.analysis.evidence import EVIDENCE_COLUMNS, OPTIONAL_COLUMNS, ROW_GROUP_ROWS, PrefixEvidence, frozen_evidence
 from streamrag.base.errors import TableError
 
 __all__ = ["BATCH_ROWS", "EvidenceCursor", "EvidenceFile", "iter_evidence", "read_evidence"]
 
-BATCH_ROWS = 16_384
-"""Prefix rows decoded at a time."""
+BATCH_ROWS = ROW_GROUP_ROWS
+"""Prefix rows decoded at a time: a row group of the files the writer writes."""
 
 _OPTIONAL_DTYPES: dict[str, Any] = {"words": None, "margin": np.float64, "coverage_prefix": np.float64,
                                      "ne_first": np.int16, "ne_first_full": np.int16}  # fmt: skip

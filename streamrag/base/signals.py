@@ -8,7 +8,8 @@ which cancels the main task first so every ``finally`` and ``async with`` unwind
 :func:`interrupt_name` tells afterwards which signal it was (for the message, the exit
 code and the ``"interrupted"`` mark a command puts on its outputs). Where SIGINT is
 ignored (a job a script started with ``&``, nohup), it stays ignored, and SIGTERM and
-SIGHUP still end the command: inside an event loop, from a callback of the loop.
+SIGHUP still end the command: inside an asyncio run by cancelling the main task that
+:func:`main_task` marks, as the runner does on Ctrl-C (the engine's runs mark theirs).
 
 A command says what an interrupt left by raising :class:`Interrupted` (the CLI prints
 its ``left`` after the signal's name). :func:`held` keeps a signal waiting for a block
@@ -24,6 +25,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 _received: list[signal.Signals] = []
 
@@ -61,17 +66,70 @@ def _as_sigint(number: int, frame: FrameType | None) -> None:
         handler(signal.SIGINT, frame)
         return
     # SIGINT is ignored: a job a script started with `&` (the shell ignores SIGINT for it),
-    # under nohup or a batch system. Then no runner cancels its main task on SIGINT, and a
-    # KeyboardInterrupt raised here could land in a weakref callback or a __del__, where
-    # Python prints "Exception ignored" and the run goes on (seen: a load run killed with
-    # SIGTERM finished and exited 0). In an event loop it is raised from a callback of
-    # the loop instead: it leaves run_forever, and the runner cancels every task, so
-    # every finally and async with unwinds.
-    asyncio = sys.modules.get("asyncio")  # not imported: no loop runs
-    loop = asyncio._get_running_loop() if asyncio is not None else None
+    # under nohup or a batch system. Then asyncio's runner has not put its Ctrl-C handler in
+    # place, and a KeyboardInterrupt raised here could land in a weakref callback or a
+    # __del__, where Python prints "Exception ignored" and the run goes on (seen: a load run
+    # killed with SIGTERM finished and exited 0). In an event loop this does what that
+    # handler does — the main task (main_task) is cancelled, and the run's CancelledError
+    # becomes the interrupt (cancellation_as_interrupt) — or, with no main task marked,
+    # raises the interrupt from a callback of the loop. A further signal is dropped, as
+    # held(deliver=False) drops one: raised into the first one's unwinding, it would cut it
+    # short ("coroutine ... was never awaited" after the command's last line).
+    if len(_received) > 1:
+        return
+    aio = sys.modules.get("asyncio")  # not imported: no loop runs
+    loop = aio._get_running_loop() if aio is not None else None
     if loop is None:
         raise KeyboardInterrupt
-    loop.call_soon_threadsafe(_raise_interrupt)
+    task = _main_tasks.get(loop)
+    if task is None or task.done():
+        loop.call_soon_threadsafe(_raise_interrupt)
+        return
+    _cancelled.append(task)
+    task.cancel()
+    loop.call_soon_threadsafe(_wake)
+
+
+def _wake() -> None:
+    """A callback that only wakes the loop."""
+
+
+_main_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = {}
+"""Each running loop's main task, while :func:`main_task` marks it."""
+_cancelled: list[asyncio.Task[Any]] = []
+"""The main tasks a termination cancelled (this command's)."""
+
+
+@contextlib.contextmanager
+def main_task() -> Iterator[None]:
+    """Mark the running asyncio task as its loop's main task for the block: where SIGINT is
+    ignored, a termination cancels it, as asyncio's runner cancels it on Ctrl-C (around
+    the run, :func:`cancellation_as_interrupt` turns that back into KeyboardInterrupt)."""
+    import asyncio
+
+    task = asyncio.current_task()
+    assert task is not None  # called from a coroutine
+    loop = task.get_loop()
+    _main_tasks[loop] = task
+    try:
+        yield
+    finally:
+        _main_tasks.pop(loop, None)
+
+
+@contextlib.contextmanager
+def cancellation_as_interrupt() -> Iterator[None]:
+    """Around an asyncio run whose main task :func:`main_task` marks: the CancelledError a
+    termination ended it with is raised as KeyboardInterrupt (what asyncio's runner does
+    for the Ctrl-C it cancelled on)."""
+    import asyncio
+
+    try:
+        yield
+    except asyncio.CancelledError:
+        if _cancelled:
+            raise KeyboardInterrupt from None
+        raise
 
 
 @contextlib.contextmanager
@@ -82,6 +140,7 @@ def terminations_interrupt() -> Iterator[None]:
         yield
         return
     _received.clear()
+    _cancelled.clear()
     saved = {sig: signal.signal(sig, _as_sigint) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield

@@ -46,6 +46,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from streamrag.base.errors import DeadlockError
+from streamrag.base.signals import cancellation_as_interrupt, main_task
 from streamrag.engine.clock import US_PER_S, Priority, RealClock, VirtualClock
 
 T = TypeVar("T")
@@ -222,10 +223,12 @@ def run_virtual(fn: Callable[[VirtualClock], Awaitable[T]]) -> T:
         loop = asyncio.get_running_loop()
         if not isinstance(loop, VirtualEventLoop):  # pragma: no cover - defensive
             raise RuntimeError("run_virtual: the running loop is not a VirtualEventLoop")
-        return await fn(VirtualClock(loop))
+        with main_task():
+            return await fn(VirtualClock(loop))
 
     def run() -> T:
-        return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualEventLoop})
+        with cancellation_as_interrupt():
+            return anyio.run(main, backend="asyncio", backend_options={"loop_factory": VirtualEventLoop})
 
     try:
         asyncio.get_running_loop()
@@ -244,6 +247,10 @@ def run_real(fn: Callable[[RealClock], Awaitable[T]], *, backend: str = "asyncio
     import anyio
 
     async def main() -> T:
-        return await fn(RealClock())
+        if backend != "asyncio":
+            return await fn(RealClock())
+        with main_task():
+            return await fn(RealClock())
 
-    return anyio.run(main, backend=backend)
+    with cancellation_as_interrupt():
+        return anyio.run(main, backend=backend)
