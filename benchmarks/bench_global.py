@@ -143,7 +143,7 @@ def _threads_label(n: int) -> str:
     return f"{n} thread{'s' if n != 1 else ''}"
 
 
-def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto"):  # type: ignore[no-untyped-def]
+def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto", blocks=True):  # type: ignore[no-untyped-def]
     """streamrag on 1 thread and, with the compiled kernel (which releases the GIL), on all
     threads with one scorer each (what ``analyze --scope global --jobs N`` does), interleaved
     1, all, all, 1; best of the two runs each; the threaded rankings must equal the serial ones."""
@@ -159,7 +159,7 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto")
     index = GlobalIndex.from_token_ids(tokens, lens, [str(i) for i in range(n_terms)], params=BM25Params(idf=idf))
     build_s = time.perf_counter() - t0
     n_all = os.cpu_count() or 1
-    scorers = [PrefixScorer(index, kernel=kernel) for _ in range(n_all if kernel != "numpy" else 1)]
+    scorers = [PrefixScorer(index, kernel=kernel, blocks=blocks) for _ in range(n_all if kernel != "numpy" else 1)]
     free: queue.SimpleQueue = queue.SimpleQueue()
     for scorer in scorers:
         free.put(scorer)
@@ -173,13 +173,21 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto")
             scorer.clear()
             free.put(scorer)
 
+    def rank_alone(q):  # type: ignore[no-untyped-def]
+        # One thread ranks with one scorer, as `analyze --jobs 1` does (taking turns between
+        # the threads' scorers would ask the caches to hold all of their buffers).
+        try:
+            return scorers[0].rank_words(q, k)
+        finally:
+            scorers[0].clear()
+
     settings = (1, n_all, n_all, 1) if len(scorers) > 1 else (1, 1)
     best: dict[int, tuple[float, float]] = {}
     results = None
     for n_threads in settings:
         t0, c0 = time.perf_counter(), time.process_time()
         if n_threads == 1:
-            got = [rank(q) for q in words]
+            got = [rank_alone(q) for q in words]
         else:
             with ThreadPoolExecutor(n_threads) as pool:
                 got = list(pool.map(rank, words))
@@ -276,7 +284,13 @@ def arm_streamrag_numpy(tokens, lens, n_terms, queries, k, idf, verify):  # type
     return arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="numpy")
 
 
+def arm_streamrag_pool(tokens, lens, n_terms, queries, k, idf, verify):  # type: ignore[no-untyped-def]
+    """streamrag's compiled pool kernel alone, every posting added (the design before block-max ranking)."""
+    return arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, blocks=False)
+
+
 ARMS = {"streamrag": (arm_streamrag, "paper"), "streamrag-again": (arm_streamrag, "paper"),
+        "streamrag-pool": (arm_streamrag_pool, "paper"),
         "streamrag-numpy": (arm_streamrag_numpy, "paper"), "streamrag-okapi": (arm_streamrag, "okapi"),
         "bm25s": (arm_bm25s, "paper"), "rank_bm25": (arm_rank_bm25, "okapi")}  # fmt: skip
 
@@ -348,6 +362,7 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
     # A B C A: streamrag before and after bm25s (which interleaves its own thread settings)
     # and the numpy kernel, so that neither peer runs apart from streamrag
     plan = [("streamrag", args.queries), ("bm25s", args.queries)]
+    plan.append(("streamrag-pool", args.queries))
     if not args.no_numpy_arm:
         plan.append(("streamrag-numpy", args.queries))
     plan.append(("streamrag-again", args.queries))
@@ -374,6 +389,7 @@ def bench_size(n_chunks: int, args: argparse.Namespace) -> dict:
             ours["variants"][label] = v
     ours.update(ours["variants"][_threads_label(1)])
     checks = {"bm25s": compare(folder / "streamrag.npz", folder / "bm25s.npz", args.queries, ids_exact=False)}
+    checks["streamrag-pool"] = compare(folder / "streamrag.npz", folder / "streamrag-pool.npz", args.queries, ids_exact=True)
     if "streamrag-numpy" in arms:
         checks["streamrag-numpy"] = compare(
             folder / "streamrag.npz", folder / "streamrag-numpy.npz", args.queries, ids_exact=True

@@ -36,7 +36,10 @@ def test_compiled_kernel_equals_numpy_twin(idf: str) -> None:
     for _ in range(40):
         index = _corpus(rng, idf)
         pool_size = int(rng.choice([1, 2, 5, 64, 4096]))
-        twins = PrefixScorer(index, pool_size=pool_size, kernel="numpy"), PrefixScorer(index, pool_size=pool_size, kernel="numba")
+        twins = (  # the pool kernel itself (test_global_blockmax covers the block kernel)
+            PrefixScorer(index, pool_size=pool_size, kernel="numpy"),
+            PrefixScorer(index, pool_size=pool_size, kernel="numba", blocks=False),
+        )
         n_terms = index.indptr.shape[0] - 1
         for _ in range(6):
             words = [rng.integers(0, n_terms, int(rng.integers(0, 3))) for _ in range(int(rng.integers(1, 15)))]

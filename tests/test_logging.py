@@ -226,7 +226,7 @@ def test_a_cold_kernel_cache_is_announced_once(monkeypatch: pytest.MonkeyPatch) 
 
     notices: list[str] = []
     monkeypatch.setattr(progress, "notice", notices.append)
-    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda: False)
+    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda kernel=None: False)
     global_prefix._announce_compile.cache_clear()
     try:
         for _ in range(3):  # one scorer per thread: still one line
@@ -234,7 +234,7 @@ def test_a_cold_kernel_cache_is_announced_once(monkeypatch: pytest.MonkeyPatch) 
     finally:
         global_prefix._announce_compile.cache_clear()
     assert len(notices) == 1 and "compiling the global-scope ranking kernel" in notices[0]
-    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda: True)
+    monkeypatch.setattr(global_kernel, "compiled_on_disk", lambda kernel=None: True)
     global_prefix._compiled_kernel(required=True)
     assert len(notices) == 1
 

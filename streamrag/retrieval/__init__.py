@@ -13,7 +13,9 @@
 - :mod:`~streamrag.retrieval.global_index`: ``GlobalIndex`` (postings with precomputed
   impacts, for one corpus shared by all questions); :mod:`~streamrag.retrieval.global_prefix`:
   ``PrefixScorer``, ``global_prefix_rankings`` (top-k of every prefix without sorting N
-  scores); :mod:`~streamrag.retrieval.global_store`: ``save_index``, ``load_index`` (memory-mapped).
+  scores; compiled kernels in ``global_kernel`` and ``global_blockmax``, the latter's
+  per-term block data in ``global_blocks``); :mod:`~streamrag.retrieval.global_store`:
+  ``save_index``, ``load_index`` (memory-mapped).
 """
 
 import importlib

@@ -9,3 +9,9 @@ from __future__ import annotations
 THETA_RANK_DIVISOR = 16
 # Impact floors are lowered by this share of |θ| + |bound| + 1, covering float rounding.
 FLOOR_SLACK = 1e-9
+# The block-max scorer (global_blocks, global_blockmax): chunks per block = 2**BLOCK_SHIFT,
+# and how many of a long term's largest impacts are kept (a first word's θ for k ≤ TOP_N).
+BLOCK_SHIFT = 6
+TOP_N = 64
+# Blocks per superblock = 2**SUPER_SHIFT: the scan skips a superblock on one bound.
+SUPER_SHIFT = 6

@@ -66,6 +66,7 @@ class GlobalIndex:
         "_vocabulary",
         "avgdl",
         "chunk_idx",
+        "derived",
         "doc_len",
         "head_impact",
         "idf",
@@ -105,6 +106,8 @@ class GlobalIndex:
         # Python int / int, as BM25Index and rank_bm25 compute it.
         self.avgdl = int(doc_len.sum(dtype=np.int64)) / n_docs if n_docs else 0.0
         self._vocabulary: dict[str, int] | None = None
+        # Data the scorers derive from the index on first use, kept with it (global_blocks).
+        self.derived: dict[str, object] = {}
 
     # ------------------------------------------------------------------ building
 

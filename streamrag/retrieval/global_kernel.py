@@ -11,7 +11,9 @@ which twin ran; ``tests/test_global_kernel.py`` compares the two on random corpo
 ties and negative impacts.
 
 Importing this module imports numba (0.2–0.5 s); the first call compiles (about 10 s,
-once per machine: numba caches the result on disk). The scorer imports it only when
+once per machine: numba caches the result on disk). On large corpora without negative
+impacts the scorer runs :mod:`~streamrag.retrieval.global_blockmax` first and this
+kernel only for the queries it hands back. The scorer imports it only when
 numba is installed and the compiled kernel is asked for (see ``PrefixScorer``).
 """
 
@@ -423,11 +425,11 @@ def rank_words(
             top_scores[t, j] = acc[row[j]]
 
 
-def compiled_on_disk() -> bool:
-    """Whether numba's on-disk cache holds a compiled :func:`rank_words` for this source
-    (False: the first call compiles it, about 10 s). Reads numba's cache index through
-    its private attributes; if they change, the answer is True (nothing is announced)."""
-    dispatcher: Any = rank_words  # private attributes, typed neither with numba's annotations nor without numba
+def compiled_on_disk(kernel: object = None) -> bool:
+    """Whether numba's on-disk cache holds a compiled ``kernel`` (default :func:`rank_words`)
+    for this source (False: the first call compiles it, seconds). Reads numba's cache index
+    through its private attributes; if they change, the answer is True (nothing is announced)."""
+    dispatcher: Any = rank_words if kernel is None else kernel  # private attributes, untyped
     try:
         return bool(dispatcher._cache._cache_file._load_index())
     except Exception:  # a numba internals change must not break ranking

@@ -38,13 +38,22 @@ The per-word loop has a compiled twin, :mod:`~streamrag.retrieval.global_kernel`
 the same steps without the per-word numpy calls, and with the GIL released so threads
 rank queries side by side (:mod:`~streamrag.retrieval.ahead`). The code here is the
 reference it is tested against.
+
+Adding every posting is itself the floor of this design at 10⁶ chunks (a query's
+function words bring about a million). So where it applies — compiled, no negative
+impact, at least ``global_blocks.MIN_DOCS`` chunks — the scorer first runs a second
+design, :mod:`~streamrag.retrieval.global_blockmax`: long lists are not added but
+bounded per block of 64 chunks and read only where a top-k chunk may be, the top-k
+rescored exactly in query order. It hands the rare queries it does not rank (fewer than
+k chunks above 0) back to the pool kernel. Rankings and scores are the same floats
+either way (tested against the code here).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -54,6 +63,9 @@ from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 from streamrag.retrieval.global_index import GlobalIndex
 from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
 from streamrag.retrieval.ranking import _topk, best_of_distinct
+
+if TYPE_CHECKING:
+    from streamrag.retrieval.global_blocks import BlockRanker
 
 __all__ = ["ChunkValues", "GlobalPrefixRankings", "PrefixScorer", "global_prefix_rankings"]
 
@@ -84,12 +96,22 @@ def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
 def _announce_compile() -> None:
     """Once per process: if the kernel is not compiled on disk yet, say why the first
     ranking pauses (numba compiling, no progress of its own)."""
+    from streamrag.retrieval.global_blockmax import rank_blocks
     from streamrag.retrieval.global_kernel import compiled_on_disk
 
-    if not compiled_on_disk():
+    if not (compiled_on_disk() and compiled_on_disk(rank_blocks)):
         from streamrag.base.progress import notice
 
-        notice("compiling the global-scope ranking kernel (numba; once for this install, about 10 s)")
+        notice("compiling the global-scope ranking kernels (numba; once for this install, about 15 s)")
+
+
+def _block_ranker(
+    index: GlobalIndex, postings: tuple[np.ndarray, ...], acc: np.ndarray, mark: np.ndarray, scratch: np.ndarray
+) -> BlockRanker | None:
+    from streamrag.retrieval.global_blocks import BlockRanker, block_store
+
+    store = block_store(index)
+    return None if store is None else BlockRanker(store, postings, acc, mark, scratch)
 
 
 def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -108,7 +130,8 @@ class PrefixScorer:
     runs :meth:`rank_words`: ``"numba"`` its compiled twin
     (:mod:`~streamrag.retrieval.global_kernel`, the ``fast`` extra), ``"numpy"`` this
     module's code, ``"auto"`` numba when it is installed. The rankings and scores are
-    the same either way (tested); only the speed differs.
+    the same either way (tested); only the speed differs. ``blocks=False`` keeps the
+    compiled path on the pool kernel alone (no block-max ranking; for comparison).
     """
 
     def __init__(
@@ -117,6 +140,7 @@ class PrefixScorer:
         *,
         pool_size: int | None = None,
         kernel: Literal["auto", "numba", "numpy"] = "auto",
+        blocks: bool = True,
     ) -> None:
         if pool_size is not None and pool_size < 1:
             raise ValueError(f"pool_size must be ≥ 1, got {pool_size}")
@@ -150,15 +174,24 @@ class PrefixScorer:
                 )
             )
         )
+        # The block-max kernel (global_blockmax) first, where it applies (compiled, no
+        # negative impact, a large corpus); the pool kernel then only for what it hands back.
+        self._blocks = (
+            _block_ranker(index, self._postings[:3], self._acc, self._mark, self._scratch)
+            if self._kernel is not None and blocks
+            else None
+        )
+        self._exact_in_acc = True  # False after the block kernel ranked: its accumulator is cleared
 
     # ------------------------------------------------------------------ ranking
 
     def rank_words(self, words: Sequence[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k of every prefix of a query given as term ids per word.
 
-        Returns ``(topk int32 (n, k_eff), topk_scores float64 (n, k_eff))`` and leaves the
-        full query's scores in the accumulator until :meth:`clear` (call it before the
-        next query; :meth:`rank` does).
+        Returns ``(topk int32 (n, k_eff), topk_scores float64 (n, k_eff))``. The full
+        query's scores of any chunks are then :meth:`final_scores` until :meth:`clear`
+        (call it before the next query; :meth:`rank` does). The pool kernel and the
+        numpy code leave them in the accumulator; the block-max kernel leaves it clear.
         """
         index, acc = self.index, self._acc
         k_eff = min(k, index.n_docs)
@@ -169,9 +202,16 @@ class PrefixScorer:
         if terms.shape[0] and not 0 <= int(terms.min()) <= int(terms.max()) < n_terms:
             bad = terms[(terms < 0) | (terms >= n_terms)][0]
             raise ValueError(f"term id {int(bad)} is not in the index (ids 0 … {n_terms - 1})")
+        self._exact_in_acc = True
         if self._kernel is not None and k_eff > 0:
             word_ptr = np.zeros(len(words) + 1, dtype=np.int64)
             np.cumsum([len(w) for w in words], out=word_ptr[1:])
+            if self._blocks is not None and self._touched:
+                self.clear()  # the block kernel starts from a zero accumulator
+            if self._blocks is not None and self._blocks.rank(terms, word_ptr, k_eff, topk, top_scores):
+                self._exact_in_acc = False
+                self._last_terms = terms
+                return topk, top_scores
             indptr = index.indptr
             self._touched.extend(index.chunk_idx[indptr[t] : indptr[t + 1]] for t in terms.tolist())
             self._kernel(
@@ -346,6 +386,15 @@ class PrefixScorer:
         fill = [c for c in range(k + len(taken)) if c not in taken][: k - members.shape[0]]
         return np.concatenate((members[order], np.array(fill, dtype=np.int64)))
 
+    def final_scores(self, ids: np.ndarray) -> np.ndarray:
+        """The last ranked query's full scores of chunks ``ids`` (before :meth:`clear`): read
+        from the accumulator, or, after the block kernel, summed exactly as it is summed."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self._exact_in_acc:
+            return self._acc[ids]
+        assert self._blocks is not None
+        return self._blocks.exact(self._last_terms, ids)
+
     def clear(self) -> None:
         """Zero the accumulator for the next query (by postings when few were touched)."""
         touched = self._touched
@@ -379,7 +428,7 @@ class PrefixScorer:
         try:
             topk, top_scores = self.rank_words(words, k)
             support = np.unique(topk).astype(np.int64)
-            final_scores = self._acc[support]
+            final_scores = self.final_scores(support)
         finally:
             self.clear()
         final_tokens = tuple(t for tokens in word_tokens_ for t in tokens)
