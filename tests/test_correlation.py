@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streamrag.base.correlation import average_ranks, pearson, spearman, t_two_sided_p
@@ -20,6 +20,7 @@ pairs = st.integers(3, 60).flatmap(
 
 @settings(max_examples=300, deadline=None)
 @given(pairs)
+@example(([1, 0, 0], [1, 6.103515625e-05, 0]))  # r = 1 − 1.4e-9: scipy and we err 8e-8 apart, either side
 def test_spearman_and_pearson_agree_with_scipy(xy) -> None:
     x, y = np.array(xy[0], dtype=float), np.array(xy[1], dtype=float)
     s, p = spearman(x, y), pearson(x, y)
@@ -34,7 +35,10 @@ def test_spearman_and_pearson_agree_with_scipy(xy) -> None:
     ref_p = scipy.stats.pearsonr(x, y)
     assert p["r"] == pytest.approx(ref_p.statistic, rel=1e-9, abs=1e-12)
     if abs(p["r"]) < 1 - 1e-12:  # at |r| = 1 a last-bit difference in r decides p = 0 or ~1e-8
-        assert p["p"] == pytest.approx(ref_p.pvalue, rel=1e-7, abs=1e-12)
+        # Near |r| = 1, p depends on 1 − |r|, so a few ulps of r (two ways of summing) move it
+        # by ~ε / (1 − |r|) relative: the exact p of the example above lies between the two.
+        rel = max(1e-7, 16 * np.finfo(float).eps / (1 - abs(p["r"])))
+        assert p["p"] == pytest.approx(ref_p.pvalue, rel=rel, abs=1e-12)
 
 
 def test_average_ranks_share_ties() -> None:

@@ -182,6 +182,7 @@ class PrefixScorer:
             else None
         )
         self._exact_in_acc = True  # False after the block kernel ranked: its accumulator is cleared
+        self._last_terms = _NO_TERMS  # … and the query it ranked, for final_scores
 
     # ------------------------------------------------------------------ ranking
 
