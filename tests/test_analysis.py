@@ -7,6 +7,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -21,6 +22,9 @@ from streamrag.data.demo import demo_path
 from streamrag.data.ingest import Question, ingest
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.tokenize import word_tokens
+
+if TYPE_CHECKING:
+    from streamrag.simulator.questions import QuestionSet
 
 
 @pytest.fixture(scope="module")
@@ -134,12 +138,8 @@ def test_k_and_grounding_flags_change_the_configured_arm(tmp_path: Path) -> None
     assert k5["rq1"]["n_retrieved_gold"] == arm[(5, "relaxed")]["n_retrieved_gold"]
 
 
-def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
-    from streamrag.data.selection import Selection
-    from streamrag.simulator.questions import questions_from_data
-    from streamrag.simulator.scenario import DataConfig
-
-    qs = questions_from_data(crag_sample, DataConfig(), Selection(split=None))
+def test_sim_questions_adapter_matches_the_table(sample_question_set: QuestionSet) -> None:
+    qs = sample_question_set
     found = qs.questions
     assert qs.n_skipped == 0 and len(found) == 10
     questions = {q.interaction_id: q for q in found}
