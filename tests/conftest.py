@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from streamrag.simulator.questions import QuestionSet
 
 ROOT = Path(__file__).resolve().parents[1]
 CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", ROOT.parent / "shared" / "data" / "crag"))
@@ -28,6 +32,17 @@ def crag_dir() -> Path:
 def crag_sample(crag_dir: Path) -> Path:
     """CRAG's own 10-record example file with real HTML pages."""
     return crag_dir / "dev_data.jsonl.bz2"
+
+
+@pytest.fixture(scope="session")
+def sample_question_set(crag_sample: Path) -> QuestionSet:
+    """The simulator's questions of the real sample (read only), built once per worker:
+    chunking its pages costs ~3 s, and several modules simulate on them."""
+    from streamrag.data.selection import Selection
+    from streamrag.simulator.questions import questions_from_data
+    from streamrag.simulator.scenario import DataConfig
+
+    return questions_from_data(crag_sample, DataConfig(), Selection(split=None))
 
 
 @pytest.fixture(scope="session", autouse=True)

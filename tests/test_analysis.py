@@ -7,13 +7,14 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from streamrag.analysis.anchor import t_anchor, t_pivot
 from streamrag.analysis.execution import analyze_file
-from streamrag.analysis.stabilize import analyze_question
+from streamrag.analysis.stabilize import QuestionAnalysis, analyze_question
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord
@@ -22,10 +23,19 @@ from streamrag.data.ingest import Question, ingest
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.tokenize import word_tokens
 
+if TYPE_CHECKING:
+    from streamrag.simulator.questions import QuestionSet
+
 
 @pytest.fixture(scope="module")
-def sample_rows(crag_sample: Path) -> dict[str, dict]:
-    return {a.row["interaction_id"]: a.row for a in analyze_file(crag_sample, split=None)}
+def sample_analyses(crag_sample: Path) -> dict[str, QuestionAnalysis]:
+    """The real sample analyzed once per module (read only): chunking its pages costs ~3 s."""
+    return {a.row["interaction_id"]: a for a in analyze_file(crag_sample, split=None)}
+
+
+@pytest.fixture(scope="module")
+def sample_rows(sample_analyses: dict[str, QuestionAnalysis]) -> dict[str, dict]:
+    return {qid: a.row for qid, a in sample_analyses.items()}
 
 
 def test_known_questions_of_the_real_sample(sample_rows: dict[str, dict]) -> None:
@@ -128,12 +138,8 @@ def test_k_and_grounding_flags_change_the_configured_arm(tmp_path: Path) -> None
     assert k5["rq1"]["n_retrieved_gold"] == arm[(5, "relaxed")]["n_retrieved_gold"]
 
 
-def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
-    from streamrag.data.selection import Selection
-    from streamrag.simulator.questions import questions_from_data
-    from streamrag.simulator.scenario import DataConfig
-
-    qs = questions_from_data(crag_sample, DataConfig(), Selection(split=None))
+def test_sim_questions_adapter_matches_the_table(sample_question_set: QuestionSet) -> None:
+    qs = sample_question_set
     found = qs.questions
     assert qs.n_skipped == 0 and len(found) == 10
     questions = {q.interaction_id: q for q in found}
@@ -143,7 +149,9 @@ def test_sim_questions_adapter_matches_the_table(crag_sample: Path) -> None:
     assert q.gold_hit[0] and 0.0 <= q.coverage_distinct.min() <= q.coverage_distinct.max() <= 1.0
 
 
-def test_prefix_evidence_is_what_a_from_scratch_computation_gives(crag_sample: Path) -> None:
+def test_prefix_evidence_is_what_a_from_scratch_computation_gives(
+    crag_sample: Path, sample_analyses: dict[str, QuestionAnalysis]
+) -> None:
     """top1_score = BM25 of the full query on the prefix's top chunk; coverage = the share
     of the full query's distinct tokens (or occurrences) found in that chunk; gold_rank =
     rank of the first gold chunk in the prefix's top ids."""
@@ -151,10 +159,9 @@ def test_prefix_evidence_is_what_a_from_scratch_computation_gives(crag_sample: P
     from streamrag.retrieval.base import BM25Retriever
     from streamrag.retrieval.tokenize import RegexTokenizer
 
-    by_id = {a.row["interaction_id"]: a for a in analyze_file(crag_sample, split=None)}
     tok = RegexTokenizer()
     for item in ingest(crag_sample, split=None):
-        analysis = by_id[item.interaction_id]
+        analysis = sample_analyses[item.interaction_id]
         ev = analysis.evidence
         assert ev is not None
         retriever = BM25Retriever(item.chunks)

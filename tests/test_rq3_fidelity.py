@@ -68,8 +68,8 @@ def _against_reference(
 
 
 @pytest.fixture(scope="module")
-def sample_questions(crag_sample: Path) -> QuestionSet:
-    return questions_from_data(crag_sample, DataConfig(), Selection(split=None))
+def sample_questions(sample_question_set: QuestionSet) -> QuestionSet:
+    return sample_question_set
 
 
 @pytest.fixture(scope="module")
