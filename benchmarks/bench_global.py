@@ -17,8 +17,10 @@ Arms (each in its own process; peak RSS = ``VmHWM`` after a reset once the data 
 loaded, so it covers index building and querying; the shared data is in every arm):
 - ``streamrag``: ``GlobalIndex.from_token_ids`` + ``PrefixScorer`` (paper idf), with its
   compiled kernel (numba, the ``fast`` extra) as installed by ``make setup``; on 1 thread
-  and on all threads (one scorer per thread, as ``analyze --scope global --jobs N``),
-  interleaved 1, all, all, 1;
+  and on all threads (one scorer per thread, as ``analyze --scope global --jobs N``;
+  on 1 thread one scorer, as ``--jobs 1``), interleaved 1, all, all, 1;
+- ``streamrag-pool``: the same with ``blocks=False``: the compiled pool kernel alone,
+  every posting added (the design before block-max ranking); rankings must be equal;
 - ``streamrag-numpy``: the same with ``kernel="numpy"`` (``pip install streamrag``
   without ``fast``); its rankings must equal the compiled kernel's exactly;
 - ``bm25s``: ``bm25s.BM25(method="atire", idf_method="lucene", k1=1.5, b=0.75,

@@ -81,16 +81,8 @@ BLOCK = 1 << BLOCK_SHIFT
 @njit
 def find_in(lo, hi, chunk_idx, c):
     """The position of chunk c in chunk_idx[lo:hi] (ascending), or −1."""
-    end = hi
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if chunk_idx[mid] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and chunk_idx[lo] == c:
-        return lo
-    return -1
+    p = lo + np.searchsorted(chunk_idx[lo:hi], c)
+    return p if p < hi and chunk_idx[p] == c else -1
 
 
 @njit
@@ -270,19 +262,25 @@ def scan(postings, state, query, bp, active, n_active, theta, k, lim, heap):
 
 
 @njit
-def clear_state(state, added_lo, added_hi, n_added):
-    """Zero what a query left: block maxima, deferred sums; True if the accumulator is
-    cleared faster whole than by the postings added (more than N/8 of them)."""
+def clear_state(state, chunk_idx, added_lo, added_hi, n_added):
+    """Zero what a query left: the accumulator (whole when more than N/8 postings were
+    added, else posting by posting), block maxima, deferred sums."""
+    acc = state.acc
     total = 0
     for i in range(n_added):
         total += added_hi[i] - added_lo[i]
+    if 8 * total > acc.shape[0]:
+        acc[:] = 0.0
+    else:
+        for i in range(n_added):
+            for p in range(added_lo[i], added_hi[i]):
+                acc[chunk_idx[p]] = 0.0
     state.acc_max[:] = 0.0
     state.sup_max[:] = 0.0
     state.dsum[:] = 0.0
     state.sup_dsum[:] = 0.0
     state.seen[:] = False
     clear_deferred(state)
-    return 8 * total > state.acc.shape[0]
 
 
 @njit
@@ -395,10 +393,5 @@ def rank_blocks(postings, state, query, bm, bp, top, k, lim, topk, top_scores):
             topk[t, i] = row[i]
             top_scores[t, i] = row_s[i]
         ranked_before = True
-    if clear_state(state, added_lo, added_hi, n_added):
-        acc[:] = 0.0
-    else:
-        for i in range(n_added):
-            for p in range(added_lo[i], added_hi[i]):
-                acc[chunk_idx[p]] = 0.0
+    clear_state(state, chunk_idx, added_lo, added_hi, n_added)
     return done
