@@ -5,6 +5,8 @@ memory, whatever the batch size, row groups, order of the evidence, selection or
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -59,6 +61,19 @@ def test_the_evidence_writer_bounds_its_row_groups_and_the_reader_streams_them(t
         for qid, ev in streamed:
             assert (ev.top_ids == whole[qid].top_ids).all() and (ev.top1_score == whole[qid].top1_score).all()
             assert (ev.gold_rank == whole[qid].gold_rank).all() and ev.n_words == whole[qid].n_words
+
+
+def test_streaming_the_evidence_imports_neither_pandas_nor_pyarrow_compute(table) -> None:
+    # Either import costs about as much as reading the evidence of 1,371 questions
+    # (benchmarks/bench_simulate.py); batches of 7 rows carry questions over, so the
+    # reader meets tables of several chunks.
+    code = (
+        "import sys; from streamrag.analysis.evidence_read import iter_evidence; "
+        f"n = sum(1 for _ in iter_evidence({str(evidence_path_for(table))!r}, batch_rows=7)); "
+        "print(n, sorted(m for m in ('pandas', 'pyarrow.compute') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(maxsplit=1)
+    assert out == ["300", "[]\n"]
 
 
 def test_an_evidence_file_of_one_row_group_still_reads(table, tmp_path) -> None:

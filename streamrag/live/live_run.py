@@ -10,6 +10,7 @@ trace`` and its Perfetto export read a live run like any other.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from streamrag.engine.trace_file import header_bytes
 from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
 from streamrag.pipeline.tools import QueryGenerator, Tool
-from streamrag.simulator.results import ResultRow, derive_result, results_csv
+from streamrag.simulator.results import ResultRow, derive_result, results_csv, validated_row
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.simulator.simulate import manifest_json, summary_data
 
@@ -88,7 +89,7 @@ def result_row(outcome: TurnOutcome, turn: Turn, rs: ResolvedScenario) -> Result
     q = turn.question
     failed = [e["arm"] for e in outcome.events if e["kind"] == "failed"]
     if failed:
-        return ResultRow(
+        return validated_row(
             interaction_id=turn.qid, n_words=n, skip_reason=f"live: the {' and '.join(failed)} arm failed (tool error)"
         )
     row = derive_result(
@@ -101,7 +102,7 @@ def result_row(outcome: TurnOutcome, turn: Turn, rs: ResolvedScenario) -> Result
         question_type=q.question_type if q is not None else "",
     )
     if q is None:  # typed input: t* is unknown, and so are the bounds built on it
-        row = row.model_copy(update={"t_star": None, "H_ms": None, "H_G_ms": None, "H_prime_ms": None})
+        row = dataclasses.replace(row, t_star=None, H_ms=None, H_G_ms=None, H_prime_ms=None)
     return row
 
 

@@ -44,6 +44,7 @@ from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
     from streamrag.engine.clock import Clock
+    from streamrag.simulator.trace_fold import Tally
 
 
 def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
@@ -125,23 +126,10 @@ def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) 
     """The questions' rows by the closed form (:mod:`~streamrag.simulator.closed_replay`),
     their trace left to :func:`closed_form_trace`."""
     sc, rules = rs.scenario, rs.arm_rules
-    bounds = {"L_ms": rs.L_ms, "G_ms": rs.G_ms, "delta_wps": rs.delta_wps}
     outputs = []
     for q in questions:
         plan = plan_question(q, rs)
-        tally = replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules)
-        revised = None if q.revised is None else q.revised.tolist()
-        row = tally_result(
-            tally,
-            q.interaction_id,
-            n_words=q.n_words,
-            t_star=q.t_star,
-            question_type=q.question_type,
-            revised=revised,
-            validate=False,
-            **bounds,
-        )
-        outputs.append(QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0]))  # type: ignore[operator]
+        outputs.append(_closed_output(q, plan, replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules), rs))
     return outputs
 
 
@@ -149,6 +137,27 @@ def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) ->
     """The trace lines of ``questions``, replayed by the closed form on the arm objects
     (:func:`~streamrag.simulator.closed_form.replay_events`): the engine's, byte for byte."""
     return b"".join(dump_events(replay_events(plan_question(q, rs), rs)) for q in questions)
+
+
+def closed_form_traced(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> tuple[list[QuestionOutput], bytes]:
+    """:func:`closed_form_outputs` and :func:`closed_form_trace` of ``questions`` from one
+    replay of each (the traced replay's tally is the untraced one's), for a run that
+    writes its trace as it goes."""
+    sc, rules = rs.scenario, rs.arm_rules
+    outputs, parts = [], []
+    for q in questions:
+        plan = plan_question(q, rs)
+        events: list[dict[str, Any]] = []
+        tally = replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules, events)
+        outputs.append(_closed_output(q, plan, tally, rs))
+        parts.append(dump_events(events))
+    return outputs, b"".join(parts)
+
+
+def _closed_output(q: SimQuestion, plan: QuestionPlan, tally: Tally, rs: ResolvedScenario) -> QuestionOutput:
+    """A closed-form replay's output: its row from the tally, the trace not kept."""
+    row = tally_result(tally, q.interaction_id, validate=False, **_row_context(q, rs))
+    return QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0])  # type: ignore[operator]
 
 
 def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:

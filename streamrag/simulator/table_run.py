@@ -136,7 +136,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
     """Each block replayed, in order: in this process, or with ``jobs > 1`` the traces (the
     closed form) or whole blocks (the engine) on worker processes, at most 2 × ``jobs``
     blocks in flight."""
-    from streamrag.simulator.simulate import closed_form_outputs, closed_form_trace, run_chunk
+    from streamrag.simulator.simulate import closed_form_outputs, closed_form_trace, closed_form_traced, run_chunk
 
     closed = replay == CLOSED_FORM
 
@@ -147,7 +147,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
         for block in blocks:
             qs = questions(block)
             if closed:
-                yield block, closed_form_outputs(qs, rs), closed_form_trace(qs, rs)
+                yield block, *closed_form_traced(qs, rs)
             else:
                 outputs = run_chunk(qs, rs) if qs else []
                 yield block, outputs, b"".join(o.trace for o in outputs)
