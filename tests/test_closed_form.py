@@ -27,7 +27,7 @@ from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, 
 from streamrag.simulator.closed_replay import replay
 from streamrag.simulator.results import derive_result, results_csv, tally_result
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
-from streamrag.simulator.simulate import replay_of, simulate
+from streamrag.simulator.simulate import closed_form_outputs, closed_form_trace, closed_form_traced, replay_of, simulate
 
 U = 250_000
 """The grid (µs) words, ticks and most latencies fall on, so that they tie."""
@@ -124,13 +124,21 @@ def _engine_events(plan: QuestionPlan, rs: ResolvedScenario) -> list[dict[str, A
     return run_virtual(main)
 
 
-def _row(q: SimQuestion, rs: ResolvedScenario, *, events: list[dict[str, Any]] | None = None, plan: QuestionPlan | None = None):
+def _row(
+    q: SimQuestion,
+    rs: ResolvedScenario,
+    *,
+    events: list[dict[str, Any]] | None = None,
+    plan: QuestionPlan | None = None,
+    traced: bool = False,
+):
     context = {"n_words": q.n_words, "t_star": q.t_star, "L_ms": rs.L_ms, "G_ms": rs.G_ms, "delta_wps": rs.delta_wps}
     if events is not None:
         return derive_result(events, **context)
     assert plan is not None
     sc = rs.scenario
-    return tally_result(replay(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules), q.interaction_id, **context)
+    tally = replay(plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, [] if traced else None)
+    return tally_result(tally, q.interaction_id, **context)
 
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: "-".join(str(v) for v in t.values()))
@@ -166,6 +174,7 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
         ] == traced  # every event is its model, fields in order
         row = _row(q, rs, events=reference)
         assert _row(q, rs, plan=plan) == row, (i, rs.scenario)
+        assert _row(q, rs, plan=plan, traced=True) == row, (i, rs.scenario)  # a traced replay tallies the same
         rows_engine.append(row)
         rows_closed.append(_row(q, rs, plan=plan))
         n_misfires += bool(row.misfire)
@@ -193,6 +202,10 @@ def test_simulate_picks_the_closed_form_and_its_outputs_are_the_engines_bytes() 
     assert closed.trace_bytes() == engine.trace_bytes()
     assert closed.virtual_us == engine.virtual_us
     assert simulate(questions[:6], rs, jobs=2).trace_bytes() == simulate(questions[:6], rs, engine=True).trace_bytes()
+    # A run that writes its trace as it goes replays each question once for both.
+    outputs, trace = closed_form_traced(questions, rs)
+    assert [o.row for o in outputs] == [o.row for o in closed_form_outputs(questions, rs)] == engine.rows
+    assert trace == closed_form_trace(questions, rs) == engine.trace_bytes()
 
 
 @pytest.mark.parametrize(
