@@ -194,25 +194,25 @@ def test_analysis_on_two_processes_equals_one(tmp_path: Path, cached: bool) -> N
 
 
 def test_a_parallel_rerun_leaves_the_chunks_to_the_workers_and_rebuilds_a_bad_entry(tmp_path: Path, monkeypatch) -> None:
-    from streamrag.data.chunk_cache import ChunkCache
+    from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache
 
     cache = ChunkCache(tmp_path / "cache")
     first = [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)]  # fills cache and manifest
     # The parent reads no chunk entry on a parallel rerun (the forked workers count their own reads).
     reads: list[str] = []
-    real_get = ChunkCache.get
-    monkeypatch.setattr(ChunkCache, "get", lambda self, key: reads.append(key) or real_get(self, key))
+    real_lookup = ChunkCache.lookup  # every read of an entry goes through it
+    monkeypatch.setattr(ChunkCache, "lookup", lambda self, key: reads.append(key) or real_lookup(self, key))
     assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
     assert reads == []
     # An entry that went bad is rebuilt from the file, and the results do not change
     # (without the index cache, which the workers filled and would answer first).
-    entries = sorted(p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files")
+    entries = sorted(p for p in (tmp_path / "cache").rglob(f"*{ENTRY_SUFFIX}") if p.parent.name != "files")
     assert len(list((tmp_path / "cache" / "index").rglob("*.bin"))) == len(entries)
     shutil.rmtree(tmp_path / "cache" / "index")
-    entries[3].write_bytes(b"not gzip")
+    entries[3].write_bytes(b"not zstd")
     assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=2)] == first
     assert len(reads) == 1  # the parent's one read: the rebuild looking the entry up before chunking again
-    assert real_get(cache, entries[3].name.removesuffix(".json.gz")) is not None
+    assert real_lookup(cache, entries[3].name.removesuffix(ENTRY_SUFFIX))[1] == "hit"
 
 
 def test_parallel_analysis_batches_cached_questions_and_keeps_input_order(tmp_path: Path, monkeypatch) -> None:
@@ -261,8 +261,8 @@ def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatc
     assert all(not index_path(cache.root, q.chunk_key).exists() for q in questions)
     first = [_analyze_cached(q.record, q.chunk_key, str(cache.root), settings) for q in questions]
     assert all(index_path(cache.root, q.chunk_key).is_file() for q in questions)
-    real_get = ChunkCache.get
-    monkeypatch.setattr(ChunkCache, "get", lambda self, key: pytest.fail("the chunk entry was read"))
+    real_lookup = ChunkCache.lookup
+    monkeypatch.setattr(ChunkCache, "lookup", lambda self, key: pytest.fail("the chunk entry was read"))
     second = [_analyze_cached(q.record, q.chunk_key, str(cache.root), settings) for q in questions]
     for a, b, c in zip(expected, first, second, strict=True):
         assert a.row == b.row == c.row  # type: ignore[union-attr]
@@ -272,7 +272,7 @@ def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatc
                 np.testing.assert_array_equal(np.asarray(v), np.asarray(values[0]))
         assert a.gold == c.gold and a.rankings.topk.tolist() == c.rankings.topk.tolist()  # type: ignore[union-attr]
     # Damaged, truncated or foreign entries are misses: the chunks are indexed again.
-    monkeypatch.setattr(ChunkCache, "get", real_get)
+    monkeypatch.setattr(ChunkCache, "lookup", real_lookup)
     path = index_path(cache.root, questions[0].chunk_key)
     good = path.read_bytes()
     for bad in (b"", good[:-7], good.replace(questions[0].chunk_key.encode(), b"0" * len(questions[0].chunk_key), 1),
@@ -284,13 +284,13 @@ def test_workers_index_once_then_read_the_index_cache(tmp_path: Path, monkeypatc
 
 
 def test_one_process_reruns_read_the_index_cache_too(tmp_path: Path, monkeypatch) -> None:
-    from streamrag.data.chunk_cache import ChunkCache
+    from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache
 
     cache = ChunkCache(tmp_path / "cache")
     plain = [a.row for a in analyze_file(demo_path(), split=None, cache=None, jobs=1)]  # no cache at all
     first = [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)]  # fills both caches
     assert first == plain
-    n_chunk_entries = len([p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files"])
+    n_chunk_entries = len([p for p in (tmp_path / "cache").rglob(f"*{ENTRY_SUFFIX}") if p.parent.name != "files"])
     assert len(list((tmp_path / "cache" / "index").rglob("*.bin"))) == n_chunk_entries > 0
-    monkeypatch.setattr(ChunkCache, "get", lambda self, key: pytest.fail("a chunk entry was read"))
+    monkeypatch.setattr(ChunkCache, "lookup", lambda self, key: pytest.fail("a chunk entry was read"))
     assert [a.row for a in analyze_file(demo_path(), split=None, cache=cache, jobs=1)] == first

@@ -4,14 +4,14 @@ never a silently changed question."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 from pathlib import Path
 
 import pytest
+import zstandard
 
-from streamrag.data.chunk_cache import ChunkCache, content_digest
+from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache, content_digest, entry_of
 from streamrag.data.generate import GeneratorSettings, write_crag_file
 from streamrag.data.ingest import ingest
 
@@ -22,17 +22,17 @@ def data(tmp_path: Path) -> Path:
 
 
 def _entries(root: Path, manifests: bool = False) -> list[Path]:
-    return sorted(p for p in root.rglob("*.json.gz") if (p.parent.name == "files") == manifests)
+    return sorted(p for p in root.rglob(f"*{ENTRY_SUFFIX}") if (p.parent.name == "files") == manifests)
 
 
 def _edit(path: Path, change, redigest: bool = False) -> None:
     """Change an entry and write it back well compressed; ``redigest``: as a careful editor
     would, with its digest recomputed (so only the type and shape checks can catch it)."""
-    entry = json.loads(gzip.decompress(path.read_bytes()))
+    entry = entry_of(path.read_bytes())
     change(entry)
     if redigest and isinstance(entry.get("body"), dict):
         entry["digest"] = content_digest(entry["body"])
-    path.write_bytes(gzip.compress(json.dumps(entry).encode()))
+    path.write_bytes(zstandard.ZstdCompressor().compress(json.dumps(entry).encode()))
 
 
 def _questions(data: Path, cache: ChunkCache) -> list[tuple]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
+import zstandard
 
-from streamrag.data.chunk_cache import ChunkCache
+from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache, entry_of
 from streamrag.data.chunking import ChunkSettings, chunk_key, chunk_pages, window_words
 from streamrag.data.crag import SearchResult, read_records
 from streamrag.data.ingest import ingest
@@ -95,12 +95,12 @@ def test_cache_hit_corrupt_and_stale_entries(tmp_path: Path, crag_sample: Path) 
     again = [q.chunks for q in ingest(crag_sample, cache=cache, limit=3, jobs=2)]
     assert again == first and cache.hits == 3
 
-    entries = sorted(p for p in (tmp_path / "cache").rglob("*.json.gz") if p.parent.name != "files")
+    entries = sorted(p for p in (tmp_path / "cache").rglob(f"*{ENTRY_SUFFIX}") if p.parent.name != "files")
     assert len(entries) == 3
-    entries[0].write_bytes(entries[0].read_bytes()[:-20])  # corrupt: gzip CRC fails
-    stale = json.loads(gzip.decompress(entries[1].read_bytes()))
+    entries[0].write_bytes(entries[0].read_bytes()[:-20])  # corrupt: a truncated zstd frame
+    stale = entry_of(entries[1].read_bytes())
     stale["format"] = 0  # written by an older streamrag
-    entries[1].write_bytes(gzip.compress(json.dumps(stale).encode()))
+    entries[1].write_bytes(zstandard.ZstdCompressor().compress(json.dumps(stale).encode()))
     third = [q.chunks for q in ingest(crag_sample, cache=cache, limit=3)]
     # the manifest's replay meets the corrupt entry first (1), then the file is read (2 more)
     assert third == first and cache.rebuilt == 3
@@ -137,12 +137,12 @@ def test_a_rerun_replays_the_files_manifest_without_reading_the_file(tmp_path: P
 
     cache = ChunkCache(tmp_path / "cache")
     first = list(ingest(crag_sample, cache=cache, split=None))
-    assert list((tmp_path / "cache" / "files").glob("*.json.gz"))  # read to the end: a manifest
+    assert list((tmp_path / "cache" / "files").glob(f"*{ENTRY_SUFFIX}"))  # read to the end: a manifest
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the file was read again")
 
-    monkeypatch.setattr(ingest_module, "read_records", no_reading)
+    monkeypatch.setattr(ingest_module, "iter_lines", no_reading)
     again = list(ingest(crag_sample, cache=cache, split=None, jobs=2))
     assert [(q.record, q.chunks) for q in again] == [(q.record, q.chunks) for q in first]
     with pytest.raises(AssertionError, match="read again"):  # another selection: another manifest
@@ -158,7 +158,7 @@ def test_a_changed_file_or_a_lost_entry_is_read_again(tmp_path: Path, crag_sampl
     first = [q.chunks for q in ingest(data, cache=cache)]
     data.write_text("\n".join(lines[:2]) + "\n")  # changed content: a new key, the file is read
     assert [q.chunks for q in ingest(data, cache=cache)] == first[:2]
-    for entry in (tmp_path / "cache").rglob("*.json.gz"):
+    for entry in (tmp_path / "cache").rglob(f"*{ENTRY_SUFFIX}"):
         if entry.parent.name != "files":
             entry.unlink()  # every chunk entry lost: the manifest cannot be replayed
     assert [q.chunks for q in ingest(data, cache=cache)] == first[:2]
@@ -169,4 +169,4 @@ def test_a_partly_consumed_pass_writes_no_manifest(tmp_path: Path, crag_sample: 
     stream = ingest(crag_sample, cache=cache, split=None)
     next(stream)
     stream.close()
-    assert not list((tmp_path / "cache").glob("files/*.json.gz"))
+    assert not list((tmp_path / "cache").glob(f"files/*{ENTRY_SUFFIX}"))

@@ -247,8 +247,8 @@ def test_simulate_interrupted_between_its_files_writes_none_of_them(tmp_path, ca
     real = atomic.atomic_path
 
     @contextlib.contextmanager
-    def written(path):
-        with real(path) as tmp:
+    def written(path, **options):
+        with real(path, **options) as tmp:
             yield tmp
             if Path(path).name == at:
                 assert tmp.stat().st_size > 0

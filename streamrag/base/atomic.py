@@ -125,10 +125,13 @@ def refused_writes(target: str | os.PathLike[str], *, every: bool = False) -> It
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], *, durable: bool = True) -> Iterator[Path]:
     """Yield a temporary path to write to; on success it replaces ``path``.
 
     On an exception the temporary file is removed and ``path`` is left untouched.
+    ``durable=False`` skips the flush to disk before the rename: only for files that
+    verify themselves when read (cache entries), which a power cut may leave empty or
+    torn under their final name, and whose reader then treats them as absent.
     """
     target = Path(path)
     with refused_writes(target, every=True):  # the folder refuses a new file: permission, full, read-only
@@ -143,8 +146,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.chmod(tmp, mode)
         with refused_writes(target):
             yield tmp
-        with refused_writes(target, every=True), open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())  # flush the data to disk before the rename makes it visible
+        if durable:
+            with refused_writes(target, every=True), open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())  # flush the data to disk before the rename makes it visible
         group = _GROUP.get()
         if group is not None:
             group.hold(target, tmp)
@@ -157,9 +161,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_path(path) as tmp:
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (``durable``: see :func:`atomic_path`)."""
+    with atomic_path(path, durable=durable) as tmp:
         tmp.write_bytes(data)
 
 

@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 
 from streamrag.base.validation import SettingsModel
 from streamrag.data.crag import SearchResult
-from streamrag.data.text import HtmlParserName, collapse_whitespace, html_to_text
+from streamrag.data.text import HtmlParserName, html_words
 
 # Bump when the text or chunk output for the same settings changes, so caches rebuild.
 CHUNKER_VERSION = 1
@@ -51,8 +51,12 @@ PAPER_CHUNKS = ChunkSettings()
 
 def page_text(page: SearchResult, parser: HtmlParserName = "html.parser") -> str:
     """The page's visible text, or its snippet when the HTML holds no text."""
-    text = html_to_text(page.page_result, parser)
-    return text if text else collapse_whitespace(page.page_snippet)
+    return " ".join(page_words(page, parser))
+
+
+def page_words(page: SearchResult, parser: HtmlParserName = "html.parser") -> list[str]:
+    """The words of :func:`page_text` (the snippet's when the HTML holds no text)."""
+    return html_words(page.page_result, parser) or page.page_snippet.split()
 
 
 def window_words(words: Sequence[str], settings: ChunkSettings, limit: int) -> list[str]:
@@ -84,7 +88,7 @@ def chunk_pages_counted(pages: Sequence[SearchResult], settings: ChunkSettings =
         remaining = settings.max_chunks - len(chunks)
         if remaining <= 0:
             return PageChunks(chunks, n_pages_unread=len(pages) - page_idx)  # later pages are not even parsed
-        words = page_text(page, settings.parser).split()
+        words = page_words(page, settings.parser)
         taken = window_words(words, settings, remaining)
         chunks.extend(taken)
         n_windows = len(range(0, len(words), settings.stride_words))

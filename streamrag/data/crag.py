@@ -215,12 +215,81 @@ def _guess_id(raw: bytes | str) -> str | None:
     return None
 
 
-def _check_first(first_line: dict[str, int], interaction_id: str, path: Path, line_no: int) -> None:
-    """Note where ``interaction_id`` is first read; a second line with it is a RecordError."""
-    seen_on = first_line.setdefault(interaction_id, line_no)
-    if seen_on != line_no:
-        problem = f"{interaction_id!r} repeats line {seen_on} (one record per question)"
-        raise RecordError(str(path), line_no, "interaction_id", problem)
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line that gave no record: why, and the interaction id it seems to name."""
+
+    error: RecordError
+    interaction_id: str | None
+
+
+def read_line(raw: bytes | str, *, path: Path, line_no: int, split: int | None) -> CragRecord | BadLine:
+    """One non-blank line as a record, or what is wrong with it: the part of reading that
+    needs no other line (a worker process can do it; :class:`Selection` does the rest, in
+    file order)."""
+    try:
+        record = parse_record(raw, path=path, line_no=line_no)
+        if split is not None and record.split is None:
+            raise RecordError(str(path), line_no, "split", "missing; pass --split all to read records without one")
+    except RecordError as exc:
+        return BadLine(exc, _guess_id(raw))
+    return record
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """Which records a reading keeps: of ``split`` (None: all) and among ``ids`` (None: all)."""
+
+    split: int | None = None
+    ids: frozenset[str] | None = None
+
+    def keeps(self, record: CragRecord) -> bool:
+        return (self.split is None or record.split == self.split) and (self.ids is None or record.interaction_id in self.ids)
+
+
+class Selection:
+    """The ordered part of reading, fed each non-blank line's :func:`read_line` in file
+    order: what is yielded (kept records, and bad lines as :class:`SkippedRecord` with
+    ``on_error="skip"``), a repeated interaction id (a :class:`RecordError` even then:
+    a second row for one question would make every table written from it ambiguous), and
+    ``limit`` (skipped lines count too, so no row is lost from view)."""
+
+    def __init__(self, path: Path, wanted: Wanted, limit: int | None, on_error: OnError) -> None:
+        self.path, self.wanted, self.limit, self.on_error = path, wanted, limit, on_error
+        self.n_yielded = 0
+        self._first_line: dict[str, int] = {}
+
+    @property
+    def remaining(self) -> int | None:
+        """How many more items may be yielded (None: no limit)."""
+        return None if self.limit is None else max(0, self.limit - self.n_yielded)
+
+    def admit(self, line_no: int, item: CragRecord | BadLine) -> CragRecord | SkippedRecord | None:
+        """What line ``line_no`` yields, if anything."""
+        if isinstance(item, BadLine):
+            if self.on_error == "raise":
+                raise item.error
+            rid = item.interaction_id
+            if rid is not None:
+                self._check_first(rid, line_no)
+            if self.wanted.ids is not None and rid not in self.wanted.ids:
+                return None
+            self.n_yielded += 1
+            exc = item.error
+            reason = f"line {line_no}: {exc.field + ': ' if exc.field else ''}{exc.problem}"
+            return SkippedRecord(line_no=line_no, interaction_id=rid, reason=reason)
+        self._check_first(item.interaction_id, line_no)
+        if not self.wanted.keeps(item):
+            return None
+        self.n_yielded += 1
+        return item
+
+    def _check_first(self, interaction_id: str, line_no: int) -> None:
+        """Note where ``interaction_id`` is first read; a second line with it is a RecordError."""
+        seen_on = self._first_line.setdefault(interaction_id, line_no)
+        if seen_on != line_no:
+            problem = f"{interaction_id!r} repeats line {seen_on} (one record per question)"
+            raise RecordError(str(self.path), line_no, "interaction_id", problem)
 
 
 def read_records(
@@ -233,7 +302,7 @@ def read_records(
     parallel_decompression: bool = False,
     progress: Any = None,
 ) -> Iterator[CragRecord | SkippedRecord]:
-    """Stream CRAG records from ``path`` (``.jsonl`` or ``.jsonl.bz2``).
+    """Stream CRAG records from ``path`` (``.jsonl``, ``.jsonl.bz2`` or ``.jsonl.zst``).
 
     ``split`` keeps records of that split (0 = validation), ``None`` keeps all;
     ``ids`` keeps the listed interaction ids; ``limit`` stops after that many records
@@ -245,37 +314,12 @@ def read_records(
     a second row for one question would make every table written from it ambiguous.
     """
     path = Path(path)
-    wanted = set(ids) if ids is not None else None
-    first_line: dict[str, int] = {}
-    n_yielded = 0
+    selection = Selection(path, Wanted(split, frozenset(ids) if ids is not None else None), limit, on_error)
     for line_no, raw in iter_lines(path, parallel=parallel_decompression, progress=progress):
-        if limit is not None and n_yielded >= limit:
+        if selection.remaining == 0:
             return
         if not raw.strip():
             continue
-        try:
-            record = parse_record(raw, path=path, line_no=line_no)
-            if split is not None and record.split is None:
-                raise RecordError(str(path), line_no, "split", "missing; pass --split all to read records without one")
-        except RecordError as exc:
-            if on_error == "raise":
-                raise
-            rid = _guess_id(raw)
-            if rid is not None:
-                _check_first(first_line, rid, path, line_no)
-            if wanted is not None and rid not in wanted:
-                continue
-            n_yielded += 1
-            yield SkippedRecord(
-                line_no=line_no,
-                interaction_id=rid,
-                reason=f"line {line_no}: {exc.field + ': ' if exc.field else ''}{exc.problem}",
-            )
-            continue
-        _check_first(first_line, record.interaction_id, path, line_no)
-        if split is not None and record.split != split:
-            continue
-        if wanted is not None and record.interaction_id not in wanted:
-            continue
-        n_yielded += 1
-        yield record
+        item = selection.admit(line_no, read_line(raw, path=path, line_no=line_no, split=split))
+        if item is not None:
+            yield item

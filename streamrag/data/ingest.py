@@ -1,9 +1,14 @@
 """Records → chunks, through the cache, optionally on several processes.
 
-The calling process decompresses, parses and validates lines (the reader) and looks up
-the cache; HTML → text → chunks for cache misses runs in a process pool when
-``jobs > 1``. Results come back in input order. Each question's pages are dropped
-once chunked, so memory stays bounded by the in-flight window.
+The calling process decompresses the file and splits it into lines. Each line's own
+work — parsing and validating it, its chunk key, the cache lookup, HTML → text → chunks
+on a miss and the cache write — runs in a process pool when ``jobs > 1`` (batches of
+lines, a bounded window of them in flight), in this process otherwise
+(:class:`_LineWork`, one copy for both). The calling process takes the results back in
+file order and decides what is yielded (:class:`~streamrag.data.crag.Selection`: the
+split and ids kept, a repeated id, the limit, bad lines), so the output is the same for
+any ``jobs``. With a ``limit``, no more lines are in flight than could still be yielded:
+no line past the limit is chunked. Each question's pages are dropped once chunked.
 
 With a cache, a pass read to the end also stores a **manifest** of what it yielded —
 each record without its pages and its chunk key, each skipped line — keyed by the file's
@@ -23,9 +28,10 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from streamrag.base.errors import CacheError
-from streamrag.data.chunk_cache import ChunkCache
+from streamrag.base.lines import iter_lines
+from streamrag.data.chunk_cache import ChunkCache, Lookup
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings, PageChunks, chunk_key, chunk_pages_counted
-from streamrag.data.crag import CragRecord, OnError, SkippedRecord, read_records
+from streamrag.data.crag import BadLine, CragRecord, OnError, Selection, SkippedRecord, Wanted, read_line, read_records
 
 MANIFEST_VERSION = 1
 
@@ -87,22 +93,27 @@ def reread(path: str | Path, ref: CachedQuestion, settings: ChunkSettings, cache
     raise CacheError(f"{path}: question {ref.interaction_id!r} of the cache's manifest is no longer in the file")
 
 
-def _chunk_job(pages: tuple[Any, ...], settings: ChunkSettings) -> PageChunks:
-    return chunk_pages_counted(pages, settings)
-
-
 def cached_chunks(
     pages: tuple[Any, ...], settings: ChunkSettings, cache: ChunkCache | None, key: str | None = None
 ) -> PageChunks:
     """A record's chunks from the cache, or chunked now (and stored); ``key`` if the
     caller already has :func:`~streamrag.data.chunking.chunk_key` of the pages."""
     key = key if key is not None else chunk_key(pages, settings)
-    chunked = cache.get(key) if cache is not None else None
+    chunked, found = _looked_up(pages, settings, cache, key)
+    if cache is not None:
+        cache.count(key, found)
+    return chunked
+
+
+def _looked_up(pages: tuple[Any, ...], settings: ChunkSettings, cache: ChunkCache | None, key: str) -> tuple[PageChunks, Lookup]:
+    """The chunks from the cache or chunked now (and stored), and what the lookup found;
+    counted by the caller (who may be another process)."""
+    chunked, found = cache.lookup(key) if cache is not None else (None, "miss")
     if chunked is None:
         chunked = chunk_pages_counted(pages, settings)
         if cache is not None:
             cache.put(key, chunked)
-    return chunked
+    return chunked, found
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,73 +233,121 @@ def _from_manifest(item: list[Any], cache: ChunkCache, read: bool = True) -> Que
 
 
 def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator[Question | SkippedRecord]:
-    records = read_records(
-        path,
-        split=how.split,
-        limit=how.limit,
-        ids=how.ids,
-        on_error=how.on_error,
-        parallel_decompression=how.parallel_decompression,
-        progress=how.progress,
-    )
-    settings = how.settings
-    if how.jobs <= 1:
-        for item in records:
-            if isinstance(item, SkippedRecord):
+    path = Path(path)
+    wanted = Wanted(how.split, frozenset(how.ids) if how.ids is not None else None)
+    selection = Selection(path, wanted, how.limit, how.on_error)
+    work = _LineWork(path, wanted, how.settings, cache)
+    lines = iter_lines(path, parallel=how.parallel_decompression, progress=how.progress)
+    done = _in_this_process(lines, work, selection) if how.jobs <= 1 else _in_pool(lines, work, selection, how.jobs)
+    for line in done:
+        item = selection.admit(line.line_no, line.item)
+        if item is None or isinstance(item, SkippedRecord):
+            if item is not None:
                 yield item
-                continue
-            key = chunk_key(item.search_results, settings)
-            yield Question.of(_without_pages(item), cached_chunks(item.search_results, settings, cache, key), key)
-        return
-    yield from _ingest_parallel(records, settings, cache, how.jobs)
+            continue
+        assert line.chunked is not None
+        if cache is not None:
+            cache.count(line.key, line.found)
+        yield Question.of(item, line.chunked, line.key)
 
 
 def _without_pages(record: CragRecord) -> CragRecord:
     return record.model_copy(update={"search_results": ()})
 
 
-class _InFlight(NamedTuple):
-    """A record whose chunks are cached or being computed by the pool."""
+class _Line(NamedTuple):
+    """A line's own work: its record without pages (or what is wrong with it) and, if the
+    selection keeps it, its chunk key, chunks and what the cache lookup found."""
 
-    record: CragRecord
-    key: str
-    cached: PageChunks | None
-    future: Any  # the pool's Future; None when the chunks were cached
+    line_no: int
+    item: CragRecord | BadLine
+    key: str = ""
+    chunked: PageChunks | None = None
+    found: Lookup = "miss"
 
 
-def _ingest_parallel(
-    records: Iterator[CragRecord | SkippedRecord],
-    settings: ChunkSettings,
-    cache: ChunkCache | None,
-    jobs: int,
-) -> Iterator[Question | SkippedRecord]:
+@dataclass(frozen=True, slots=True)
+class _LineWork:
+    """What any process needs to do a line's own work (sent with each batch)."""
+
+    path: Path
+    wanted: Wanted
+    settings: ChunkSettings
+    cache: ChunkCache | None
+
+    def __call__(self, line_no: int, raw: bytes) -> _Line:
+        item = read_line(raw, path=self.path, line_no=line_no, split=self.wanted.split)
+        if isinstance(item, BadLine) or not self.wanted.keeps(item):
+            return _Line(line_no, item if isinstance(item, BadLine) else _without_pages(item))
+        key = chunk_key(item.search_results, self.settings)
+        chunked, found = _looked_up(item.search_results, self.settings, self.cache, key)
+        return _Line(line_no, _without_pages(item), key, chunked, found)
+
+
+def _work_batch(work: _LineWork, batch: list[tuple[int, bytes]]) -> list[_Line]:
+    return [work(line_no, raw) for line_no, raw in batch]
+
+
+def _in_this_process(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection) -> Iterator[_Line]:
+    for line_no, raw in lines:
+        if selection.remaining == 0:
+            return
+        if raw.strip():
+            yield work(line_no, raw)
+
+
+_BATCH_BYTES = 1 << 20
+_BATCH_LINES = 16
+"""A batch of lines goes to a worker once it holds this many bytes or lines."""
+
+
+def _in_pool(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection, jobs: int) -> Iterator[_Line]:
+    """:func:`_in_this_process` on ``jobs`` worker processes, results in file order: at
+    most ``2 * jobs`` batches wait, and no more lines are in flight than the selection's
+    limit could still take (the caller admits each line before asking for the next)."""
     from streamrag.base.processes import worker_pool
 
-    window = 4 * jobs  # bounded look-ahead: at most this many questions' pages in memory
-    pending: deque[SkippedRecord | _InFlight] = deque()
-    pool = worker_pool(jobs)
+    pending: deque[tuple[Any, int]] = deque()  # (the pool's Future, lines in it)
+    batch: list[tuple[int, bytes]] = []
+    size = in_flight = 0
 
-    def drain(keep: int) -> Iterator[Question | SkippedRecord]:
-        while len(pending) > keep:
-            entry = pending.popleft()
-            if isinstance(entry, SkippedRecord):
-                yield entry
+    def room() -> int | None:
+        remaining = selection.remaining
+        return None if remaining is None else remaining - in_flight - len(batch)
+
+    with worker_pool(
+        jobs
+    ) as pool:  # on an error the queued lines are dropped; on an interrupt or early stop, the work in flight too
+
+        def submit() -> None:
+            nonlocal batch, size, in_flight
+            pending.append((pool.submit(_work_batch, work, batch), len(batch)))
+            in_flight += len(batch)
+            batch, size = [], 0
+
+        def oldest() -> list[_Line]:
+            nonlocal in_flight
+            future, n = pending.popleft()
+            in_flight -= n
+            return cast(list[_Line], future.result())
+
+        for line_no, raw in lines:
+            while (free := room()) is not None and free <= 0:
+                if batch:
+                    submit()
+                elif pending:
+                    yield from oldest()
+                else:
+                    return  # the limit is reached
+            if not raw.strip():
                 continue
-            chunked = entry.cached
-            if chunked is None:
-                chunked = entry.future.result()
-                if cache is not None:
-                    cache.put(entry.key, chunked)
-            yield Question.of(entry.record, chunked, entry.key)
-
-    with pool:  # on an error the queued pages are dropped; on an interrupt or early stop, the work in flight too
-        for item in records:
-            if isinstance(item, SkippedRecord):
-                pending.append(item)
-            else:
-                key = chunk_key(item.search_results, settings)
-                cached = cache.get(key) if cache is not None else None
-                future = None if cached is not None else pool.submit(_chunk_job, item.search_results, settings)
-                pending.append(_InFlight(_without_pages(item), key, cached, future))
-            yield from drain(window)
-        yield from drain(0)
+            batch.append((line_no, raw))
+            size += len(raw)
+            if size >= _BATCH_BYTES or len(batch) >= _BATCH_LINES or room() == 0:
+                submit()
+            while len(pending) > 2 * jobs:
+                yield from oldest()
+        if batch:
+            submit()
+        while pending:
+            yield from oldest()

@@ -23,18 +23,13 @@ _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
 _VOID = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"])
 
 
-def collapse_whitespace(text: str) -> str:
-    """Runs of whitespace → one space, stripped."""
-    return " ".join(text.split())
-
-
-def _html_parser_text(html: str) -> str:
+def _html_parser_words(html: str) -> list[str]:
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
     for element in soup(list(REMOVED_TAGS)):
         element.decompose()
-    return collapse_whitespace(soup.get_text(" "))
+    return soup.get_text(" ").split()
 
 
 def _max_depth(html: str) -> int:
@@ -49,24 +44,30 @@ def _max_depth(html: str) -> int:
     return deepest
 
 
-def _lexbor_text(html: str) -> str:
+def _lexbor_words(html: str) -> list[str]:
     if html.count("<") > _LEXBOR_TAG_CHECK and _max_depth(html) > _LEXBOR_MAX_DEPTH:
-        return _html_parser_text(html)
+        return _html_parser_words(html)
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(html)
     for node in tree.css(", ".join(REMOVED_TAGS)):
         node.decompose()
     root = tree.root
-    return collapse_whitespace(root.text(separator=" ")) if root is not None else ""
+    return root.text(separator=" ").split() if root is not None else []
+
+
+def html_words(html: str, parser: HtmlParserName = "html.parser") -> list[str]:
+    """The words (whitespace-separated) of an HTML page's visible text ([] for an empty
+    page): what chunking windows over, without joining them into one string first."""
+    if not html or html.isspace():
+        return []
+    if parser == "html.parser":
+        return _html_parser_words(html)
+    if parser == "lexbor":
+        return _lexbor_words(html)
+    raise ValueError(f"unknown HTML parser {parser!r}; use 'html.parser' or 'lexbor'")
 
 
 def html_to_text(html: str, parser: HtmlParserName = "html.parser") -> str:
     """Visible text of an HTML page, whitespace-collapsed ('' for an empty page)."""
-    if not html or not html.strip():
-        return ""
-    if parser == "html.parser":
-        return _html_parser_text(html)
-    if parser == "lexbor":
-        return _lexbor_text(html)
-    raise ValueError(f"unknown HTML parser {parser!r}; use 'html.parser' or 'lexbor'")
+    return " ".join(html_words(html, parser))
