@@ -39,8 +39,9 @@ once where 3 encoded it twice), entries not flushed to disk before their rename.
 
 ENTRY_SUFFIX = ".json.zst"
 _LEVEL = 1
-"""zstd's fastest level: an entry is written once per cold read of a question, read on
-every rerun without a manifest, and compresses about as well as gzip's level 1."""
+"""zstd's fastest level: an entry is written once per cold read of a question and read on
+every rerun without a manifest; its entries are smaller than format 3's gzip level 1 (on
+the real CRAG sample's 10 questions 0.26 MB against 0.38 MB)."""
 
 Lookup = Literal["hit", "miss", "rebuilt"]
 """What a lookup found: an intact entry, none, or one that failed its checks."""
