@@ -449,6 +449,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.arm:
         run_arm(args.arm, args.data, args.k, args.queries, args.verify, args.arm_out)
         return 0
+    import importlib.util
+
+    missing = [m for m in ("bm25s", "numba") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(
+            f"bench_global: the peer needs {' and '.join(missing)}: pip install -e '.[bench]' (make setup installs it)"
+        )
     args.rank_bm25_queries = {int(s): int(q) for s, q in (p.split(":") for p in args.rank_bm25.split(",") if p)}
     rows = [bench_size(n, args) for n in args.sizes]
     print_table(rows)
