@@ -92,3 +92,17 @@ def test_an_edited_or_malformed_manifest_is_ignored_and_the_file_read_again(data
     assert any("manifest" in r.getMessage() for r in caplog.records) == warned
     # the read rewrote the manifest, and it is used again
     assert _questions(data, ChunkCache(cache.root)) == first
+
+
+def test_an_entry_of_format_3_is_rebuilt_and_its_file_removed(data, tmp_path):
+    cache = ChunkCache(tmp_path / "cache")
+    first = _questions(data, cache)
+    old = []
+    for entry in [*_entries(cache.root), *_entries(cache.root, manifests=True)]:  # as format 3 left them
+        gz = entry.with_name(entry.name.removesuffix(ENTRY_SUFFIX) + ".json.gz")
+        gz.write_bytes(b"\x1f\x8b a format 3 entry")
+        entry.unlink()
+        old.append(gz)
+    again = ChunkCache(cache.root)
+    assert _questions(data, again) == first and again.misses == 4 and again.rebuilt == 0
+    assert not any(p.exists() for p in old) and len(_entries(cache.root)) == 4

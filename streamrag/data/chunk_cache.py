@@ -17,11 +17,12 @@ Writes go to a temporary file in the same folder and are renamed into place, so 
 crash never leaves a half-written entry behind; they are not flushed to disk first
 (:func:`~streamrag.base.atomic.atomic_path`'s ``durable=False``): an entry a power cut
 empties or tears fails its checks and is rebuilt. Entries of format 3 (``.json.gz``) are
-not read: they are rebuilt under the new name once.
+not read: each is rebuilt under the new name once, and the old file removed then.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ CACHE_FORMAT = 4
 once where 3 encoded it twice), entries not flushed to disk before their rename."""
 
 ENTRY_SUFFIX = ".json.zst"
+_FORMAT_3_SUFFIX = ".json.gz"
 _LEVEL = 1
 """zstd's fastest level: an entry is written once per cold read of a question and read on
 every rerun without a manifest; its entries are smaller than format 3's gzip level 1 (on
@@ -93,6 +95,8 @@ def _read_entry(path: Path) -> dict[str, Any] | None:
 def _write_entry(path: Path, body: dict[str, Any]) -> None:
     path.parent.mkdir(exist_ok=True)
     write_bytes_atomic(path, entry_bytes(body), durable=False)
+    with contextlib.suppress(FileNotFoundError):  # the same key's entry of format 3, replaced
+        path.with_name(path.name.removesuffix(ENTRY_SUFFIX) + _FORMAT_3_SUFFIX).unlink()
 
 
 def _is_int(value: Any) -> bool:
