@@ -92,7 +92,7 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
         type=positive_int,
         default=min(2, os.cpu_count() or 1),
         metavar="N",
-        help="processes for HTML parsing and the per-question analysis; in --scope global, threads "
+        help="processes reading the records (parse, HTML → chunks, the chunk cache) and analyzing them; in --scope global, threads "
         "ranking questions ahead (default: %(default)s)",
     )
 

@@ -127,7 +127,7 @@ class PreparedInputs:
     ``table()`` is the stabilization table (read, generated, or analyzed at the given
     k and grounding); ``questions()`` the simulator's questions (trace-driven from the
     table, or full mode from the data file). Analysis uses the chunk cache ``cache`` and
-    ``jobs`` processes for HTML parsing.
+    ``jobs`` processes reading the records (parse, HTML → chunks, the cache).
     """
 
     def __init__(self, spec: InputSpec, *, cache: Any = None, jobs: int = 1) -> None:
