@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -264,6 +264,15 @@ class Selection:
         """How many more items may be yielded (None: no limit)."""
         return None if self.limit is None else max(0, self.limit - self.n_yielded)
 
+    def lines(self, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+        """The non-blank lines of ``lines``, until the limit can take no more (checked
+        before each line is read, so the caller admits each before asking for the next)."""
+        for line_no, raw in lines:
+            if self.remaining == 0:
+                return
+            if raw.strip():
+                yield line_no, raw
+
     def admit(self, line_no: int, item: CragRecord | BadLine) -> CragRecord | SkippedRecord | None:
         """What line ``line_no`` yields, if anything."""
         if isinstance(item, BadLine):
@@ -315,11 +324,7 @@ def read_records(
     """
     path = Path(path)
     selection = Selection(path, Wanted(split, frozenset(ids) if ids is not None else None), limit, on_error)
-    for line_no, raw in iter_lines(path, parallel=parallel_decompression, progress=progress):
-        if selection.remaining == 0:
-            return
-        if not raw.strip():
-            continue
+    for line_no, raw in selection.lines(iter_lines(path, parallel=parallel_decompression, progress=progress)):
         item = selection.admit(line_no, read_line(raw, path=path, line_no=line_no, split=split))
         if item is not None:
             yield item

@@ -237,8 +237,8 @@ def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator
     wanted = Wanted(how.split, frozenset(how.ids) if how.ids is not None else None)
     selection = Selection(path, wanted, how.limit, how.on_error)
     work = _LineWork(path, wanted, how.settings, cache)
-    lines = iter_lines(path, parallel=how.parallel_decompression, progress=how.progress)
-    done = _in_this_process(lines, work, selection) if how.jobs <= 1 else _in_pool(lines, work, selection, how.jobs)
+    lines = selection.lines(iter_lines(path, parallel=how.parallel_decompression, progress=how.progress))
+    done = (work(*line) for line in lines) if how.jobs <= 1 else _in_pool(lines, work, selection, how.jobs)
     for line in done:
         item = selection.admit(line.line_no, line.item)
         if item is None or isinstance(item, SkippedRecord):
@@ -288,23 +288,16 @@ def _work_batch(work: _LineWork, batch: list[tuple[int, bytes]]) -> list[_Line]:
     return [work(line_no, raw) for line_no, raw in batch]
 
 
-def _in_this_process(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection) -> Iterator[_Line]:
-    for line_no, raw in lines:
-        if selection.remaining == 0:
-            return
-        if raw.strip():
-            yield work(line_no, raw)
-
-
 _BATCH_BYTES = 1 << 20
 _BATCH_LINES = 16
 """A batch of lines goes to a worker once it holds this many bytes or lines."""
 
 
 def _in_pool(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection, jobs: int) -> Iterator[_Line]:
-    """:func:`_in_this_process` on ``jobs`` worker processes, results in file order: at
-    most ``2 * jobs`` batches wait, and no more lines are in flight than the selection's
-    limit could still take (the caller admits each line before asking for the next)."""
+    """``work`` of each of ``lines`` (the selection's) on ``jobs`` worker processes, results
+    in file order: at most ``2 * jobs`` batches wait, and no more lines are in flight than
+    the selection's limit could still take (the caller admits each line before asking for
+    the next)."""
     from streamrag.base.processes import worker_pool
 
     pending: deque[tuple[Any, int]] = deque()  # (the pool's Future, lines in it)
@@ -339,8 +332,6 @@ def _in_pool(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Sel
                     yield from oldest()
                 else:
                     return  # the limit is reached
-            if not raw.strip():
-                continue
             batch.append((line_no, raw))
             size += len(raw)
             if size >= _BATCH_BYTES or len(batch) >= _BATCH_LINES or room() == 0:
