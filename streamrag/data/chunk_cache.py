@@ -57,7 +57,11 @@ def _body_json(value: Any) -> str:
 
 def content_digest(value: Any) -> str:
     """SHA-256 of ``value``'s JSON as an entry holds it: what its ``digest`` is."""
-    return hashlib.sha256(_body_json(value).encode("utf-8")).hexdigest()
+    return _digest(_body_json(value).encode("utf-8"))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def entry_bytes(body: dict[str, Any]) -> bytes:
@@ -65,7 +69,7 @@ def entry_bytes(body: dict[str, Any]) -> bytes:
     import zstandard
 
     data = _body_json(body).encode("utf-8")
-    head = f'{{"format":{CACHE_FORMAT},"digest":"{hashlib.sha256(data).hexdigest()}","body":'.encode()
+    head = f'{{"format":{CACHE_FORMAT},"digest":"{_digest(data)}","body":'.encode()  # content_digest(body)
     return zstandard.ZstdCompressor(level=_LEVEL, write_checksum=True).compress(head + data + b"}")
 
 
