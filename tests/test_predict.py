@@ -137,6 +137,7 @@ TIES = ["latency.L_ms=410", "input.delta_wps=4", "pipeline.max_threads=1"]  # G 
         [],
         ["latency.L_ms=100", "input.delta_wps=4"],
         ["trigger.kind=every_word"],
+        ["trigger.kind=hedge", "trigger.threshold_ms=1500"],  # a word trigger the arm's machine fires
         TIES,
         [*TIES, "pipeline.slot_release=at_completion"],
     ],

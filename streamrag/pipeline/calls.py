@@ -59,7 +59,7 @@ class Services:
 class Call:
     """One tool call on ``prefix_t`` by one arm."""
 
-    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "started")
+    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "stage", "started", "started_us")
 
     def __init__(self, idx: int, prefix_t: int, arm: str, by: str) -> None:
         self.idx = idx
@@ -70,6 +70,10 @@ class Call:
         self.started = False
         self.done = False
         self.lost = False
+        self.stage = 0
+        """Where the call is, for a driver that tracks stages itself (the closed form)."""
+        self.started_us = 0
+        """When its query generation started, for such a driver."""
 
     @property
     def speculative(self) -> bool:

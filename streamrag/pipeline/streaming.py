@@ -29,102 +29,29 @@ follow the engine's rule: completions, then words, then ticks, then end of turn.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
-from typing import Literal
+from typing import Any
 
 import anyio
 
+from streamrag.base.errors import StreamragError
 from streamrag.engine.clock import Clock, Priority
 from streamrag.engine.resources import Job
 from streamrag.engine.trace import Recorder
+from streamrag.pipeline.arm import ArmMachine, ArmRules, input_schedule
 from streamrag.pipeline.baseline import BaselineArm
 from streamrag.pipeline.calls import Call, Services, launch, respond
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.policies import AlwaysPolicy, SpeculationPolicy
-from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
+from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
-
-CappedFire = Literal["defer", "drop"]
-TurnEndOrder = Literal["reflector_first", "calls_first"]
-SlotRelease = Literal["after_words", "at_completion"]
-
-
-@dataclass(frozen=True, slots=True)
-class ArmRules:
-    """The rules of the streaming arm that the anchor's code fixes and streamrag makes
-    selectable (see :mod:`~streamrag.pipeline.triggers` and
-    :mod:`~streamrag.pipeline.reflectors`; the first value of each is the anchor's).
-
-    - ``max_threads``: cap on calls in flight (None: no cap);
-    - ``capped_fire``: ``defer`` | ``drop`` a fire blocked by the cap;
-    - ``turn_end_order``: ``reflector_first`` — when the reflector starts at the instant
-      of the last word (no end-of-turn delay), it looks before the calls fired on that
-      word start; if it decides at once they are cancelled unstarted and not counted as
-      fired; ``calls_first`` — those calls start first;
-    - ``slot_release``: ``after_words`` — a call completing at the instant a word arrives
-      still counts against the cap for that word (in the anchor's asyncio harness the
-      slot is freed by a done-callback, one loop turn after the words of that instant are
-      heard); ``at_completion`` — completions come first (the engine's order), so that
-      word sees the freed slot;
-    - ``rejudge``: ``best_of_completed`` | ``newest`` (what is judged after a completion);
-    - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
-      sufficient.
-    """
-
-    max_threads: int | None = 4
-    capped_fire: CappedFire = "defer"
-    turn_end_order: TurnEndOrder = "reflector_first"
-    slot_release: SlotRelease = "after_words"
-    rejudge: Rejudge = "best_of_completed"
-    fallback: Fallback = "refire"
-
-
-def input_schedule(plan: QuestionPlan, tick_us: int | None) -> list[tuple[int, int, int]]:
-    """Input instants ``(at_us, priority, word_t)``; ``word_t = 0`` marks a tick.
-
-    Ticks fall at k·tick_us (k ≥ 1) up to the last word; a tick at the same µs as a
-    word comes after it (priority rule), so it sees that word.
-    """
-    events = [(at, int(Priority.INPUT), t) for t, at in enumerate(plan.word_us, start=1)]
-    if tick_us:
-        last = plan.word_us[-1]
-        events += [(k * tick_us, int(Priority.TICK), 0) for k in range(1, last // tick_us + 1)]
-        events.sort()
-    return events
-
-
-class _Inbox:
-    """Finished calls, in completion order, for the reflector to await one at a time.
-
-    A deque and, while the reflector waits, one event: the callbacks that deliver results
-    need no task, and a question that never waits never builds a channel."""
-
-    __slots__ = ("items", "waiter")
-
-    def __init__(self) -> None:
-        self.items: deque[Call] = deque()
-        self.waiter: anyio.Event | None = None
-
-    def put(self, call: Call) -> None:
-        self.items.append(call)
-        if self.waiter is not None:
-            self.waiter.set()
-
-    def clear(self) -> None:
-        self.items.clear()
-
-    async def get(self) -> Call:
-        while not self.items:
-            self.waiter = anyio.Event()
-            await self.waiter.wait()
-            self.waiter = None
-        return self.items.popleft()
 
 
 class StreamingArm:
-    """The streaming arm of one question (or session)."""
+    """The streaming arm of one question (or session): the arm's state machine
+    (:class:`~streamrag.pipeline.arm.ArmMachine`) driven on ``clock``, its calls run on
+    ``services``, its speculation ``policy`` consulted for every fire."""
 
     def __init__(
         self,
@@ -142,34 +69,41 @@ class StreamingArm:
         self.plan = plan
         self.trigger = trigger
         self.reflector = reflector
-        self.rules = rules
         self.services = services
         self.policy = policy or AlwaysPolicy()
-        self.calls: list[Call] = []
-        self.in_flight: dict[int, Call] = {}
-        self.fired_prefixes: set[int] = set()
-        self.finished: list[Call] = []  # completion order
-        self.verdicts: dict[int, bool] = {}
-        self.deferred = False
-        """A fire blocked by the cap waits for a later word (``capped_fire = "defer"``)."""
-        self.held: list[Call] = []
-        """Calls fired on the last word, not started until the reflector's first look."""
-        self.hold_at_turn_end = rules.turn_end_order == "reflector_first" and plan.end_of_turn_us == 0
-        self.last_fire_t = 0
-        self.heard = 0
-        """Words heard so far."""
+        self.machine = ArmMachine(
+            plan.question,
+            trigger,
+            reflector,
+            rules,
+            self,
+            rec,
+            end_of_turn_us=plan.end_of_turn_us,
+            refuse=self._refuse,
+            reaim=self._reaim if self.policy.coalesce else None,
+        )
         self.input_end_at_us = -1
         """When the last word was heard (clock µs; −1: not yet)."""
-        self.n_unstarted = 0
-        """Calls cancelled before they started: fired but not counted as fired."""
         self.failed = False
-        self.chosen: Call | None = None
-        """The call whose result the answer is built from, once the reflector decided."""
-        self._completions = _Inbox()
-        self._freed: tuple[int, int] = (-1, 0)
-        """(instant in µs, slots freed then) — ``slot_release = "after_words"``."""
+        self.error: StreamragError | None = None
+        """A user's reflector failed while judging: :meth:`run` raises it."""
+        self._decided = anyio.Event()
 
-    # -- input and trigger ------------------------------------------------------------
+    @property
+    def calls(self) -> list[Call]:
+        return self.machine.calls
+
+    @property
+    def in_flight(self) -> dict[int, Call]:
+        return self.machine.in_flight
+
+    @property
+    def chosen(self) -> Call | None:
+        """The call whose result the answer is built from (None: not decided, or the
+        fallback call was lost)."""
+        return self.machine.chosen
+
+    # -- input ------------------------------------------------------------------------
 
     async def run(self, turn_end: anyio.Event | None = None) -> None:
         """Hear the words, fire, reflect at end of turn, answer.
@@ -177,43 +111,30 @@ class StreamingArm:
         Without ``turn_end`` the words arrive on the plan's schedule (simulation); with
         it (live input) a driver calls :meth:`hear` and :meth:`tick` as words and ticks
         come, and sets ``turn_end`` when the turn is over."""
-        await self._run(turn_end)
+        try:
+            await self._run(turn_end)
+        finally:
+            self.machine.close()
 
-    def hear(self, t: int) -> None:
-        """Word t arrived (live input; the plan's question must already say if it is the last)."""
-        self._on_word(t)
-
-    def tick(self) -> None:
-        """A time-based trigger opportunity (live input)."""
-        self._on_tick()
-
-    def revise(self, kept_t: int) -> None:
-        """Live input revised every word after ``kept_t``: calls on longer prefixes asked
-        a question nobody asks any more. Those in flight (or held) are cancelled
-        (``revised``), finished ones are never judged, and their prefixes may fire again
-        on the new words. Trigger state is not rewound: it counts words, and the new
-        words after ``kept_t`` are heard as words ``kept_t + 1``, … again."""
-        for call in list(self.in_flight.values()):
-            if call.prefix_t > kept_t:
-                self._cancel(call, "revised")
-        self.held = [c for c in self.held if c.prefix_t <= kept_t]
-        self.finished = [c for c in self.finished if c.prefix_t <= kept_t]
-        self.fired_prefixes = {t for t in self.fired_prefixes if t <= kept_t}
-        self.heard = min(self.heard, kept_t)
-        self.last_fire_t = min(self.last_fire_t, kept_t)
-
-    async def _run(self, turn_end: anyio.Event | None = None) -> None:
-        clock, rec, plan = self.clock, self.rec, self.plan
+    async def _run(self, turn_end: anyio.Event | None) -> None:
+        clock, rec, plan, machine = self.clock, self.rec, self.plan, self.machine
         origin = rec.origin_us
         self.policy.session_started()
         if turn_end is None:
             # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
-            for at_us, priority, word_t in input_schedule(plan, self.trigger.tick_us):
-                clock.call_at_us(origin + at_us, priority, partial(self._on_word, word_t) if word_t else self._on_tick)
+            for at_us, priority, word_t in input_schedule(plan.word_us, self.trigger.tick_us):
+                clock.call_at_us(origin + at_us, priority, partial(self.hear, word_t) if word_t else self.tick)
             await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         else:
             await turn_end.wait()
-        chosen = self.chosen = await self._reflect()
+        machine.reflect()
+        if self.reflector.check_us:
+            await clock.sleep_us(self.reflector.check_us, Priority.COMPLETION)
+        self._guarded(machine.first_look)
+        await self._decided.wait()
+        if self.error is not None:
+            raise self.error
+        chosen = self.machine.chosen
         if chosen is None:  # the fallback call was rejected: the session failed
             return
         rec.emit("respond", arm="streaming", call=chosen.idx, prefix_t=chosen.prefix_t)
@@ -221,201 +142,91 @@ class StreamingArm:
         respond(self.services, rec, arm="streaming", f_us=plan.f_us, on_ready=answered.set, on_lost=lambda: self._fail(answered))
         await answered.wait()
         if not self.failed and self.input_end_at_us >= 0:
-            speculative = sum(1 for call in self.calls if call.by == "trigger")
-            extra = len(self.calls) - self.n_unstarted - 1  # calls fired − 1, as a load run counts them
+            speculative = sum(1 for call in machine.calls if call.by == "trigger")
+            extra = machine.n_fired - 1  # calls fired − 1, as a load run counts them
             self.policy.session_answered(clock.now_us() - self.input_end_at_us, speculative, extra)
 
-    def _on_word(self, t: int) -> None:
-        self.heard = t
-        self.rec.emit("word", word=t)
-        n = self.plan.question.n_words
-        if t == n:
-            self.input_end_at_us = self.clock.now_us()
-            self.rec.emit("input_end", n_words=n)
-        if self.trigger.on_word(t) or self.deferred:
-            self._opportunity(t)
+    def hear(self, t: int) -> None:
+        """Word t arrived (live input: the plan's question must already say if it is the last)."""
+        now_us = self.clock.now_us()
+        if t == self.plan.question.n_words:
+            self.input_end_at_us = now_us
+        self.machine.word(t, now_us)
 
-    def _on_tick(self) -> None:
-        if self.trigger.on_tick(self.heard):
-            self._opportunity(self.heard)
+    def tick(self) -> None:
+        """A time-based trigger opportunity (live input)."""
+        self.machine.tick(self.clock.now_us())
 
-    def _opportunity(self, t: int) -> None:
-        if t < 1 or t in self.fired_prefixes:
-            self.deferred = False
-            return
-        if self.trigger.kills_in_flight:
-            for call in list(self.in_flight.values()):
-                self._cancel(call, "replaced")
-        elif self.rules.max_threads is not None and self._occupied() >= self.rules.max_threads:
-            if self.rules.capped_fire == "defer":
-                self.deferred = True
-                self.rec.emit("skip", prefix_t=t, reason="deferred")
-            else:
-                self.rec.emit("skip", prefix_t=t, reason="cap")
-                self.trigger.fired(t)  # drop: the interval restarts as if it had fired
-            return
-        refused = self.policy.refuse(t - self.last_fire_t, self.services.tool.load())
-        if refused is not None:
-            self.deferred = False
-            self.rec.emit("skip", prefix_t=t, reason=refused)
-            self.trigger.fired(t)
-            return
-        self.deferred = False
-        if self.policy.coalesce and self._reaim(t):
-            self.trigger.fired(t)
-            return
-        self._fire(t, "trigger")
-        self.trigger.fired(t)
+    def revise(self, kept_t: int) -> None:
+        """Live input revised every word after ``kept_t`` (:meth:`ArmMachine.revise`)."""
+        self.machine.revise(kept_t)
 
-    def _occupied(self) -> int:
-        """Slots taken for a fire now: calls in flight, plus (``after_words``) the calls
-        that completed at this very instant, whose slots are freed only after it."""
-        at_us, n_freed = self._freed
-        return len(self.in_flight) + (n_freed if at_us == self.clock.now_us() else 0)
+    # -- the machine's actions --------------------------------------------------------
 
-    def _reaim(self, t: int) -> bool:
-        """``coalesce``: re-aim this session's speculative call still waiting for its G."""
-        for waiting in self.in_flight.values():
-            job = waiting.job
-            if waiting.speculative and not waiting.started and job is not None and job.state == "queued":
-                self.rec.emit("reaim", call=waiting.idx, prefix_t=t, was=waiting.prefix_t)
-                waiting.prefix_t = t
-                job.work_us = self.plan.g_us[t - 1]  # the new prefix's work, in the old place
-                self.fired_prefixes.add(t)
-                self.last_fire_t = t
-                return True
-        return False
-
-    def _fire(self, t: int, by: str) -> Call:
-        call = Call(len(self.calls) + 1, t, "streaming", by)
-        self.calls.append(call)
-        self.in_flight[call.idx] = call
-        self.fired_prefixes.add(t)
-        if by == "trigger":
-            self.last_fire_t = t
-        self.rec.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by=by)
-        if by == "trigger" and self.hold_at_turn_end and t == self.plan.question.n_words:
-            self.held.append(call)  # the reflector looks first (the anchor's order)
-        else:
-            self._start(call)
-        return call
-
-    def _start(self, call: Call) -> None:
+    def start(self, call: Call) -> None:
         launch(
             call,
             self.services,
             self.rec,
             self.plan,
             on_result=self._on_result,
-            on_lost=self._on_lost,
+            on_lost=self.machine.lost,
             submit_tool=self._submit_tool if self.policy.coalesce else None,
         )
+
+    def stop(self, call: Call) -> None:
+        call.cancel()
+
+    def answer(self, call: Call) -> None:
+        self._decided.set()
+
+    def fail(self) -> None:
+        self._fail(self._decided)
+
+    def _fail(self, wake: anyio.Event) -> None:
+        self.failed = True
+        self.rec.emit("failed", arm="streaming")
+        wake.set()
+
+    def _on_result(self, call: Call) -> None:
+        self._guarded(self.machine.completed, call, self.clock.now_us())
+
+    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
+        """Run a step of the machine that may judge: a user's reflector that fails
+        ends the turn with its error (raised by :meth:`run`)."""
+        try:
+            step(*args)
+        except StreamragError as exc:
+            self.error = exc
+            self._decided.set()
+
+    # -- speculation policies ---------------------------------------------------------
+
+    def _refuse(self, words_since_fire: int) -> str | None:
+        return self.policy.refuse(words_since_fire, self.services.tool.load())
+
+    def _reaim(self, t: int) -> bool:
+        """``coalesce``: re-aim this session's speculative call still waiting for its G."""
+        for waiting in self.machine.in_flight.values():
+            job = waiting.job
+            if waiting.speculative and not waiting.started and job is not None and job.state == "queued":
+                self.rec.emit("reaim", call=waiting.idx, prefix_t=t, was=waiting.prefix_t)
+                waiting.prefix_t = t
+                job.work_us = self.plan.g_us[t - 1]  # the new prefix's work, in the old place
+                return True
+        return False
 
     def _submit_tool(self, call: Call, job: Job) -> None:
         """``coalesce``: the newer speculative call takes the tool-queue place of this
         session's older speculative call still waiting there (superseded)."""
         if call.speculative:
-            for older in list(self.in_flight.values()):
+            for older in list(self.machine.in_flight.values()):
                 waiting = older.job
                 is_candidate = older is not call and older.speculative and waiting is not None and waiting.stage == "L"
                 if is_candidate and self.services.tool.replace(waiting, job):  # type: ignore[arg-type]
-                    del self.in_flight[older.idx]
-                    self.rec.emit("cancel", arm="streaming", call=older.idx, reason="superseded")
+                    self.machine.withdraw(older, "superseded")
                     return
         self.services.tool.submit(job)
-
-    def _on_result(self, call: Call) -> None:
-        del self.in_flight[call.idx]
-        if self.rules.slot_release == "after_words":
-            now_us = self.clock.now_us()
-            at_us, n_freed = self._freed
-            self._freed = (now_us, n_freed + 1 if at_us == now_us else 1)
-        self.finished.append(call)
-        self._completions.put(call)
-
-    def _on_lost(self, call: Call) -> None:
-        """A full queue rejected a stage of the call: speculative, the call is lost;
-        the fallback call on the full query, the session fails."""
-        self.in_flight.pop(call.idx, None)
-        self._completions.put(call)  # wakes a reflector waiting on it
-
-    def _cancel(self, call: Call, reason: str) -> None:
-        call.cancel()
-        del self.in_flight[call.idx]
-        self.rec.emit("cancel", arm="streaming", call=call.idx, reason=reason)
-
-    def _fail(self, answered: anyio.Event | None = None) -> None:
-        self.failed = True
-        self.rec.emit("failed", arm="streaming")
-        if answered is not None:
-            answered.set()
-
-    # -- reflector --------------------------------------------------------------------
-
-    def _judge(self, candidates: list[Call]) -> Call | None:
-        """The first sufficient call among the policy's pick of ``candidates``."""
-        by_idx = {c.idx: c for c in candidates}
-        for idx, t in self.reflector.pick([(c.idx, c.prefix_t) for c in candidates]):
-            known = self.verdicts.get(idx)
-            if known is None:
-                verdict = self.reflector.judge(t)
-                known = self.verdicts[idx] = verdict.sufficient
-                self.rec.emit(
-                    "check",
-                    call=idx,
-                    prefix_t=t,
-                    sufficient=verdict.sufficient,
-                    score=verdict.score,
-                    coverage=verdict.coverage,
-                )
-            if known:
-                return by_idx[idx]
-        return None
-
-    def _decide(self, call: Call, outcome: str) -> Call:
-        self.rec.emit("decision", outcome=outcome, call=call.idx, prefix_t=call.prefix_t)
-        for held in self.held:
-            self._cancel(held, "unstarted")
-            self.n_unstarted += 1
-        self.held = []
-        for other in list(self.in_flight.values()):
-            self._cancel(other, "reflector")
-        return call
-
-    async def _reflect(self) -> Call | None:
-        rec, reflector = self.rec, self.reflector
-        rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
-        if reflector.check_us:
-            await self.clock.sleep_us(reflector.check_us, Priority.COMPLETION)
-        self._completions.clear()  # the results in so far are judged now, from self.finished
-        chosen = self._judge(list(self.finished))
-        if chosen is not None:
-            return self._decide(chosen, "speculative")
-        for call in self.held:  # the reflector waits: the calls fired on the last word start
-            self._start(call)
-        self.held = []
-        while self.in_flight:
-            call = await self._completions.get()
-            if call.lost:
-                continue
-            candidates = list(self.finished) if self.rules.rejudge == "best_of_completed" else [call]
-            chosen = self._judge(candidates)
-            if chosen is not None:
-                return self._decide(chosen, "speculative")
-        # Mis-fire: no speculative result is sufficient; answer from the full query.
-        n = self.plan.question.n_words
-        if self.rules.fallback == "reuse":
-            full = next((c for c in self.finished if c.prefix_t == n), None)
-            if full is not None:
-                return self._decide(full, "fallback")
-        rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
-        call = self._fire(n, "reflector")
-        while (done := await self._completions.get()) is not call:  # pragma: no cover - only call in flight
-            pass
-        if done.lost:
-            self._fail()
-            return None
-        return done
 
 
 async def simulate_question(

@@ -2,10 +2,11 @@
 
 A question's saving is decided by four things the model computes in closed form:
 
-1. **When calls fire.** The scenario's own trigger (its plain decision functions, as the
-   streaming arm consults them) on the cadence's word times, with the thread cap applied
-   on the *nominal* timeline (every call taking E[G] + E[L]); call j fires on prefix t_j at
-   s_j and, T being the end of turn, has ``d_j = T − s_j`` of input left to overlap.
+1. **When calls fire.** The streaming arm's own machine (:mod:`~streamrag.pipeline.arm`:
+   the scenario's trigger, the thread cap, deferral, slot release, calls held at the last
+   word) on the cadence's word times and the *nominal* timeline (every call taking
+   E[G] + E[L]); call j fires on prefix t_j at s_j and, T being the end of turn, has
+   ``d_j = T − s_j`` of input left to overlap.
 2. **Which calls can end the wait** (the hit rate, from the per-prefix evidence): the
    scenario's own reflector judges each fired prefix; a sufficient call j *decides* at
    ``max(T, c_j)`` (c_j its nominal completion) unless the reflector's pick over the
@@ -25,7 +26,7 @@ constant latencies (the ``paper-rq3`` profile) the model is exact except where t
 cap or same-instant ordering bites. What it approximates: blocking and the cap are decided
 on the nominal order of completions (random latencies can reorder them); ``reuse`` and
 the policies under load are not modelled; triggers that kill calls in flight (``replace``)
-or hedge are refused. The error band (:func:`predict_population`) states what those
+are refused. The error band (:func:`predict_population`) states what those
 approximations and the simulator's own sampling noise can move.
 """
 
@@ -33,13 +34,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.engine.latency import ConstantLatency, LatencyModel
+from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Reflector
+from streamrag.simulator.closed_replay import replay_arm
 from streamrag.simulator.scenario import ResolvedScenario
 
 N_ATOMS = 64
@@ -151,77 +155,50 @@ class Timeline:
 
 
 def supported(rs: ResolvedScenario) -> None:
-    """Refuse (ConfigError) what the model does not cover."""
-    sc = rs.scenario
-    if sc.trigger.kind in ("replace", "hedge"):
-        raise ConfigError(
-            f"trigger.kind: {sc.trigger.kind!r} kills or duplicates calls in flight; predict models the other triggers"
-        )
-    if sc.input.needs_rng:
+    """Refuse (ConfigError) inputs the model does not cover (triggers are asked per
+    question, :func:`timeline`)."""
+    if rs.scenario.input.needs_rng:
         raise ConfigError("input: predict needs deterministic word times (a uniform cadence without pauses, or timings)")
 
 
-def word_times_ms(q: SimQuestion, rs: ResolvedScenario) -> list[float]:
+def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:
     if q.input_us is not None:
-        return [u / 1000 for u in q.input_us]
-    return [u / 1000 for u in rs.scenario.input.word_times_list_us(q.n_words, None, question_id=q.interaction_id)]
+        return list(q.input_us)
+    return rs.scenario.input.word_times_list_us(q.n_words, None, question_id=q.interaction_id)
 
 
 def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflector: Reflector | None = None) -> Timeline:
-    """Fire the scenario's trigger on the words (cap and deferral on the nominal timeline),
-    judge each call with its reflector, and find which calls decide (module docstring)."""
+    """Fire the scenario's trigger on the words through the streaming arm's own machine on
+    the nominal timeline (every call taking ``x_nominal_ms``,
+    :func:`~streamrag.simulator.closed_replay.replay_arm`), judge each call with its
+    reflector, and find which calls decide (module docstring)."""
     sc, rules = rs.scenario, rs.arm_rules
     trigger = sc.trigger.build(q)
+    if trigger.kills_in_flight:
+        raise ConfigError(f"trigger.kind: {sc.trigger.kind!r} kills calls in flight; predict models the other triggers")
     reflector = reflector or sc.reflector.build(q)
-    words = word_times_ms(q, rs)
+    word_us = word_times_us(q, rs)
     n = q.n_words
-    turn_end = words[-1] + sc.input.end_of_turn_us / 1000
-    hold = rules.turn_end_order == "reflector_first" and sc.input.end_of_turn_us == 0
-    events = [(at, 0, t) for t, at in enumerate(words, start=1)]
-    if trigger.tick_us:
-        events += [(k * trigger.tick_us / 1000, 1, 0) for k in range(1, int(words[-1] * 1000 // trigger.tick_us) + 1)]
-        events.sort()
-    fired: list[tuple[int, float]] = []
-    done_at: list[float] = []
-    deferred, heard = False, 0
-    for at, _, word_t in events:
-        if word_t:
-            heard = word_t
-            wants = trigger.on_word(word_t) or deferred
-        else:
-            wants = trigger.on_tick(heard)
-        t = heard
-        if not wants:
-            continue
-        if t < 1 or any(f == t for f, _ in fired):
-            deferred = False
-            continue
-        # a call completing at this instant holds its slot under ``after_words`` (the anchor's order)
-        holds = rules.slot_release == "after_words"
-        in_flight = sum(c > at + _TIE_MS or (holds and c > at - _TIE_MS) for c in done_at)
-        if rules.max_threads is not None and in_flight >= rules.max_threads:
-            if rules.capped_fire == "defer":
-                deferred = True
-            else:
-                trigger.fired(t)
-            continue
-        deferred = False
-        fired.append((t, at))
-        done_at.append(turn_end + x_nominal_ms if hold and t == n else at + x_nominal_ms)
-        trigger.fired(t)
-    ts = tuple(t for t, _ in fired)
-    held = np.array([hold and t == n for t in ts], dtype=bool)
-    offsets = np.array([0.0 if h else turn_end - at for (_, at), h in zip(fired, held, strict=True)])
+    nominal = QuestionPlan(q, tuple(word_us), sc.input.end_of_turn_us, (round(x_nominal_ms * 1000),) * n, (0,) * n, 0)
+    events: list[dict[str, Any]] = []
+    machine, _ = replay_arm(nominal, trigger, reflector, rules, events)
+    fired_us = {e["call"]: e["t_us"] for e in events if e["kind"] == "fire" and e["arm"] == "streaming"}
+    calls = [c for c in machine.calls if c.by == "trigger"]
+    ts = tuple(c.prefix_t for c in calls)
+    turn_end = nominal.turn_end_us / 1000
+    held = np.array([machine.holds(c) for c in calls], dtype=bool)
+    at = np.array([fired_us[c.idx] / 1000 for c in calls])
+    offsets = np.where(held, 0.0, turn_end - at)
+    complete = np.where(held, turn_end, at) + x_nominal_ms
     ok = np.array([reflector.judge(t).sufficient for t in ts], dtype=bool)
     check = reflector.check_us / 1000
-    complete = np.array(done_at)
     deciding = np.zeros(len(ts), dtype=bool)
     verdict = dict(zip(ts, ok, strict=True))
     for j in map(int, np.flatnonzero(ok)):
         when = max(turn_end + check, complete[j])
         done = [i for i in range(len(ts)) if complete[i] <= when + _TIE_MS]
-        if when > turn_end + check + _TIE_MS and rules.rejudge == "newest":
-            done = [j]
+        if when > turn_end + check + _TIE_MS:  # a result that comes in while the reflector waits
+            done = rules.judged_after(done, j)
         pairs = [(i + 1, ts[i]) for i in sorted(done, key=lambda i: (complete[i], i))]
         deciding[j] = any(verdict[t] for _, t in reflector.pick(pairs))
     return Timeline(ts, offsets, deciding, ok, held, turn_end, check, n)

@@ -68,12 +68,12 @@ from streamrag.engine.clock import Clock
 from streamrag.engine.latency import STAGES, ConstantLatency, LatencyModel, LatencyStages
 from streamrag.engine.profiles import is_profile_path, load_profile
 from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
+from streamrag.pipeline.arm import ArmRules, CappedFire, SlotRelease, TurnEndOrder
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.learned import is_model_path, list_models, model_sha256
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
-from streamrag.pipeline.streaming import ArmRules, CappedFire, SlotRelease, TurnEndOrder
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
 from streamrag.simulator.workload import LoadConfig, PoissonArrivals
