@@ -150,6 +150,26 @@ def test_simulate_writes_sessions_summary_trace_and_manifest(tmp_path: Path) -> 
     assert not list(outs[0].glob(".*"))  # spool files are gone
 
 
+def test_sessions_csv_keeps_negative_savings_and_agrees_with_the_summary(tmp_path: Path) -> None:
+    # Every negative saved_ms was once written empty (read as a failure), which moved the
+    # column's mean far from the summary's.
+    table = tmp_path / "t.csv"
+    write_table(small_table(40, seed=5), table)
+    scenario = tmp_path / "load.toml"
+    busy = {**BASE, "trigger": {"kind": "every_word"}, "resources": {"tool": {"kind": "servers", "servers": 1}}}
+    scenario.write_text(_toml(busy), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["simulate", "--table", str(table), "--scenario", str(scenario), "--out", str(out), "-q"]) == 0
+    rows = list(csv.DictReader((out / "sessions.csv").read_text(encoding="utf-8").splitlines()))
+    answered = [r for r in rows if r["streaming_ms"] and r["baseline_ms"]]
+    assert all(r["saved_ms"] for r in answered)
+    assert all(float(r["saved_ms"]) == pytest.approx(float(r["baseline_ms"]) - float(r["streaming_ms"])) for r in answered)
+    assert any(float(r["saved_ms"]) < 0 for r in answered)  # the case the formatter dropped
+    counted = [float(r["saved_ms"]) for r in answered if r["counted"] == "True"]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert np.mean(counted) == pytest.approx(summary["saved_ms"]["mean"])
+
+
 def _toml(data: dict[str, Any], prefix: str = "") -> str:
     """A tiny TOML writer for the nested test scenario (tables and inline scalars)."""
     scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}

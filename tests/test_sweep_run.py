@@ -339,6 +339,28 @@ def test_a_load_grid_writes_per_system_columns_and_the_load_figure(tmp_path):
     assert (out / "figures" / "load.png").read_bytes().startswith(PNG)
 
 
+def test_a_load_grid_over_triggers_ranks_them_by_wasted_tool_time_and_resumes(tmp_path):
+    # A trigger axis under load once computed every point and died building the table
+    # (KeyError 'wasted_calls.mean': a load point has no replay's wasted calls).
+    grid = tmp_path / "load.toml"
+    text = LOAD_GRID.replace('coalesce = { "policy.kind" = "coalesce" }', "")
+    text = text.replace("[axes.policy]", "[axes.trigger]")
+    text = text.replace(
+        'always = { "policy.kind" = "always" }',
+        'interval = { "trigger.kind" = "interval" }\n    every = { "trigger.kind" = "every_word" }',
+    )
+    grid.write_text(textwrap.dedent(text), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["sweep", str(grid), "--out", str(out)]) == 0
+    table = read_sweep(out)
+    assert set(table["trigger"]) == {"interval", "every"} and len(table) == 4
+    assert table.groupby("offered_load")["pareto"].any().all()  # one front per load, over the triggers
+    cheaper = table.loc[table["streaming.wasted_share.tool"].idxmin()]
+    assert bool(cheaper["pareto"])  # the least wasteful point is never dominated
+    assert (out / "break_even.csv").is_file() and (out / "figures" / "load.png").read_bytes().startswith(PNG)
+    assert main(["sweep", str(grid), "--out", str(out), "--resume"]) == 0
+
+
 def test_break_even_interpolates_the_first_sign_change() -> None:
     from streamrag.sweep.break_even import crossing as break_even
 

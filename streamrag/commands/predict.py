@@ -80,11 +80,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--evidence applies to --table")
     require_inputs(args.data, args.table)
 
+    from streamrag.simulator.applies import refuse_inapplicable
     from streamrag.simulator.predict import predict_population
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     rs = load_scenario(args.scenario, args.overrides)
+    refuse_inapplicable(rs, "table" if args.table else "data")
     qs = load_selected(rs.scenario, data=args.data, table=args.table, evidence=args.evidence, ids=None, cache=None, jobs=1)
     pop = predict_population(qs.questions, rs)
     load = None

@@ -153,6 +153,9 @@ def _run(args: argparse.Namespace, written: Any) -> int:
 
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
+    from streamrag.simulator.applies import refuse_inapplicable
+
+    refuse_inapplicable(rs, "table" if args.table else "data")  # a setting this run would not read
     if rs.scenario.load is not None:  # refused before the (slow) input is read: sizes, warm-up, arrival files
         from streamrag.commands._logging import say
         from streamrag.simulator.load_checks import check_load

@@ -26,7 +26,7 @@ a question that was not replayed has only its id, what is known of it, and
 ``saved_ms``        ``baseline_ms − streaming_ms`` (negative: speculation hurt)
 ``calls_fired``     tool calls the streaming arm started (speculative + fallback; a
                     call cancelled before it started does not count)
-``calls_used``      calls whose result the answer used (1)
+``calls_used``      calls whose result the answer used (one: the reflector's choice)
 ``misfire``         speculative calls were fired but none was sufficient: the answer
                     came from the full query (trigger ``none`` never mis-fires)
 ``wasted_calls``    ``calls_fired − calls_used``
@@ -255,7 +255,7 @@ def tally_result(
         raise ValueError(f"trace of {interaction_id!r} is incomplete (no input_end or answer_ready)")
     baseline_us = answer_b - input_end
     streaming_us = answer_s - input_end
-    used = 1
+    used = 1 if t.used_prefix_t else 0  # the answer is built from one call's result (none: no answer)
     make = validated_row if validate else ResultRow
     return make(
         interaction_id=interaction_id,

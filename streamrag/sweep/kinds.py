@@ -119,6 +119,7 @@ class SimulateKind:
             raise ConfigError(f"grid {self.grid.origin}: {exc}") from None
 
     def resolve(self, groups: Overrides) -> Resolved:
+        from streamrag.simulator.applies import InputKind, refuse_inapplicable
         from streamrag.simulator.scenario import scenario_from_dict
         from streamrag.simulator.simulate import parameters
 
@@ -126,12 +127,12 @@ class SimulateKind:
         for path in _paths(groups):
             if path == "data.split":
                 raise ConfigError(f'{path}: set the split in the grid\'s [input] table (split = 0 | 1 | "all")')
-            if spec.trace_driven and path.startswith("data."):
-                raise ConfigError(f"{path}: applies to data inputs only; the input {spec.source!r} is a table (k is fixed)")
         applied: list[list[Override]] = [list(g) for g in groups]
         if not spec.trace_driven:
             applied.append([("data.split", spec.split)])
         rs = scenario_from_dict(self._raw, applied, origin=self.grid.scenario or "paper_rq3")
+        kind: InputKind = "generated" if spec.kind == "generated" else "table" if spec.trace_driven else "data"
+        refuse_inapplicable(rs, kind, ignore=("data.split",))
         sc = rs.scenario
         identity = parameters(rs)
         identity["scenario"] = {k: v for k, v in identity["scenario"].items() if k not in ("name", "description")}

@@ -7,8 +7,9 @@ by an axis (simulate: ``trigger``, ``trigger_kind``, ``reflector``, ``L_ms``, ``
 streamable: ``L_ms``, ``delta_wps``, ``theta``, ``G_ms``; analyze: ``k``,
 ``grounding``), then the metrics of :mod:`streamrag.sweep.work`. Simulate sweeps whose
 ``trigger`` column varies get ``pareto``: the point is on the front of mean saved ms
-(higher is better) versus wasted calls per question (lower is better) among the points
-that share every other axis value; ``oracle`` points (they know t*) are a bound, never
+(higher is better) versus its cost (lower is better: wasted calls per question, or under
+load the tool's time spent on wasted calls, :data:`FRONT_COSTS`) among the points that
+share every other axis value; ``oracle`` points (they know t*) are a bound, never
 on the front. Skipped points have no row. Undefined values are empty (CSV) / null.
 
 Column types never depend on the values (:func:`sweep_dtypes`): ``point`` an integer,
@@ -67,6 +68,17 @@ def pareto_front(
             dominated = ok & (xs <= xs[i]) & (ys >= ys[i]) & ((xs < xs[i]) | (ys > ys[i]))
             out.at[idx] = not dominated.any()
     return out
+
+
+FRONT_COSTS = ("wasted_calls.mean", "streaming.wasted_share.tool")
+"""The cost axis of the Pareto front (lower is better), the first a table has: wasted calls
+per question (a replay on unlimited capacity), or the share of the tool's busy time spent
+on wasted calls (a load run)."""
+
+
+def front_cost(df: pd.DataFrame) -> str | None:
+    """The table's cost column for the Pareto front (:data:`FRONT_COSTS`), None if none."""
+    return next((c for c in FRONT_COSTS if c in df.columns), None)
 
 
 def _sets_trigger(axis: Axis) -> bool:
@@ -134,11 +146,13 @@ def build_table(points: Sequence[Point], metrics: Mapping[str, dict[str, Any]], 
         if dtype == "str" and df[name].dtype == object:
             df[name] = [None if v is None else str(v) for v in df[name]]
     df = typed_frame(df, dtypes)
-    if "trigger" in df.columns and "saved_ms.mean" in df.columns and df["trigger"].nunique() > 1:
+    cost = front_cost(df)
+    if "trigger" in df.columns and "saved_ms.mean" in df.columns and cost is not None and df["trigger"].nunique() > 1:
         others = [a.name for a in axes if not _sets_trigger(a)]
         # The oracle trigger knows t*: it is a bound to compare with, not a competitor.
         contenders = df["trigger_kind"] != "oracle" if "trigger_kind" in df.columns else df["trigger"].notna()
-        df["pareto"] = pareto_front(df[contenders], by=others).reindex(df.index, fill_value=False).astype("boolean")
+        front = pareto_front(df[contenders], x=cost, by=others)
+        df["pareto"] = front.reindex(df.index, fill_value=False).astype("boolean")
     return df
 
 
