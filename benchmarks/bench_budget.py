@@ -13,7 +13,7 @@ inference trace (``AzureLLMInferenceTrace_conv.csv`` of github.com/Azure/AzurePu
 CC-BY 4.0: 19,366 requests in one hour of 2023-11-16), turned into seconds from its first
 request.
 
-Each run is read in 10-minute windows of arrival time (:mod:`streamrag.simulator.load_windows`):
+Each run is read in 10-minute windows of arrival time (:mod:`streamrag.simulator.load.windows`):
 the share of windows whose streaming p90 answer latency stayed ≤ the budget, the extra
 calls per session (calls fired − 1) and the mean paired saving. Writes
 ``benchmarks/out/bench_budget[-TAG].json`` and a figure ``benchmarks/out/bench_budget[-TAG].png``
@@ -48,8 +48,8 @@ POLICIES: dict[str, list[str]] = {
 
 def _run(job: tuple[str, str, list[str], str, float, float, float]) -> dict[str, Any]:
     """One policy's run, read in windows (a worker process)."""
-    from streamrag.simulator.load import run_load
-    from streamrag.simulator.load_windows import budget_summary, budget_windows
+    from streamrag.simulator.load.run import run_load
+    from streamrag.simulator.load.windows import budget_summary, budget_windows
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
 

@@ -55,7 +55,7 @@ def _timed(argv: list[str]) -> dict[str, float]:
 
 
 def _optimum(table: Path, jobs: int) -> dict[str, float]:
-    from streamrag.simulator.optimum import optima
+    from streamrag.simulator.predict.optimum import optima
     from streamrag.simulator.questions import questions_from_table
     from streamrag.simulator.scenario import load_scenario
 

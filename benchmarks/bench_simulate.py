@@ -17,7 +17,7 @@ over the whole population (``select.population=all``), with 1 and 2 worker proce
 - *events/s* = trace events produced per wall second.
 
 Arms (issue 28): the closed-form replay (the default wherever it applies:
-:mod:`streamrag.simulator.closed_form`) against the event engine (``--engine``), interleaved,
+:mod:`streamrag.simulator.replay.closed_form`) against the event engine (``--engine``), interleaved,
 wall and CPU time, their ``results.csv`` and ``trace.jsonl`` bytes checked identical —
 in process (rows only, rows + trace) and from a shell. ``--memory 1000,10000,100000`` also measures the
 maximum resident set of the shell command (``/usr/bin/time -v``) on tables of those

@@ -33,8 +33,8 @@ from _common import save
 
 from streamrag.base.bundled import grids_dir
 from streamrag.base.tomlfile import read_toml
-from streamrag.simulator.predict import predict_population
-from streamrag.simulator.predict_load import predict_break_even
+from streamrag.simulator.predict.load import predict_break_even
+from streamrag.simulator.predict.saving import predict_population
 from streamrag.simulator.scenario import load_scenario
 from streamrag.simulator.simulate import simulate
 from streamrag.sweep.inputs import PreparedInputs, parse_input

@@ -194,7 +194,7 @@ def compare_runs(a: PathLike, b: PathLike) -> pd.DataFrame:
     (``saved_ms_a``, ``saved_ms_b``, ``delta_saved_ms`` = B − A, …), ``attrs["summary"]``
     the ``comparison.json`` of ``streamrag compare RUN_A RUN_B`` (the Wilcoxon
     signed-rank test on the differences, their statistics, the ids only one run has)."""
-    from streamrag.simulator.run_compare import compare_runs as compare
+    from streamrag.simulator.compare.runs import compare_runs as compare
 
     comparison = compare(a, b)
     comparison.table.attrs["summary"] = comparison.data

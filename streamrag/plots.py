@@ -21,9 +21,9 @@ from streamrag.analysis.plots import plot_phi_histograms, plot_phi_suf_by_type, 
 from streamrag.base.figures import COLUMN_IN, PAGE_IN, save_figure
 from streamrag.calibration.figure import plot_fits
 from streamrag.report.figures import plot_saved
-from streamrag.simulator.compare import plot_comparison
-from streamrag.simulator.compare_h import plot_h_vs_saved
-from streamrag.simulator.run_compare import plot_run_comparison
+from streamrag.simulator.compare.bound_rank import plot_h_vs_saved
+from streamrag.simulator.compare.published import plot_comparison
+from streamrag.simulator.compare.runs import plot_run_comparison
 from streamrag.simulator.traceview import plot_trace
 from streamrag.sweep.figures import (
     plot_analysis_arms,

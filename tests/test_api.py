@@ -135,7 +135,7 @@ def test_compare_runs_pairs_the_questions(tmp_path, data, capsys) -> None:
     assert json.loads((tmp_path / "cmp" / "comparison.json").read_text(encoding="utf-8")) == summary
     assert (tmp_path / "cmp" / "comparison.png").read_bytes().startswith(b"\x89PNG")
     from streamrag.base.columns import declared_dtypes
-    from streamrag.simulator.run_compare import RUN_COMPARISON
+    from streamrag.simulator.compare.runs import RUN_COMPARISON
 
     per_question = RUN_COMPARISON.read_csv(tmp_path / "cmp" / "per_question.csv")
     assert declared_dtypes(per_question) == RUN_COMPARISON.dtypes(per_question.columns)

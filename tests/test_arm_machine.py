@@ -233,8 +233,8 @@ def test_the_arm_rules_are_decided_only_in_the_arm_machine() -> None:
     ("module", "uses"),
     [
         ("pipeline/streaming.py", "ArmMachine"),
-        ("simulator/closed_replay.py", "ArmMachine"),
-        ("simulator/predict.py", "replay_arm"),
+        ("simulator/replay/closed.py", "ArmMachine"),
+        ("simulator/predict/saving.py", "replay_arm"),
     ],
 )
 def test_every_route_drives_the_one_machine(module: str, uses: str) -> None:

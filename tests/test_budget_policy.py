@@ -211,7 +211,7 @@ def test_a_budget_load_run_is_deterministic_and_holds_its_cap(tmp_path: Path) ->
 def test_budget_windows_cut_sessions_by_arrival_and_judge_each_window() -> None:
     from types import SimpleNamespace
 
-    from streamrag.simulator.load_windows import budget_summary, budget_windows
+    from streamrag.simulator.load.windows import budget_summary, budget_windows
 
     # the columns a system's measures give (SessionMeasures reads them from its spooled table)
     arrival_us = np.array([0, 5 * S, 9 * S, 10 * S, 12 * S, 31 * S], dtype=np.int64)

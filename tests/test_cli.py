@@ -96,3 +96,16 @@ def test_a_table_replay_imports_neither_pandas_nor_structlog(tmp_path) -> None:
     )
     assert rc == 0 and "per-prefix evidence" in done.stdout
     assert not set(loaded) & {"pandas", "structlog", "scipy", "matplotlib", "rich"}
+
+
+def test_the_lists_copied_into_commands_for_an_instant_help_match_their_originals() -> None:
+    # commands/ keeps a few constant lists of its own so that ``--help`` imports nothing
+    # heavy; each must stay what it copies.
+    from typing import get_args
+
+    from streamrag.base.lines import SUFFIXES
+    from streamrag.calibration.fit import ModelChoice
+    from streamrag.commands import calibrate, generate
+
+    assert generate._RECORD_SUFFIXES == SUFFIXES
+    assert get_args(ModelChoice) == calibrate.MODELS

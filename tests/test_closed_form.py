@@ -23,8 +23,8 @@ from streamrag.engine.trace import TRACE_EVENT, Recorder, dump_events
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
-from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.closed_replay import replay
+from streamrag.simulator.replay.closed import replay
+from streamrag.simulator.replay.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
 from streamrag.simulator.results import derive_result, results_csv, tally_result
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 from streamrag.simulator.simulate import closed_form_outputs, closed_form_trace, closed_form_traced, replay_of, simulate

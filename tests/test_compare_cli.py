@@ -16,7 +16,7 @@ import scipy.stats
 from stats_tables import write
 
 from streamrag.cli import main
-from streamrag.simulator.compare import ORACLE_NOTE
+from streamrag.simulator.compare.published import ORACLE_NOTE
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

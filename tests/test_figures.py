@@ -127,7 +127,7 @@ def _revisions_table() -> pd.DataFrame:
 
 
 def _comparison(work: dict[str, Any]) -> Any:
-    from streamrag.simulator.compare import compare_run
+    from streamrag.simulator.compare.published import compare_run
 
     return compare_run(work["run"], work["published"])
 
@@ -167,7 +167,7 @@ def _draw(name: str, work: dict[str, Any], tmp_path: Path, target: Any = None) -
         c = _comparison(work)
         return fn(c.H_predicted_ms, c.measured_saved_ms, c.H_ms, c.saved_ms, c.data["h_vs_saved"], G_ms=c.G_ms, **kw)
     if name == "plot_run_comparison":
-        from streamrag.simulator.run_compare import compare_runs
+        from streamrag.simulator.compare.runs import compare_runs
 
         return fn(compare_runs(work["run"], work["run"]), **kw)
     if name == "plot_trace":

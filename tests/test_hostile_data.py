@@ -208,7 +208,7 @@ def _read(kind: str, path: Path) -> object:
 
         return read_measurements(path)
     if kind == "arrivals":
-        from streamrag.simulator.workload import read_arrival_file
+        from streamrag.simulator.load.workload import read_arrival_file
 
         return read_arrival_file(path)
     from streamrag.analysis.table import read_table_records

@@ -119,7 +119,7 @@ def test_free_slots_give_the_lowest_index_first() -> None:
 
 def test_a_load_run_holds_no_per_session_array(table) -> None:
     # The measures live in a file: the run object's arrays are the reference only.
-    from streamrag.simulator.load import run_load
+    from streamrag.simulator.load.run import run_load
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
 
@@ -176,7 +176,7 @@ def test_an_untraced_session_is_said_to_be_untraced(tmp_path, capsys, table) -> 
 
 
 def test_the_default_trace_is_bounded_however_long_the_run() -> None:
-    from streamrag.simulator.workload import DEFAULT_TRACE_SESSIONS, LoadConfig
+    from streamrag.simulator.load.workload import DEFAULT_TRACE_SESSIONS, LoadConfig
 
     load = LoadConfig.model_validate({"arrivals": {"kind": "poisson", "rate_per_s": 1.0, "n_sessions": 10}})
     assert load.trace_sessions == DEFAULT_TRACE_SESSIONS == 10_000
@@ -290,7 +290,7 @@ def test_a_folder_that_refuses_new_files_is_one_line(tmp_path) -> None:
 
 def test_a_spool_write_on_a_full_disk_names_the_output(tmp_path, monkeypatch) -> None:
     from streamrag.base.errors import OutputError
-    from streamrag.simulator import load_measures
+    from streamrag.simulator.load import measures as load_measures
 
     sink = load_measures.TraceSink(tmp_path / ".trace-streaming.jsonl.1-abcdefgh.tmp")
 

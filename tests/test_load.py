@@ -15,11 +15,11 @@ from streamrag.analysis.table import write_table
 from streamrag.base.overrides import parse_override
 from streamrag.cli import main
 from streamrag.engine.trace import read_trace
-from streamrag.simulator.load import run_load
+from streamrag.simulator.load.run import run_load
+from streamrag.simulator.load.workload import draw_questions, session_id
 from streamrag.simulator.questions import questions_from_frame
 from streamrag.simulator.scenario import scenario_from_dict
 from streamrag.simulator.simulate import simulate
-from streamrag.simulator.workload import draw_questions, session_id
 
 BASE: dict[str, Any] = {
     "name": "load-test",

@@ -25,9 +25,9 @@ import pytest
 import scipy.stats
 from _simhelpers import small_table
 
-from streamrag.simulator.load import run_load
+from streamrag.simulator.load.run import run_load
+from streamrag.simulator.predict.queueing import erlang_c_wait_s
 from streamrag.simulator.questions import questions_from_frame
-from streamrag.simulator.queueing import erlang_c_wait_s
 from streamrag.simulator.scenario import scenario_from_dict
 
 SERVERS = 2

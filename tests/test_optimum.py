@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import brute_force
 
 from streamrag.base.overrides import parse_override
 from streamrag.engine.loop import run_virtual
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.optimum import brute_force, candidates, optimum_chunk, score
+from streamrag.simulator.predict.optimum import candidates, optimum_chunk, score
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 from streamrag.simulator.simulate import question_output, replay_question
 from tests._simhelpers import full_q

@@ -1,4 +1,4 @@
-"""The streaming tool queue's model (streamrag.simulator.predict_queue): who enters, each
+"""The streaming tool queue's model (streamrag.simulator.predict.queue): who enters, each
 job's patience under both wait models, and the break-even they bracket."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from streamrag.cli import main
-from streamrag.simulator.predict import Timeline, point
-from streamrag.simulator.predict_load import LoadModel, predict_break_even
-from streamrag.simulator.predict_queue import queue_load, session_jobs, solve_queue, virtual_wait_atoms
-from streamrag.simulator.queueing import erlang_c_wait_s, impatient_queue
+from streamrag.simulator.predict.load import LoadModel, predict_break_even
+from streamrag.simulator.predict.queue import queue_load, session_jobs, solve_queue, virtual_wait_atoms
+from streamrag.simulator.predict.queueing import erlang_c_wait_s, impatient_queue
+from streamrag.simulator.predict.saving import Timeline, point
 from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep.inputs import PreparedInputs, parse_input
 

@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from oracles import erlang_a, withdrawal_chain
 
-from streamrag.simulator.queueing import erlang_a, erlang_c, erlang_c_wait_s, impatient_queue, withdrawal_chain
+from streamrag.simulator.predict.queueing import erlang_c, erlang_c_wait_s, impatient_queue
 
 ALWAYS = (np.array([np.inf]), np.array([1.0]))
 

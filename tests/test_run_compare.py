@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from streamrag.base.errors import StreamragError
-from streamrag.simulator.run_compare import compare_runs
+from streamrag.simulator.compare.runs import compare_runs
 
 HEAD = "interaction_id,saved_ms,H_ms,misfire,calls_fired,question_type,skip_reason\n"
 

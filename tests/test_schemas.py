@@ -318,8 +318,8 @@ def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     from streamrag.analysis.query_side import QUERIES
     from streamrag.learn.train import TRIGGER_FRONTIER
     from streamrag.live.replay import REPLAY
-    from streamrag.simulator.load_output import SESSIONS
-    from streamrag.simulator.run_compare import RUN_COMPARISON
+    from streamrag.simulator.compare.runs import RUN_COMPARISON
+    from streamrag.simulator.load.output import SESSIONS
     from streamrag.sweep.break_even import BREAK_EVEN
     from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
 
@@ -349,7 +349,7 @@ def test_a_table_whose_columns_are_all_undefined_keeps_its_declared_types(name: 
 
 
 def test_a_value_that_does_not_fit_its_declared_type_names_file_and_column(tmp_path) -> None:
-    from streamrag.simulator.load_output import SESSIONS, read_sessions
+    from streamrag.simulator.load.output import SESSIONS, read_sessions
 
     path = tmp_path / "sessions.csv"
     path.write_text("session_id,calls_fired\ns1,many\n", encoding="utf-8")
@@ -368,7 +368,7 @@ def load_run(sim_run) -> Path:
 
 
 def test_a_load_run_reads_in_its_declared_types(load_run) -> None:
-    from streamrag.simulator.load_output import SESSION_COLUMNS_HEAD, SESSIONS, read_sessions
+    from streamrag.simulator.load.output import SESSION_COLUMNS_HEAD, SESSIONS, read_sessions
 
     sessions = read_sessions(load_run / "sessions.csv")
     assert tuple(sessions.columns[: len(SESSION_COLUMNS_HEAD)]) == SESSION_COLUMNS_HEAD
@@ -383,6 +383,10 @@ def test_a_load_run_reads_in_its_declared_types(load_run) -> None:
 
 
 def test_the_feature_table_reads_in_its_declared_types(tmp_path) -> None:
+    from streamrag.analysis.entity import ner_unavailable_reason
+
+    if ner_unavailable_reason():  # --features runs the entity tagger (the ner extra)
+        pytest.skip(ner_unavailable_reason())
     from streamrag.analysis.feature_schema import FEATURES
     from streamrag.analysis.feature_table import read_feature_table
     from streamrag.data.demo import demo_path

@@ -9,14 +9,14 @@ import pytest
 
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import parse_override
-from streamrag.simulator.load_checks import n_sessions
-from streamrag.simulator.scenario import scenario_from_dict
-from streamrag.simulator.workload import (
+from streamrag.simulator.load.checks import n_sessions
+from streamrag.simulator.load.workload import (
     PiecewiseArrivals,
     PoissonArrivals,
     count_open_arrivals,
     open_arrivals,
 )
+from streamrag.simulator.scenario import scenario_from_dict
 
 US = 1_000_000
 

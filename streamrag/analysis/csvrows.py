@@ -2,7 +2,7 @@
 
 The rules every per-question CSV streamrag reads shares — the stabilization table
 (:mod:`streamrag.analysis.table`), a run's ``results.csv`` and a published latency file
-(:mod:`streamrag.simulator.compare`): UTF-8 (a BOM is ignored), a header row without
+(:mod:`streamrag.simulator.compare.published`): UTF-8 (a BOM is ignored), a header row without
 duplicates, the required columns present, as many fields per row as in the header,
 fields stripped, blank lines skipped, one row per question id (a skipped row may
 have none). Values are parsed by the

@@ -229,7 +229,7 @@ def online_evidence(
     words = tuple(query.split())
     if len(words) != ev.n_words or len(word_tokens) != ev.n_words:
         raise ValueError("online_evidence: word prefixes only (one row per whitespace word)")
-    if not entities:  # the words alone: the rest costs ~0.6 ms a question, paid only when asked for
+    if not entities:  # the words alone: the rest is paid only when asked for
         return replace(ev, words=words)
     top1 = ev.top_ids[:, 0]
     margin = None

@@ -1,8 +1,7 @@
 """The few scipy.stats results the analysis reports, computed without importing scipy.stats.
 
-``import scipy.stats`` costs about 0.9 s (its distributions build their docstrings at
-import), more than the statistics themselves and a third of a cached ``analyze`` of 300
-questions. The analysis needs four of its results; each is computed here with scipy
+``import scipy.stats`` is slow (its distributions build their docstrings at import):
+more than the statistics themselves, and a large share of a cached ``analyze``. The analysis needs four of its results; each is computed here with scipy
 1.17's own arithmetic, step for step, so the numbers are the same to the last bit
 (``tests/test_inference.py`` compares them with scipy's):
 

@@ -5,8 +5,8 @@ latency measurements); it sits in the base layer so that every layer can use it.
 The format is told by the file's first bytes (its name must not claim another).
 bzip2 is decoded by the standard library's ``bz2`` (one core) or ``indexed_bzip2``
 (blocks decoded in parallel threads), chosen by the caller; Zstandard by the
-``zstandard`` package, which decodes a CRAG-shaped file about 50× faster than
-``bzip2 -dc`` (README, Benchmarks) — ``streamrag ingest --convert OUT.jsonl.zst``
+``zstandard`` package, which decodes a CRAG-shaped file many times faster than
+``bzip2 -dc`` (benchmarks/RESULTS.md) — ``streamrag ingest --convert OUT.jsonl.zst``
 writes such a copy once.
 """
 

@@ -39,6 +39,7 @@ sha256, n per stage and every candidate's KS distance and AIC; PROFILE.png (next
 plots the fits.
 """
 
+# calibration.fit.ModelChoice, not imported: --help stays instant (a test ties the two)
 MODELS = ("auto", "lognormal", "gamma", "weibull", "quantiles")
 
 

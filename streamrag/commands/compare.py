@@ -3,7 +3,7 @@
 
 The second argument's kind picks the form: a folder is a run, anything else a published
 file. Standard-library imports only at top level; the logic is
-:mod:`streamrag.simulator.compare` and :mod:`streamrag.simulator.run_compare`.
+:mod:`streamrag.simulator.compare.published` and :mod:`streamrag.simulator.compare.runs`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import InputError
     from streamrag.base.figures import FORMATS
     from streamrag.base.outputs import check_out_dir
-    from streamrag.simulator.compare import COMPARISON_JSON, compare_run, comparison_lines, write_comparison
+    from streamrag.simulator.compare.published import COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
     out = check_out_dir(args.out)
     if Path(args.published).is_dir():
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _two_runs(run_a: str, run_b: str, out: object) -> int:
     from streamrag.base.errors import InputError
-    from streamrag.simulator.run_compare import compare_runs, run_comparison_lines, write_run_comparison
+    from streamrag.simulator.compare.runs import compare_runs, run_comparison_lines, write_run_comparison
 
     comparison = compare_runs(run_a, run_b)
     try:

@@ -1,8 +1,8 @@
 """``streamrag predict``: the analytic predictor's one-line answer (no replay).
 
-Mean saved ms per question with its error band (:mod:`streamrag.simulator.predict`); for
+Mean saved ms per question with its error band (:mod:`streamrag.simulator.predict.saving`); for
 a scenario with ``[load]``, also the break-even offered load with its band
-(:mod:`streamrag.simulator.predict_load`). ``--out FILE.json`` keeps the numbers.
+(:mod:`streamrag.simulator.predict.load`). ``--out FILE.json`` keeps the numbers.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     require_inputs(args.data, args.table)
 
     from streamrag.simulator.applies import refuse_inapplicable
-    from streamrag.simulator.predict import predict_population
+    from streamrag.simulator.predict.saving import predict_population
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         f"[{rs.scenario.name}; hit rate {pop.hit_rate:.1%}, {pop.calls_fired_mean:.2f} calls fired]"
     )
     if rs.scenario.load is not None:
-        from streamrag.simulator.predict_load import predict_break_even
+        from streamrag.simulator.predict.load import predict_break_even
 
         load = predict_break_even(qs.questions, rs)
         line += f"; break-even offered load {_fmt(load.break_even)} [{_fmt(load.low)}, {_fmt(load.high)}]"

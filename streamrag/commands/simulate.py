@@ -158,7 +158,7 @@ def _run(args: argparse.Namespace, written: Any) -> int:
     refuse_inapplicable(rs, "table" if args.table else "data")  # a setting this run would not read
     if rs.scenario.load is not None:  # refused before the (slow) input is read: sizes, warm-up, arrival files
         from streamrag.commands._logging import say
-        from streamrag.simulator.load_checks import check_load
+        from streamrag.simulator.load.checks import check_load
 
         for warning in check_load(rs).warnings:
             say(f"streamrag: warning: {warning}", level="warning", event="load warning")
@@ -258,15 +258,15 @@ def _print_simulated(rs: Any, model: str, n: int, columns: Any, out: Path) -> No
 
 
 def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path: str, recorded: Any, written: Any) -> int:
-    """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load`);
+    """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load.run`);
     ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
     from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
-    from streamrag.simulator.closed_form import ENGINE
-    from streamrag.simulator.load import run_load
-    from streamrag.simulator.load_checks import n_sessions
-    from streamrag.simulator.load_output import check_outputs_fit, write_load_run
+    from streamrag.simulator.load.checks import n_sessions
+    from streamrag.simulator.load.output import check_outputs_fit, write_load_run
+    from streamrag.simulator.load.run import run_load
+    from streamrag.simulator.replay.closed_form import ENGINE
     from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
 
     out = Path(args.out)

@@ -106,7 +106,7 @@ class SpokenQuestion:
 
 
 class Speaker:
-    """Piper's voice and a PocketSphinx decoder, loaded once (about 1 s of CPU)."""
+    """Piper's voice and a PocketSphinx decoder, loaded once (the costly part)."""
 
     def __init__(
         self,

@@ -11,8 +11,8 @@ one event loop, as the tests do) and serves both sides: the HTTP tool is its cli
 Nothing a client sends can stall the server:
 
 - a body over :data:`MAX_BODY_BYTES` is refused (413) before it is read, a query over
-  :data:`MAX_QUERY_CHARS` (413) before it is ranked: ranking costs ~4 µs per character, so
-  the 1 MiB query aiohttp's default admits took 4 s;
+  :data:`MAX_QUERY_CHARS` (413) before it is ranked: ranking time grows with the
+  query's characters, and the 1 MiB query aiohttp's default admits took seconds;
 - ranking runs on a bounded pool of :data:`RANK_THREADS` threads, never on the event loop,
   so ``/health`` and small queries are answered while a large one is ranked (the test suite
   measures it); requests beyond the pool wait their turn;

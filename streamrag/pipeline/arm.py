@@ -7,9 +7,9 @@ one, answer from one, fail. The machine decides; its drivers only wait:
 - :class:`~streamrag.pipeline.streaming.StreamingArm` drives it on the event engine's
   clock (virtual or real: the simulator, load runs, ``live`` and the
   :class:`~streamrag.speculate.speculator.Speculator`);
-- :mod:`~streamrag.simulator.closed_replay` drives it from one heap of stage ends (a
+- :mod:`~streamrag.simulator.replay.closed` drives it from one heap of stage ends (a
   question alone on unlimited capacity, the default route of ``simulate``);
-- :mod:`~streamrag.simulator.predict` drives the closed form on the nominal timeline.
+- :mod:`~streamrag.simulator.predict.saving` drives the closed form on the nominal timeline.
 
 The rules (:class:`ArmRules`; the first value of each is the anchor's code's, the
 ``paper`` preset): the distinct-prefix rule, the thread cap (``max_threads``) with

@@ -16,7 +16,7 @@ what both are given, :class:`~streamrag.pipeline.plan.QuestionPlan`):
 - **baseline** — at end of turn, one call on the full query (G + L), then F.
 
 A question replayed alone runs both (:func:`simulate_question`); under load each system
-runs one arm per session (:mod:`streamrag.simulator.load`).
+runs one arm per session (:mod:`streamrag.simulator.load.run`).
 
 Common random numbers: a call on prefix t always takes ``plan.g_us[t-1]`` and
 ``plan.l_us[t-1]`` of work whichever arm fires it, and both arms share ``plan.f_us``; so

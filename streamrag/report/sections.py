@@ -107,7 +107,7 @@ def run_table(run: Path, kind: str | None = None) -> tuple[str, pd.DataFrame]:
 
         return kind, read_sweep(run)
     if kind == "load":
-        from streamrag.simulator.load_output import read_sessions
+        from streamrag.simulator.load.output import read_sessions
 
         return kind, read_sessions(run / "sessions.csv")
     if kind == "simulation":
@@ -131,7 +131,7 @@ def _rows(run: Path, kind: str) -> tuple[list[str], list[dict[str, Any]]]:
 
 def _order(kind: str, columns: Sequence[str]) -> list[str]:
     if kind == "load":
-        from streamrag.simulator.load_output import SESSION_COLUMNS_HEAD
+        from streamrag.simulator.load.output import SESSION_COLUMNS_HEAD
 
         wanted: Sequence[str] = (*_LOAD_FIRST, *(c for c in SESSION_COLUMNS_HEAD if c not in _LOAD_FIRST))
     else:

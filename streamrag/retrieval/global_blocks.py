@@ -31,12 +31,12 @@ from streamrag.retrieval.global_index import GlobalIndex
 __all__ = ["BlockRanker", "BlockStore", "block_store"]
 
 # A list is long from this share of the chunks on (never below TOP_N postings). On the
-# benchmark's corpora at 10⁶ chunks, 1/64 ran at 229 µs per prefix, 1/16 at 76, 1/8 at
-# 74, 1/4 at 92: a list much shorter than 1/8 puts a high block maximum in most blocks.
+# benchmark's corpora at 10⁶ chunks 1/8 ranked fastest of 1/64, 1/16, 1/8 and 1/4 (the
+# figures: benchmarks/RESULTS.md): a list much shorter puts a high block maximum in most blocks.
 LONG_SHARE = 1 / 8
 # From this many chunks on. On the benchmark's corpora the block kernel ranked faster
-# than the pool kernel at every size tried, from 3,000 chunks (4.9 against 6.7 µs per
-# prefix) to 10⁶; below, the difference is immaterial and the pool kernel ranks.
+# than the pool kernel at every size tried, from 3,000 chunks to 10⁶; below, the
+# difference is immaterial and the pool kernel ranks.
 MIN_DOCS = 1 << 11
 # More candidates than this in one prefix while lists are deferred: add them after all.
 CANDIDATE_LIMIT = 4096

@@ -10,7 +10,15 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
   (1..N processes), write the run's outputs;
 - :mod:`~streamrag.simulator.results` — per-question results derived from traces, the
   run summary;
-- :mod:`~streamrag.simulator.traceview` — terminal, PNG and Perfetto views of a trace.
+- :mod:`~streamrag.simulator.traceview` — terminal, PNG and Perfetto views of a trace;
+- :mod:`~streamrag.simulator.applies` — where each setting applies (refused elsewhere);
+- :mod:`~streamrag.simulator.table_run` — a table replayed as a stream;
+  :mod:`~streamrag.simulator.runtrace` and :mod:`~streamrag.simulator.untraced` — a whole
+  run's trace, and why an id has none;
+- sub-packages: :mod:`~streamrag.simulator.replay` (the closed form and the trace fold),
+  :mod:`~streamrag.simulator.load` (sessions sharing capacity),
+  :mod:`~streamrag.simulator.predict` (analytic answers) and
+  :mod:`~streamrag.simulator.compare` (runs held against each other).
 
 This package imports nothing at import time.
 """

@@ -61,7 +61,7 @@ from pydantic import ConfigDict
 
 from streamrag.analysis import metrics
 from streamrag.base.columns import Dtype, arrow_schema, read_csv
-from streamrag.simulator.trace_fold import Event, Tally, fold_trace
+from streamrag.simulator.replay.fold import Event, Tally, fold_trace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,9 +89,9 @@ class ResultRow:
 
     The one declaration of the row: :data:`RESULT_COLUMNS`, :data:`NUMERIC_COLUMNS` and
     :data:`BOOL_COLUMNS` are read off its fields. A frozen dataclass, not a pydantic
-    model: the closed form builds one per question unvalidated (a model's
-    ``model_construct`` took 4.4 µs of its ≈ 30 µs per question, this 1.9 µs); every
-    other row is validated by pydantic on the way in (:func:`validated_row`)."""
+    model: the closed form builds one per question unvalidated, and a model's
+    ``model_construct`` costs a large share of a question's replay; every other row is
+    validated by pydantic on the way in (:func:`validated_row`)."""
 
     __pydantic_config__ = ConfigDict(extra="forbid")
 
@@ -214,7 +214,7 @@ def derive_result(
     revised: Sequence[bool] | None = None,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
-    of one handler per event kind (:func:`~streamrag.simulator.trace_fold.fold_trace`).
+    of one handler per event kind (:func:`~streamrag.simulator.replay.fold.fold_trace`).
 
     Models read back with :func:`~streamrag.engine.trace.read_trace` work too after
     ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
@@ -247,7 +247,7 @@ def tally_result(
     validate: bool = True,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
-    replay's, :mod:`streamrag.simulator.closed_replay`). ``validate=False`` (the closed
+    replay's, :mod:`streamrag.simulator.replay.closed`). ``validate=False`` (the closed
     form: its tallies are checked against the engine's by the tests) builds the row
     without pydantic's validation, every value already of its field's type."""
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us

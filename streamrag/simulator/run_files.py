@@ -62,7 +62,7 @@ class Rules(_Frozen):
 Replay = Literal["closed_form", "engine"]
 _REPLAY = (
     "What replayed the questions: the closed form (a question alone on unlimited capacity, "
-    "streamrag.simulator.closed_form) or the event engine; absent in a live run"
+    "streamrag.simulator.replay.closed_form) or the event engine; absent in a live run"
 )
 
 
@@ -178,7 +178,7 @@ class LoadTrace(_Frozen):
 
 
 class LoadSummary(_Frozen):
-    """``summary.json`` of a load run (:mod:`streamrag.simulator.load`)."""
+    """``summary.json`` of a load run (:mod:`streamrag.simulator.load.run`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", title="streamrag summary.json (load)")
 

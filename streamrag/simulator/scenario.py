@@ -33,7 +33,7 @@ Sections::
     [policy]     kind = always | admission | stretch | coalesce
                  (:mod:`streamrag.pipeline.policies`)
     [load]       arrivals (poisson | file | closed), warmup_s, reference_sessions: many
-                 sessions on one clock (:mod:`streamrag.simulator.load`)
+                 sessions on one clock (:mod:`streamrag.simulator.load.run`)
 
 Settings that name files (``latency.profile`` when it is a path, the word-timings
 cadence's ``input.path``, ``data.asr.path``, ``load.arrivals.path``, the learned
@@ -76,7 +76,7 @@ from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
-from streamrag.simulator.workload import LoadConfig, PoissonArrivals
+from streamrag.simulator.load.workload import LoadConfig, PoissonArrivals
 
 if TYPE_CHECKING:
     from streamrag.analysis.stabilize import AnalysisSettings
@@ -246,7 +246,7 @@ class Scenario(_Section):
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     policy: PolicyConfig = Field(default_factory=AlwaysPolicyConfig)
     load: LoadConfig | None = None
-    """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load`);
+    """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load.run`);
     absent: every question replayed alone."""
 
     def selection(self, ids: Sequence[str] | None = None) -> Selection:

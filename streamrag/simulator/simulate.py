@@ -28,9 +28,9 @@ from streamrag.engine.trace import dump_events
 from streamrag.pipeline import reflectors
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.closed_replay import replay
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
+from streamrag.simulator.replay.closed import replay
+from streamrag.simulator.replay.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
 from streamrag.simulator.results import (
     ResultColumns,
     ResultRow,
@@ -44,7 +44,7 @@ from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
     from streamrag.engine.clock import Clock
-    from streamrag.simulator.trace_fold import Tally
+    from streamrag.simulator.replay.fold import Tally
 
 
 def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
@@ -123,7 +123,7 @@ def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedSc
 
 
 def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
-    """The questions' rows by the closed form (:mod:`~streamrag.simulator.closed_replay`),
+    """The questions' rows by the closed form (:mod:`~streamrag.simulator.replay.closed`),
     their trace left to :func:`closed_form_trace`."""
     sc, rules = rs.scenario, rs.arm_rules
     outputs = []
@@ -135,7 +135,7 @@ def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) 
 
 def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> bytes:
     """The trace lines of ``questions``, replayed by the closed form on the arm objects
-    (:func:`~streamrag.simulator.closed_form.replay_events`): the engine's, byte for byte."""
+    (:func:`~streamrag.simulator.replay.closed_form.replay_events`): the engine's, byte for byte."""
     return b"".join(dump_events(replay_events(plan_question(q, rs), rs)) for q in questions)
 
 
@@ -199,7 +199,7 @@ class SimulationRun:
     """What judged the results (``heuristic on per-prefix evidence``, or the oracle
     reflector of a bare table): printed on the console and kept in every output."""
     replay: str = ENGINE
-    """What replayed them: ``closed_form`` or ``engine`` (:mod:`~streamrag.simulator.closed_form`)."""
+    """What replayed them: ``closed_form`` or ``engine`` (:mod:`~streamrag.simulator.replay.closed_form`)."""
     deferred_trace: Callable[[], Iterator[bytes]] | None = None
     """A closed-form run's trace, recorded when asked for (:meth:`trace_parts`)."""
 

@@ -25,8 +25,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from streamrag.pipeline import reflectors
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.closed_form import CLOSED_FORM
 from streamrag.simulator.questions import Entry, Selector, table_entries
+from streamrag.simulator.replay.closed_form import CLOSED_FORM
 from streamrag.simulator.results import ResultColumns, ResultRow, result_columns, results_lines, skipped_result
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ def skip_reason(results: Path, qid: str) -> str | None:
 def untraced_reason(run_dir: Path, qid: str) -> str | None:
     """Why a load run's session ``qid`` has no events: its trace keeps every k-th session
     (``summary.json``'s ``trace``), and which ones, if so."""
-    from streamrag.simulator.workload import session_id
+    from streamrag.simulator.load.workload import session_id
 
     try:
         trace = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["trace"]

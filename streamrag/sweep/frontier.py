@@ -12,7 +12,7 @@ each its own frontier. Per point, over the replayed questions (design §10):
   deployable points of the group (not dominated: no other point has fewer or equal extra
   calls and more or equal saving, one strictly; ``oracle`` knows t*: a bound, never on it);
   ``policy_frontier``: the same within the point's policy;
-- ``optimum_saved_ms``: the mean offline optimum (:mod:`streamrag.simulator.optimum`) of
+- ``optimum_saved_ms``: the mean offline optimum (:mod:`streamrag.simulator.predict.optimum`) of
   the same questions; ``pct_of_optimal`` = 100 · mean saved / mean optimum;
   ``regret_ms`` = mean optimum − mean saved. The optimum makes no extra call, so the
   regret of a point's score at a price λ per call is ``regret_ms + λ · extra_calls``.
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from streamrag.base.columns import TableKind
-    from streamrag.simulator.optimum import Optimum
+    from streamrag.simulator.predict.optimum import Optimum
     from streamrag.sweep.grid import Grid
     from streamrag.sweep.resumable import SweepResult
 
@@ -210,7 +210,7 @@ def compute_frontier(
 ) -> Frontier:
     """Read a finished frontier sweep (see the module docstring); ``jobs`` processes compute the optima."""
 
-    from streamrag.simulator.optimum import optima
+    from streamrag.simulator.predict.optimum import optima
     from streamrag.simulator.questions import select_for
     from streamrag.sweep.table import table_dtypes
 

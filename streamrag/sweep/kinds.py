@@ -206,8 +206,8 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
 def _load_descriptors(rs: Any) -> dict[str, Any]:
     """A load point's columns: arrival rate, capacities, policy and the offered tool load
     ``ρ = λ·E[L]/c`` (Poisson arrivals, one baseline tool call per session)."""
-    from streamrag.simulator.load_checks import tool_servers
-    from streamrag.simulator.workload import PoissonArrivals
+    from streamrag.simulator.load.checks import tool_servers
+    from streamrag.simulator.load.workload import PoissonArrivals
 
     sc = rs.scenario
     arrivals = sc.load.arrivals

@@ -152,7 +152,7 @@ LOAD_METRICS: tuple[str, ...] = (
     "reference.unlimited_saved_ms.mean",
     "reference.loaded_saved_ms.mean",
 )
-"""A load point's columns: paths into its ``summary.json`` (:mod:`streamrag.simulator.load`)."""
+"""A load point's columns: paths into its ``summary.json`` (:mod:`streamrag.simulator.load.run`)."""
 
 
 def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
@@ -160,8 +160,8 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
     from pathlib import Path
 
     from streamrag.analysis.stats import pick
-    from streamrag.simulator.load import run_load
-    from streamrag.simulator.load_output import load_summary, summary_bytes, write_load_trace, write_sessions_csv
+    from streamrag.simulator.load.output import load_summary, summary_bytes, write_load_trace, write_sessions_csv
+    from streamrag.simulator.load.run import run_load
     from streamrag.simulator.simulate import parameters, reflector_model_of
 
     rs = job.settings

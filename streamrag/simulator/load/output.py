@@ -1,5 +1,5 @@
 """The outputs of a load run: ``sessions.csv``, ``summary.json``, ``trace.jsonl`` and the
-manifest (see :mod:`streamrag.simulator.load` for what each holds)."""
+manifest (see :mod:`streamrag.simulator.load.run` for what each holds)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import numpy as np
 
 from streamrag.base.columns import TableKind
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.load import SYSTEMS, LoadRun
+from streamrag.simulator.load.run import SYSTEMS, LoadRun
+from streamrag.simulator.load.workload import ClosedArrivals, session_id
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.workload import ClosedArrivals, session_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -277,8 +277,8 @@ def check_outputs_fit(questions: Sequence[SimQuestion], rs: ResolvedScenario, ou
     import tempfile
 
     from streamrag.base.outputs import check_free_space, human_bytes
-    from streamrag.simulator.load import run_load
-    from streamrag.simulator.load_checks import n_sessions
+    from streamrag.simulator.load.checks import n_sessions
+    from streamrag.simulator.load.run import run_load
 
     load = rs.scenario.load
     assert load is not None  # a load scenario (checked by the caller)

@@ -1,6 +1,6 @@
 """Load runs: many sessions sharing finite tool and LLM capacity on one virtual clock.
 
-A scenario with ``[load]`` (:mod:`streamrag.simulator.workload`) replays a stream of
+A scenario with ``[load]`` (:mod:`streamrag.simulator.load.workload`) replays a stream of
 *sessions*, each asking one question of the population, through the same pipeline code
 as a question replayed alone — but the stages now queue for the ``[resources]``
 (:mod:`streamrag.engine.resources`), so one session's speculative calls delay the others'
@@ -22,16 +22,16 @@ Outputs (``simulate`` writes them):
 - ``trace.jsonl`` — the traced sessions' events, every one of each (both systems, one
   ``qid`` per session, the resources' queue events included): all sessions of a run of up
   to ``load.trace_sessions`` (default 10,000), else every k-th, so the trace stays bounded
-  (:meth:`~streamrag.simulator.workload.LoadConfig.trace_every`).
+  (:meth:`~streamrag.simulator.load.workload.LoadConfig.trace_every`).
 
 Memory stays flat in the number of sessions: each finished session's measures and events
-go to temporary files at once (:mod:`~streamrag.simulator.load_measures`), removed when the
+go to temporary files at once (:mod:`~streamrag.simulator.load.measures`), removed when the
 outputs are written or the run fails or is interrupted. What a run may ask for is checked
-before it starts (:mod:`~streamrag.simulator.load_checks`).
+before it starts (:mod:`~streamrag.simulator.load.checks`).
 
 Sessions arriving before ``load.warmup_s`` are simulated but not counted. The run is here;
-what a session measures is :mod:`~streamrag.simulator.load_measures`, the files
-:mod:`~streamrag.simulator.load_output`.
+what a session measures is :mod:`~streamrag.simulator.load.measures`, the files
+:mod:`~streamrag.simulator.load.output`.
 """
 
 from __future__ import annotations
@@ -54,10 +54,9 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import StreamingArm
-from streamrag.simulator.load_checks import check_load, tool_servers
-from streamrag.simulator.load_measures import LoadSpool, SessionMeasures, SpooledDraws, TraceSink
-from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.workload import (
+from streamrag.simulator.load.checks import check_load, tool_servers
+from streamrag.simulator.load.measures import LoadSpool, SessionMeasures, SpooledDraws, TraceSink
+from streamrag.simulator.load.workload import (
     ClosedArrivals,
     LoadConfig,
     OpenArrivals,
@@ -67,6 +66,7 @@ from streamrag.simulator.workload import (
     session_id,
     think_draws,
 )
+from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

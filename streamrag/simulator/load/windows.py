@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streamrag.simulator.load_measures import SessionMeasures
+from streamrag.simulator.load.measures import SessionMeasures
 
 US_PER_S = 1_000_000
 

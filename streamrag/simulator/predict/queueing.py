@@ -1,6 +1,6 @@
 """Textbook queueing formulas: Erlang C and the Allen–Cunneen M/G/c approximation.
 
-One copy of each, used by the predictor (:mod:`streamrag.simulator.predict_load`) and
+One copy of each, used by the predictor (:mod:`streamrag.simulator.predict.load`) and
 by the tests that check the load engine against queueing theory.
 
 - **Erlang C** (M/M/c): with offered load a = λ/μ on c servers (a < c), the probability
@@ -195,36 +195,3 @@ def impatient_queue(
     # a customer of patience τ leaves iff V > τ (τ = 0: iff V > 0)
     p_ab = immediate * p_wait + (float(drop @ q.survival(cuts)) if cuts.size else 0.0)
     return ImpatientQueue(p_wait, p_ab, breaks, slopes_k, logs_k, q.tail_mass, norm)
-
-
-def erlang_a(servers: int, lam: float, mu: float, theta: float) -> tuple[float, float]:
-    """Erlang A (M/M/c+M, exponential patience of rate ``theta``): ``(P(wait), P(abandon))``
-    by the closed form in Mandelbaum & Zeltyn's summary of M/M/n+G performance measures:
-    with x = cμ/θ, y = λ/θ and Γ_low the lower incomplete gamma function,
-    ``J = e^y·y^{−x}·Γ_low(x, y)/θ``, ``P(wait) = λJ·E₁⁻¹`` where
-    ``E₁ = Σ_{j<c} aʲ/j!·(c−1)!/a^{c−1} + λJ``, and ``P(abandon) = (1 + (λ − cμ)·J)·P(wait)/(λJ)``."""
-    from scipy.special import gammainc, gammaln
-
-    x, y = servers * mu / theta, lam / theta
-    log_j = y - x * math.log(y) + math.log(gammainc(x, y)) + gammaln(x) - math.log(theta)
-    a = lam / mu
-    log_e = np.logaddexp.reduce([j * math.log(a) - math.lgamma(j + 1) for j in range(servers)])
-    log_term = (servers - 1) * math.log(a) - math.lgamma(servers)
-    log_wait = math.log(lam) + log_j + log_term
-    p_wait = math.exp(log_wait - np.logaddexp(log_e, log_wait))
-    lam_j = math.exp(math.log(lam) + log_j)
-    return p_wait, (1 + (lam - servers * mu) * math.exp(log_j)) * p_wait / lam_j
-
-
-def withdrawal_chain(servers: int, lam: float, mu: float, theta: float, cap: int = 4000) -> tuple[float, float]:
-    """Erlang A's ``(P(wait), P(abandon))`` from its birth–death chain — births λ, deaths
-    ``min(k, c)·μ + max(k − c, 0)·θ`` in state k (truncated at ``cap``): the independent check
-    of :func:`erlang_a` and :func:`impatient_queue`. An arrival waits when it finds k ≥ c
-    (PASTA); abandonments happen at rate θ·E[queue], so ``P(abandon) = θ·E[queue]/λ``."""
-    logs = [0.0]
-    for k in range(1, cap):
-        logs.append(logs[-1] + math.log(lam) - math.log(min(k, servers) * mu + max(k - servers, 0) * theta))
-    p = np.exp(np.array(logs) - max(logs))
-    p /= p.sum()
-    states = np.arange(cap)
-    return float(p[servers:].sum()), float(theta * (np.maximum(states - servers, 0) @ p) / lam)

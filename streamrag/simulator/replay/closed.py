@@ -11,7 +11,7 @@ trace is recorded, the baseline arm (:class:`~streamrag.pipeline.baseline.Baseli
 and both responses.
 
 Without a trace (``events`` is None) it folds what a result row needs into a
-:class:`~streamrag.simulator.trace_fold.Tally` as it goes, and the baseline arm and the
+:class:`~streamrag.simulator.replay.fold.Tally` as it goes, and the baseline arm and the
 responses, which interact with nothing, are not scheduled at all; with one it records
 every event the engine records — same kinds, fields, order and timestamps.
 ``tests/test_closed_form.py`` checks this against the engine on random populations,
@@ -30,7 +30,7 @@ from streamrag.pipeline.calls import Call
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
-from streamrag.simulator.trace_fold import Tally
+from streamrag.simulator.replay.fold import Tally
 
 _COMPLETION = int(Priority.COMPLETION)
 _TURN_END = int(Priority.TURN_END)
@@ -213,7 +213,7 @@ def replay(
     plan: QuestionPlan, trigger: Trigger, reflector: Reflector, rules: ArmRules, events: list[dict[str, Any]] | None = None
 ) -> Tally:
     """Replay one planned question (unlimited capacity; µs since arrival): what the fold of
-    its trace (:func:`~streamrag.simulator.trace_fold.fold_trace`) gives; its trace events
+    its trace (:func:`~streamrag.simulator.replay.fold.fold_trace`) gives; its trace events
     are appended to ``events`` when given."""
     tally = Tally()
     machine, answer_us = replay_arm(plan, trigger, reflector, rules, events, tally)

@@ -31,9 +31,9 @@ Search by dominance, then by replay:
    result the reflector accepts are candidates; each is replayed, and so is none.
 3. So the k-fire optimum equals the single-fire optimum for every k ≥ 1 and every
    λ ≥ 0, and its extra calls are 0: the optimum does not depend on λ. This is checked,
-   not assumed: :func:`brute_force` replays every subset of prefixes through the arm
-   (tests compare it on small questions), and a property test checks that no policy's
-   realized schedule scores above it.
+   not assumed: the tests replay every subset of prefixes through the arm on small
+   questions (``tests/oracles.py``) and compare, and a property test checks that no
+   policy's realized schedule scores above it.
 
 Why ``oracle`` (fire at t*) is not this optimum: t* is where gold first enters the top-k,
 not where the *heuristic* reflector first accepts a result (it may reject t* and accept
@@ -48,7 +48,6 @@ call delays other sessions' calls, and this argument does not apply.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -171,24 +170,3 @@ def optima(
             if on_progress:
                 on_progress(len(chunks[futures[fut]]))
     return [o for part in parts for o in part]
-
-
-def brute_force(q: SimQuestion, rs: ResolvedScenario, lam_ms: float, *, max_words: int = 10) -> tuple[float, frozenset[int]]:
-    """The best score over **all** 2ⁿ schedules, each replayed through the arm (the
-    reference the dominance search is checked against; n ≤ ``max_words``)."""
-    if q.n_words > max_words:
-        raise ValueError(f"brute_force: {q.n_words} words is more than max_words = {max_words} (2^n replays)")
-
-    async def main(clock: Clock) -> tuple[float, frozenset[int]]:
-        plan = plan_question(q, rs)
-        best: tuple[float, frozenset[int]] | None = None
-        for size in range(q.n_words + 1):
-            for combo in itertools.combinations(range(1, q.n_words + 1), size):
-                schedule = frozenset(combo)
-                value = score(await replay_schedule(clock, plan, schedule, rs), lam_ms)
-                if best is None or value > best[0]:
-                    best = (value, schedule)
-        assert best is not None  # the empty schedule is always tried
-        return best
-
-    return run_virtual(main)

@@ -2,7 +2,7 @@
 
 A question replayed alone on unlimited capacity needs no event loop, no jobs, no
 resources: every call starts when it is fired and ends G + L later, and nothing waits
-for a server. :mod:`~streamrag.simulator.closed_replay` replays it directly — the rows
+for a server. :mod:`~streamrag.simulator.replay.closed` replays it directly — the rows
 without recording events (what ``results.csv`` needs is folded as the replay goes), the
 trace only when it is written, event for event the engine's. Both are checked identical
 to the engine, the reference, on random populations (``tests/test_closed_form.py``).
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamrag.pipeline.plan import QuestionPlan
-from streamrag.simulator.closed_replay import replay
+from streamrag.simulator.replay.closed import replay
 from streamrag.simulator.scenario import ResolvedScenario
 
 CLOSED_FORM = "closed_form"

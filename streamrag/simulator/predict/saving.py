@@ -43,7 +43,7 @@ from streamrag.engine.latency import ConstantLatency, LatencyModel
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Reflector
-from streamrag.simulator.closed_replay import replay_arm
+from streamrag.simulator.replay.closed import replay_arm
 from streamrag.simulator.scenario import ResolvedScenario
 
 N_ATOMS = 64
@@ -170,7 +170,7 @@ def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:
 def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflector: Reflector | None = None) -> Timeline:
     """Fire the scenario's trigger on the words through the streaming arm's own machine on
     the nominal timeline (every call taking ``x_nominal_ms``,
-    :func:`~streamrag.simulator.closed_replay.replay_arm`), judge each call with its
+    :func:`~streamrag.simulator.replay.closed.replay_arm`), judge each call with its
     reflector, and find which calls decide (module docstring)."""
     sc, rules = rs.scenario, rs.arm_rules
     trigger = sc.trigger.build(q)

@@ -1,7 +1,7 @@
 """What a load run may ask for, checked before it starts (issue 33).
 
 - At most :data:`MAX_LOAD_SESSIONS` sessions: a run's memory is flat in its sessions
-  (:mod:`~streamrag.simulator.load_measures`) except at the end, where the summary's exact
+  (:mod:`~streamrag.simulator.load.measures`) except at the end, where the summary's exact
   percentiles read one column of every session at a time; 10¹² sessions are refused at
   once instead of ending in a memory error.
 - An open-loop workload whose every session arrives within ``load.warmup_s`` would count
@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from streamrag.base.errors import ConfigError
-from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.workload import (
+from streamrag.simulator.load.workload import (
     US_PER_S,
     ClosedArrivals,
     FileArrivals,
@@ -25,6 +24,7 @@ from streamrag.simulator.workload import (
     count_open_arrivals,
     open_arrivals,
 )
+from streamrag.simulator.scenario import ResolvedScenario
 
 MAX_LOAD_SESSIONS = 10_000_000
 """The most sessions one load run takes: the summary step holds a few 8-byte columns of

@@ -3,10 +3,10 @@
 A speculative call that is still waiting for a tool server when its session decides is
 withdrawn (``cancel``: it never uses a server), so the streaming queue is a queue of
 *impatient* jobs: each job's patience is the time from its arrival at the queue until its
-session cancels it. It is modelled as M/M/c+G (:func:`~streamrag.simulator.queueing.impatient_queue`;
+session cancels it. It is modelled as M/M/c+G (:func:`~streamrag.simulator.predict.queueing.impatient_queue`;
 Baccelli & Hébuterne 1981, Zeltyn & Mandelbaum 2005): Poisson arrivals of every job that
 enters the queue, a patience distribution taken from the sessions' nominal timelines
-(:func:`~streamrag.simulator.predict.timeline`), the mean served service time (a call in
+(:func:`~streamrag.simulator.predict.saving.timeline`), the mean served service time (a call in
 service when its session decides stops there under ``cancel = "frees"``) and the
 Allen–Cunneen stretch ``(1 + c_s²)/2`` of the waiting part for non-exponential service.
 The deciding call never leaves, so its wait is the queue's *virtual wait* V.
@@ -22,10 +22,10 @@ every call runs, then the refire). Two models of how a session's calls wait:
   backlog): a call queued before k is ahead of it and never leaves; one queued more than
   E[L] after k starts after D whatever V is, so it leaves once it has waited
   ``max(0, T + check − a_j)``; the others are served. The streaming answer then takes one V
-  for all its calls (:func:`~streamrag.simulator.predict_load.p_not_gaining` averaged over V).
+  for all its calls (:func:`~streamrag.simulator.predict.load.p_not_gaining` averaged over V).
 
 The two bracket the simulator's sessions, whose calls' waits are neither independent nor
-equal; their break-evens are the predictor's band (:mod:`~streamrag.simulator.predict_load`).
+equal; their break-evens are the predictor's band (:mod:`~streamrag.simulator.predict.load`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamrag.simulator.predict import Atoms, Timeline
-from streamrag.simulator.queueing import ImpatientQueue, impatient_queue
+from streamrag.simulator.predict.queueing import ImpatientQueue, impatient_queue
+from streamrag.simulator.predict.saving import Atoms, Timeline
 
 WAIT_MODELS = ("independent", "shared")
 _PATIENCE_STEP_MS = 10.0

@@ -5,13 +5,13 @@ unlimited, as in ``sim/load.toml``); the offered load ρ is the baseline's tool
 utilization, λ = ρ·c/E[L].
 
 - **Baseline**: one job per session, service L, an M/G/c queue
-  (:mod:`~streamrag.simulator.queueing`): an arrival waits with probability C(c, a)
+  (:mod:`~streamrag.simulator.predict.queueing`): an arrival waits with probability C(c, a)
   (Erlang C), then an exponential time whose mean makes the mean wait Allen–Cunneen's
   ``W_q = C/(cμ − λ)·(1 + c_s²)/2``.
 - **Streaming**: the speculative calls queue FIFO and the ones still waiting when their
   session decides are withdrawn: an M/M/c+G queue of impatient jobs
-  (:mod:`~streamrag.simulator.predict_queue`), solved at the fixed point of its mean
-  virtual wait against the nominal timelines (:func:`~streamrag.simulator.predict.timeline`
+  (:mod:`~streamrag.simulator.predict.queue`), solved at the fixed point of its mean
+  virtual wait against the nominal timelines (:func:`~streamrag.simulator.predict.saving.timeline`
   with every call taking E[G] + w + E[L]: the thread cap, who enters the queue, each
   job's patience and its served service all move with w). Under two models of how a
   session's calls wait — ``independent`` draws or one ``shared`` wait.
@@ -35,9 +35,19 @@ import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.predict import Atoms, Timeline, add, call_latency, compress, point, stage_atoms, supported, timeline
-from streamrag.simulator.predict_queue import WAIT_MODELS, queue_load, solve_queue, virtual_wait_atoms
-from streamrag.simulator.queueing import allen_cunneen_wait_s, erlang_c
+from streamrag.simulator.predict.queue import WAIT_MODELS, queue_load, solve_queue, virtual_wait_atoms
+from streamrag.simulator.predict.queueing import allen_cunneen_wait_s, erlang_c
+from streamrag.simulator.predict.saving import (
+    Atoms,
+    Timeline,
+    add,
+    call_latency,
+    compress,
+    point,
+    stage_atoms,
+    supported,
+    timeline,
+)
 from streamrag.simulator.scenario import ResolvedScenario
 
 LOAD_ATOMS = 24
@@ -117,7 +127,7 @@ class LoadModel:
 
     def streaming_wait(self, offered: float, model: str = "independent") -> tuple[float, Atoms | None]:
         """(E[V] in ms, V as atoms) of the streaming queue at the fixed point w = E[V](w)
-        (:mod:`~streamrag.simulator.predict_queue`); (inf, None) when none is stable."""
+        (:mod:`~streamrag.simulator.predict.queue`); (inf, None) when none is stable."""
         lam = self.rate_per_ms(offered)
         offers = self.offers[model]
 
@@ -224,7 +234,7 @@ class LoadPrediction:
 
 def predict_break_even(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> LoadPrediction:
     """The break-even offered load (baseline tool utilization) and its band over the wait
-    models (:data:`~streamrag.simulator.predict_queue.WAIT_MODELS`)."""
+    models (:data:`~streamrag.simulator.predict.queue.WAIT_MODELS`)."""
     model = LoadModel(questions, rs)
     found = {name: model.break_even(name) for name in WAIT_MODELS}
     values = [v for v in found.values() if v is not None]

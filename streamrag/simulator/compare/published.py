@@ -31,7 +31,7 @@ questions, ``{"r" or "rho", "p", "n"}`` (null when n < 3 or a side is constant):
 saving), ``spearman_H_predicted_measured_saved`` (the published side's ρ(H, saved)) and
 ``spearman_H_saved`` (the simulated side's, as in the run's summary but over the matched
 questions). ``h_vs_saved``: ρ(H, saved) on each side over all matched questions and over the
-unsaturated tail, H < L (:mod:`streamrag.simulator.compare_h`, figure ``h_vs_saved.png``).
+unsaturated tail, H < L (:mod:`streamrag.simulator.compare.bound_rank`, figure ``h_vs_saved.png``).
 ``agreement.n_words`` / ``agreement.t_star``: ``{"n", "n_agree", "rate",
 "disagree_ids"}`` over the matched questions where both sides give a value, null when the
 file lacks the column.
@@ -49,7 +49,7 @@ import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
 from streamrag.base.errors import DataFileError, InputError, TableError
-from streamrag.simulator.compare_h import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_G_ms, run_L_ms
+from streamrag.simulator.compare.bound_rank import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_G_ms, run_L_ms
 from streamrag.simulator.results import spearman, stats
 
 if TYPE_CHECKING:

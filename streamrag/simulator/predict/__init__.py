@@ -1,0 +1,9 @@
+"""Analytic answers, without replaying: the predicted saving, the load it stands, the optimum.
+
+- :mod:`~streamrag.simulator.predict.saving` — the saving per question and population,
+  its fire schedule from the streaming arm's own machine on the nominal timeline;
+- :mod:`~streamrag.simulator.predict.queueing` and :mod:`~streamrag.simulator.predict.queue`
+  — queueing formulas, and the streaming arm's tool queue with withdrawn jobs;
+- :mod:`~streamrag.simulator.predict.load` — waits of both systems and the break-even load;
+- :mod:`~streamrag.simulator.predict.optimum` — the best fire schedule of a question.
+"""
