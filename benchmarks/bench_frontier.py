@@ -73,9 +73,9 @@ def _learned(run: Path, table: Path) -> list[dict[str, object]]:
     """Analytic vs replayed saving of each single-fire ``learned`` point of ``run``."""
     import csv
 
-    from streamrag.analysis.evidence import find_evidence
-    from streamrag.analysis.evidence_read import read_evidence
-    from streamrag.analysis.features import prefix_features
+    from streamrag.analysis.evidence.prefixes import find_evidence
+    from streamrag.analysis.evidence.read import read_evidence
+    from streamrag.analysis.features.words import prefix_features
     from streamrag.analysis.table import read_table_records
     from streamrag.learn.paper import AnalyticParams
     from streamrag.learn.replay import analytic_fires, compare

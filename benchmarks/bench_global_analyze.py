@@ -101,7 +101,7 @@ def shell_runs(folder: Path, index_dir: Path, rounds: int) -> dict:
 
 def in_process(folder: Path, index_dir: Path, rounds: int) -> dict:
     from streamrag.analysis.entry import default_gold, open_source
-    from streamrag.analysis.global_scope import analyze_pool, pool_index
+    from streamrag.analysis.global_scope.analyze import analyze_pool, pool_index
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.data.selection import Selection
     from streamrag.retrieval import global_prefix

@@ -49,7 +49,7 @@ def _stats(ms: list[float]) -> dict[str, float]:
 
 
 def main() -> None:
-    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
     from streamrag.data.crag import read_records
     from streamrag.data.demo import demo_path
     from streamrag.engine.clock import RealClock

@@ -61,7 +61,7 @@ def analyze(
     """
     from streamrag.analysis.entry import analyze_input
     from streamrag.analysis.stabilize import AnalysisSettings
-    from streamrag.analysis.stats import resolve_params, summarize
+    from streamrag.analysis.stats.rq import resolve_params, summarize
     from streamrag.analysis.study import table_frame, write_study
     from streamrag.base.outputs import check_out_dir
     from streamrag.data.chunk_cache import ChunkCache

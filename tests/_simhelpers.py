@@ -30,7 +30,7 @@ def full_q(
     """An evidence-mode question from explicit prefix top-k rows; ``scores`` and
     ``coverage`` (distinct tokens; ``occurrences`` defaults to the same) are the full
     query's values per chunk, read for each prefix's top chunk."""
-    from streamrag.analysis.evidence import PrefixEvidence
+    from streamrag.analysis.evidence.prefixes import PrefixEvidence
     from streamrag.simulator.questions import sim_question
 
     arr = np.array(topk, dtype=np.int32)

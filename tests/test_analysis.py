@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from streamrag.analysis.anchor import t_anchor, t_pivot
 from streamrag.analysis.execution import analyze_file
 from streamrag.analysis.stabilize import QuestionAnalysis, analyze_question
+from streamrag.analysis.studies.anchor import t_anchor, t_pivot
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table
 from streamrag.cli import main
 from streamrag.data.crag import CragRecord

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from streamrag.analysis import stats
+from streamrag.analysis.stats import rq as stats
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table, write_table
 from streamrag.cli import main
 from streamrag.data.synthetic_table import generate_stabilization_table

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamrag.analysis.compare import retriever_comparison
 from streamrag.analysis.execution import analyze_file
 from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
+from streamrag.analysis.studies.retrievers import retriever_comparison
 from streamrag.analysis.study import run_study
 from streamrag.base.errors import CacheError, EmptyCorpusError, EmptyQueryError
 from streamrag.cli import main

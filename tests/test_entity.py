@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from streamrag.analysis.entity import ner_unavailable_reason
+from streamrag.analysis.studies.entity import ner_unavailable_reason
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
 
@@ -17,7 +17,7 @@ needs_ner = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 @needs_ner
 def test_first_entity_position_is_the_word_where_the_entity_begins() -> None:
-    from streamrag.analysis.entity import first_entity_position
+    from streamrag.analysis.studies.entity import first_entity_position
 
     # spaCy tags "Steve Nash" (PERSON) starting at word 3 and "2008" (DATE) later
     assert first_entity_position("how did Steve Nash play in 2008") == 3
@@ -43,7 +43,7 @@ def test_analyze_writes_t_entity_and_the_anchor_section_says_what_each_predictor
 
 
 def test_without_the_extra_the_flag_is_a_one_line_error(tmp_path: Path, capsys, monkeypatch) -> None:
-    import streamrag.analysis.entity as entity
+    import streamrag.analysis.studies.entity as entity
 
     monkeypatch.setattr(
         entity, "ner_unavailable_reason", lambda: "the entity predictor needs spaCy: pip install 'streamrag[ner]'"
@@ -57,7 +57,7 @@ def test_without_the_extra_the_flag_is_a_one_line_error(tmp_path: Path, capsys, 
 
 @needs_ner
 def test_the_first_entity_heard_needs_only_the_words_heard_so_far() -> None:
-    from streamrag.analysis.entity import entity_columns, first_entity_heard, first_entity_position
+    from streamrag.analysis.studies.entity import entity_columns, first_entity_heard, first_entity_position
 
     # Tagged whole, "brightwater" (word 7) is an entity from its right context ("foods or
     # kestrel outdoor"); tagging the prefixes as they are heard, the first one with an
@@ -75,8 +75,8 @@ def test_the_first_entity_heard_needs_only_the_words_heard_so_far() -> None:
 @needs_ner
 def test_the_first_entity_heard_is_the_first_prefix_the_feature_tagger_marks() -> None:
     # one rule: the early-stopping tagger and the per-prefix feature columns agree
-    from streamrag.analysis.entity import first_entity_heard
-    from streamrag.analysis.features import prefix_entities
+    from streamrag.analysis.features.words import prefix_entities
+    from streamrag.analysis.studies.entity import first_entity_heard
     from streamrag.base.lines import iter_question_objects
 
     for _, _, obj in iter_question_objects(demo_path()):
@@ -89,7 +89,7 @@ def test_the_first_entity_heard_is_the_first_prefix_the_feature_tagger_marks() -
 def test_analyze_writes_the_entity_column_of_its_context_and_says_which(tmp_path: Path) -> None:
     import pandas as pd
 
-    from streamrag.analysis.entity import first_entity_heard, first_entity_position
+    from streamrag.analysis.studies.entity import first_entity_heard, first_entity_position
     from streamrag.base.lines import iter_question_objects
 
     queries = {qid: obj["query"] for _, qid, obj in iter_question_objects(demo_path())}

@@ -264,7 +264,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_synthetic_evidence_reproduces_every_row_of_the_generated_table() -> None:
-    from streamrag.analysis.evidence_model import synthetic_evidence
+    from streamrag.analysis.evidence.synthetic import synthetic_evidence
     from streamrag.analysis.metrics import volatility
 
     table = generate_stabilization_table(600, seed=4)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamrag.analysis.global_gold import PoolGrounder, question_gold
-from streamrag.analysis.global_scope import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.global_scope.analyze import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.global_scope.gold import PoolGrounder, question_gold
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.beir import read_beir

@@ -309,7 +309,7 @@ def test_analyze_interrupted_as_it_writes_leaves_the_earlier_analysis_untouched(
 
 
 def test_analyze_interrupted_after_its_analysis_names_what_is_missing(tmp_path, capsys, monkeypatch) -> None:
-    import streamrag.analysis.feature_table as features
+    import streamrag.analysis.features.table as features
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from streamrag.analysis.dual_gold import DUAL
+from streamrag.analysis.studies.dual_gold import DUAL
 from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import RecordError
 from streamrag.cli import main

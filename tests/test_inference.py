@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from streamrag.analysis import inference
+from streamrag.analysis.stats import inference
 
 
 # φ-like samples: fractions k/n with many ties (what the analysis feeds these), and continuous ones.
@@ -73,7 +73,7 @@ def test_skewness_and_line_r2_are_scipys() -> None:
 def test_the_analysis_statistics_do_not_import_scipy_stats() -> None:
     code = (
         "import sys\n"
-        "import streamrag.analysis.stats, streamrag.analysis.robustness, streamrag.analysis.report\n"
+        "import streamrag.analysis.stats.rq, streamrag.analysis.stats.robustness, streamrag.analysis.stats.report\n"
         "print('scipy.stats' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -408,7 +408,7 @@ def test_the_clock_guard_catches(source):
     "source",
     [
         "def f():\n    from streamrag.simulator.simulate import x\n",
-        "def f():\n    from streamrag.analysis.stats import x\n",
+        "def f():\n    from streamrag.analysis.stats.rq import x\n",
         "def f():\n    return __import__('streamrag.simulator.simulate')\n",
         "import importlib\nNAME = 'streamrag.simulator.simulate'\ndef f():\n    return importlib.import_module(NAME)\n",
         "import importlib\nNAMES = {'x': 'streamrag.sweep.grid'}\ndef f(k):\n    return importlib.import_module(NAMES[k])\n",

@@ -12,9 +12,9 @@ import pytest
 from _simhelpers import compact, const_scenario, full_q, replay
 from conftest import ANCHOR_REPO
 
-from streamrag.analysis.evidence import PrefixEvidence
-from streamrag.analysis.feature_table import read_feature_table
-from streamrag.analysis.features import ANCHOR_COLUMNS, prefix_features
+from streamrag.analysis.evidence.prefixes import PrefixEvidence
+from streamrag.analysis.features.table import read_feature_table
+from streamrag.analysis.features.words import ANCHOR_COLUMNS, prefix_features
 from streamrag.base.errors import ConfigError, RecordError, TableError
 from streamrag.cli import main
 from streamrag.pipeline.learned import LearnedTrigger, load_model, predict_proba
@@ -233,7 +233,7 @@ def test_the_published_trigger_summary_is_reproduced_from_the_published_features
 def test_a_table_replay_of_the_learned_trigger_equals_full_mode(tmp_path: Path) -> None:
     # A hand-written model (no scikit-learn): P rises with t and the stable streak, falls
     # with a top-1 change; entity and question-word columns read the prefix (online).
-    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
     from streamrag.data.demo import demo_path
     from streamrag.pipeline.learned import LogRegParams, TriggerModel, save_model
 

@@ -206,7 +206,7 @@ def streamrag_clock() -> Any:
 
 @pytest.mark.slow  # the entity tagger on every prefix of the demo set, twice
 def test_entity_margin_and_coverage_features_live_equal_full_mode(tmp_path: Path) -> None:
-    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
 
     if ner_unavailable_reason():
         pytest.skip(ner_unavailable_reason())

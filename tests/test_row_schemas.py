@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from streamrag.analysis.stats_params import DEFAULT_PARAMS, StatsParams, add_arguments, resolve_params
+from streamrag.analysis.stats.params import DEFAULT_PARAMS, StatsParams, add_arguments, resolve_params
 from streamrag.analysis.table import read_table_records
 from streamrag.base.errors import ConfigError
 from streamrag.data.stabilization_row import (

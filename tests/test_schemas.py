@@ -12,7 +12,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from streamrag.analysis.evidence_read import read_evidence
+from streamrag.analysis.evidence.read import read_evidence
 from streamrag.analysis.table import read_table, stabilization_schema
 from streamrag.api import read_run
 from streamrag.base.columns import TableKind, arrow_type, declared_dtypes, to_arrow
@@ -312,10 +312,10 @@ def test_the_csv_of_a_sweep_reads_as_its_parquet(two_sweeps, tmp_path) -> None:
 def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     """Every declared table kind, with the columns a table of it may have beyond its
     declared ones (named by a rule, or typed by the sweep it came from)."""
-    from streamrag.analysis.dual_gold import DUAL
-    from streamrag.analysis.feature_schema import FEATURES
-    from streamrag.analysis.label_audit import AUDIT
-    from streamrag.analysis.query_side import QUERIES
+    from streamrag.analysis.features.schema import FEATURES
+    from streamrag.analysis.studies.dual_gold import DUAL
+    from streamrag.analysis.studies.label_audit import AUDIT
+    from streamrag.analysis.studies.query_side import QUERIES
     from streamrag.learn.train import TRIGGER_FRONTIER
     from streamrag.live.replay import REPLAY
     from streamrag.simulator.compare.runs import RUN_COMPARISON
@@ -383,12 +383,12 @@ def test_a_load_run_reads_in_its_declared_types(load_run) -> None:
 
 
 def test_the_feature_table_reads_in_its_declared_types(tmp_path) -> None:
-    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
 
     if ner_unavailable_reason():  # --features runs the entity tagger (the ner extra)
         pytest.skip(ner_unavailable_reason())
-    from streamrag.analysis.feature_schema import FEATURES
-    from streamrag.analysis.feature_table import read_feature_table
+    from streamrag.analysis.features.schema import FEATURES
+    from streamrag.analysis.features.table import read_feature_table
     from streamrag.data.demo import demo_path
 
     out = tmp_path / "an"

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streamrag.analysis.feature_table import read_feature_table
+from streamrag.analysis.features.table import read_feature_table
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.pipeline.learned import list_models, load_model

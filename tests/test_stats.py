@@ -16,8 +16,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from stats_tables import HEADER, rows_table, write
 
-from streamrag.analysis import stats
-from streamrag.analysis.groups import anchor_spearman, dunn_holm, kruskal_wallis
+from streamrag.analysis.stats import rq as stats
+from streamrag.analysis.stats.groups import anchor_spearman, dunn_holm, kruskal_wallis
 from streamrag.analysis.table import read_table
 from streamrag.base.errors import ConfigError
 
@@ -384,7 +384,8 @@ def test_bad_params(table, params):
 def test_public_api():
     import inspect
 
-    from streamrag.analysis import plots, report, table
+    from streamrag.analysis import plots, table
+    from streamrag.analysis.stats import report
 
     assert str(inspect.signature(stats.summarize)) == "(df: 'pd.DataFrame', *, params: 'Mapping[str, Any]') -> 'dict[str, Any]'"
     assert list(inspect.signature(table.read_table).parameters) == ["path"]
@@ -417,7 +418,7 @@ def test_streamable_plot_from_grid(tmp_path, summary):
 
 
 def test_anchor_comparison_by_hand() -> None:
-    from streamrag.analysis.groups import anchor_comparison
+    from streamrag.analysis.stats.groups import anchor_comparison
 
     df = pd.DataFrame(
         {

@@ -12,11 +12,11 @@ from conftest import ANCHOR_REPO
 from scipy import stats as sps
 from stats_tables import TABLE, write
 
-from streamrag.analysis.entity_position import entity_position
-from streamrag.analysis.grounding_precision import grounding_precision
 from streamrag.analysis.join import join_table
-from streamrag.analysis.label_audit import AUDIT
-from streamrag.analysis.query_side import QUERIES, query_columns, question_word
+from streamrag.analysis.studies.entity_position import entity_position
+from streamrag.analysis.studies.grounding_precision import grounding_precision
+from streamrag.analysis.studies.label_audit import AUDIT
+from streamrag.analysis.studies.query_side import QUERIES, query_columns, question_word
 from streamrag.analysis.table import read_table
 from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import RecordError, TableError
@@ -161,7 +161,7 @@ PUBLISHED_292 = [("prefix", "t_entity", 213, -0.072, 0.280), ("full", "t_entity_
 @pytest.mark.parametrize(("context", "predictor", "n", "rho", "rho_later"), PUBLISHED_292)
 def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path, context, predictor, n, rho, rho_later) -> None:
     """The README's entity-position test: one command on the published table and the v4 question list."""
-    from streamrag.analysis.entity import ner_unavailable_reason
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
 
     reason = ner_unavailable_reason()
     if reason is not None:
@@ -184,7 +184,7 @@ def test_entity_position_on_published_292(tmp_path: Path, crag_dir: Path, contex
 def test_label_audit_sampler_is_the_anchors_draw() -> None:
     import random
 
-    from streamrag.analysis.label_audit import sample_ids
+    from streamrag.analysis.studies.label_audit import sample_ids
 
     ids = [f"id{i:03d}" for i in range(40)]
     assert sample_ids(ids, 7, 3) == sorted(random.Random(3).sample(ids, 7))
@@ -214,7 +214,7 @@ def test_label_audit_cli(tmp_path: Path, crag_sample: Path) -> None:
 
 
 def test_query_columns_t_anchor_over_a_corpus(tmp_path: Path) -> None:
-    from streamrag.analysis.anchor import t_anchor
+    from streamrag.analysis.studies.anchor import t_anchor
     from streamrag.retrieval.bm25 import BM25Index
     from streamrag.retrieval.tokenize import word_tokens
 

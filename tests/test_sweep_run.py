@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from streamrag.analysis.stats import rq2_grid
+from streamrag.analysis.stats.rq import rq2_grid
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.data.generate import generate_stabilization_table
@@ -141,7 +141,7 @@ def test_rq2_points_are_the_arithmetic_cells(tmp_path):
     table.to_csv(csv, index=False)
     assert main(["sweep", "paper_rq2", "--input", f"table:{csv}", "--out", str(out)]) == 0
     got = read_sweep(out)
-    from streamrag.analysis.stats import flatten
+    from streamrag.analysis.stats.rq import flatten
 
     expected = pd.DataFrame([flatten(c) for c in rq2_grid(table, G_ms=590.0)])
     assert len(got) == 36
@@ -164,7 +164,7 @@ def test_simulate_sweep_outputs_table_figures_and_pareto(tmp_path):
     assert none["saved_ms.mean"].eq(0).all() and none["wasted_calls.mean"].eq(0).all()
     # every point names the reflector model it ran: a generated table is replayed with
     # synthetic per-prefix evidence, under the anchor's rules
-    from streamrag.analysis.evidence_model import MODEL_NAME
+    from streamrag.analysis.evidence.synthetic import MODEL_NAME
 
     assert set(table["reflector_model"]) == {f"heuristic on {MODEL_NAME}"} and set(table["rules.preset"]) == {"paper"}
     assert json.loads((out / "manifest.json").read_text())["reflector_models"] == [f"heuristic on {MODEL_NAME}"]

@@ -12,9 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from streamrag.analysis import evidence, evidence_read
-from streamrag.analysis.evidence import evidence_path_for
-from streamrag.analysis.evidence_read import EvidenceCursor, iter_evidence, read_evidence
+from streamrag.analysis.evidence import prefixes as evidence
+from streamrag.analysis.evidence import read as evidence_read
+from streamrag.analysis.evidence.prefixes import evidence_path_for
+from streamrag.analysis.evidence.read import EvidenceCursor, iter_evidence, read_evidence
 from streamrag.base.errors import EmptySelectionError, InputError
 from streamrag.cli import main
 from streamrag.simulator import table_run
@@ -68,7 +69,7 @@ def test_streaming_the_evidence_imports_neither_pandas_nor_pyarrow_compute(table
     # (benchmarks/bench_simulate.py); batches of 7 rows carry questions over, so the
     # reader meets tables of several chunks.
     code = (
-        "import sys; from streamrag.analysis.evidence_read import iter_evidence; "
+        "import sys; from streamrag.analysis.evidence.read import iter_evidence; "
         f"n = sum(1 for _ in iter_evidence({str(evidence_path_for(table))!r}, batch_rows=7)); "
         "print(n, sorted(m for m in ('pandas', 'pyarrow.compute') if m in sys.modules))"
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from streamrag.analysis.entity_position import entity_position_lines
-from streamrag.analysis.grounding_precision import grounding_precision_lines
-from streamrag.analysis.stats import ADDITIONS
+from streamrag.analysis.stats.rq import ADDITIONS
+from streamrag.analysis.studies.entity_position import entity_position_lines
+from streamrag.analysis.studies.grounding_precision import grounding_precision_lines
 
 
 def _pct(x: float | None) -> str:

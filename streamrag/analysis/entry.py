@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.analysis.execution import analyze_file
-from streamrag.analysis.global_gold import GoldRule
-from streamrag.analysis.global_scope import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.global_scope.analyze import analyze_pool, analyze_pool_per_question
+from streamrag.analysis.global_scope.gold import GoldRule
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.base.errors import ConfigError, DataFileError, EmptySelectionError
 from streamrag.data.chunk_cache import ChunkCache
@@ -210,7 +210,7 @@ def analyze_input(
     kind = input_kind(path)
     _check_route(path, kind, selection, gold, index_dir)
     if settings.entity_predictor:  # before any work: the predictor needs an optional extra
-        from streamrag.analysis.entity import ner_unavailable_reason
+        from streamrag.analysis.studies.entity import ner_unavailable_reason
 
         if (reason := ner_unavailable_reason()) is not None:
             raise ConfigError(reason)

@@ -1,7 +1,7 @@
 """Columns from elsewhere onto a stabilization table, joined by ``interaction_id``.
 
 A *source* is either a question file (JSON lines: its query-side columns are computed,
-:mod:`streamrag.analysis.query_side`) or any CSV with an ``interaction_id`` column — a
+:mod:`streamrag.analysis.studies.query_side`) or any CSV with an ``interaction_id`` column — a
 query table, or a per-question file the anchor study published such as
 ``grounding_precision.split0.csv`` (its ``gold_density`` and ``gold_size``).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamrag.analysis.csvrows import read_rows
-from streamrag.analysis.entity import EntityContext
+from streamrag.analysis.studies.entity import EntityContext
 from streamrag.analysis.table import ABSENT_COLUMNS, PHI_TOLERANCE, STABILIZATION_COLUMNS, read_table
 from streamrag.base.atomic import atomic_path
 from streamrag.base.lines import SUFFIXES
@@ -60,7 +60,7 @@ def source_rows(
     file is read as CSV with a unique ``interaction_id`` column."""
     source = Path(path)
     if _is_question_file(source):
-        from streamrag.analysis.query_side import QUERY_COLUMNS, query_columns
+        from streamrag.analysis.studies.query_side import QUERY_COLUMNS, query_columns
 
         computed = query_columns(source, entity=entity, entity_ids=set(ids) if ids is not None else None)
         header = [c for c in QUERY_COLUMNS if computed and c in computed[0]]

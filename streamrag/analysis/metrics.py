@@ -63,7 +63,7 @@ def no_overlap(words: Sequence[Sequence[str]], vocabulary: Container[str]) -> bo
     measures the tie-break, not an intent that settled. ``words`` are the query's tokens
     per word, ``vocabulary`` the lexical index (``token in index``). The table keeps t_sc
     as measured and sets ``no_overlap``; the statistics take t* = n for such questions,
-    which makes them never streamable (:mod:`streamrag.analysis.stats`, RQ2).
+    which makes them never streamable (:mod:`streamrag.analysis.stats.rq`, RQ2).
     """
     return not any(token in vocabulary for word in words for token in word)
 

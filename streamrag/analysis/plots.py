@@ -4,7 +4,7 @@ Each function draws onto the caller's axes or figure (``ax=`` / ``fig=``) or a n
 its own Agg canvas — no pyplot, so importing this module or plotting never changes the
 caller's backend or leaves figures open in pyplot's registry — and returns the
 :class:`~matplotlib.figure.Figure`; :func:`streamrag.base.figures.save_figure` writes it
-(:func:`streamrag.analysis.report.write_figures` for the command).
+(:func:`streamrag.analysis.stats.report.write_figures` for the command).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def plot_phi_suf_by_type(df: pd.DataFrame, *, by: str = "question_type", ax: Axe
 def _grid_frame(grid: pd.DataFrame | Sequence[dict[str, Any]], theta: float) -> pd.DataFrame:
     """Grid cells (L_ms, delta_wps, theta, streamable_fraction) for one θ."""
     if isinstance(grid, pd.DataFrame) and "n_words" in grid.columns:  # a stabilization table
-        from streamrag.analysis.stats import GRID_DELTA_WPS, GRID_L_MS, rq2_grid
+        from streamrag.analysis.stats.rq import GRID_DELTA_WPS, GRID_L_MS, rq2_grid
 
         cells = pd.DataFrame(rq2_grid(grid, L_values=GRID_L_MS, delta_values=GRID_DELTA_WPS, theta_values=(theta,)))
     else:

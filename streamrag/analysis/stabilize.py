@@ -11,7 +11,7 @@ reflector's 40 % rule) and the anchors — ``t_anchor`` (first rare word, a corp
 property) and ``t_pivot`` (the word adding the most BM25 score to the *active*
 retriever's final top-1 chunk). ``settings.compare_retrievers`` also ranks with the other
 retriever and keeps its row in ``QuestionAnalysis.by_retriever`` (summary.json
-``retrievers``, :mod:`streamrag.analysis.compare`).
+``retrievers``, :mod:`streamrag.analysis.studies.retrievers`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from streamrag.analysis import metrics
-from streamrag.analysis.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
-from streamrag.analysis.entity import EntityContext
-from streamrag.analysis.evidence import PrefixEvidence, prefix_evidence
+from streamrag.analysis.evidence.prefixes import PrefixEvidence, prefix_evidence
+from streamrag.analysis.studies.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
+from streamrag.analysis.studies.entity import EntityContext
 from streamrag.base.errors import EmptyQueryError, NothingToRankError
 from streamrag.base.validation import SettingsModel
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
@@ -54,7 +54,7 @@ class AnalysisSettings(SettingsModel):
     retriever: RetrieverConfig = BM25RetrieverConfig()
     entity_predictor: bool = False
     """Also compute the first named entity's word position (the ``ner`` extra;
-    :mod:`streamrag.analysis.entity`): ``t_entity`` or, by ``entity_context``, ``t_entity_full``."""
+    :mod:`streamrag.analysis.studies.entity`): ``t_entity`` or, by ``entity_context``, ``t_entity_full``."""
     entity_context: EntityContext = "prefix"
     """``prefix``: tag the words heard so far (online, ``t_entity``); ``full``: the whole
     question (the anchor's rule, ``t_entity_full``)."""
@@ -146,7 +146,7 @@ def stabilization_row(
         "skip_reason": "",
     }
     if settings.entity_predictor:
-        from streamrag.analysis.entity import entity_columns
+        from streamrag.analysis.studies.entity import entity_columns
 
         row.update(entity if entity is not None else entity_columns(query, settings.entity_context))
     return row, arm_t_suf, arm_groundable
@@ -223,7 +223,7 @@ def analyze_question(
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
     entity = None
     if hypotheses is None:  # what a learned trigger reads (online: the words heard so far)
-        from streamrag.analysis.features import entity_columns_of, online_evidence
+        from streamrag.analysis.features.words import entity_columns_of, online_evidence
 
         evidence = online_evidence(
             evidence, record.query, index, word_tokens(record.query, index.tokenizer),

@@ -2,7 +2,7 @@
 
 Writes ``stabilization.csv`` (one row per selected record, skipped ones with a reason),
 ``prefixes.parquet`` (the per-prefix evidence a table replay needs to equal full mode,
-:mod:`streamrag.analysis.evidence`),
+:mod:`streamrag.analysis.evidence.prefixes`),
 ``summary.json`` (RQ1, RQ2, RQ4, gold density, robustness arms, anchor comparison, the
 parameters; with ``compare_retrievers`` also ``retrievers``, BM25 vs dense) and the PNG
 figures, every file atomically.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.analysis.entry import analyze_input
-from streamrag.analysis.evidence import EVIDENCE_FILE, evidence_frame, write_evidence
+from streamrag.analysis.evidence.prefixes import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.analysis.table import write_table
 from streamrag.base.atomic import together
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 # What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
 # workers analyze, not before (see streamrag.base.processes.import_in_background).
 OUTPUT_MODULES = (
-    "streamrag.analysis.stats",
-    "streamrag.analysis.report",
-    "streamrag.analysis.robustness",
+    "streamrag.analysis.stats.rq",
+    "streamrag.analysis.stats.report",
+    "streamrag.analysis.stats.robustness",
     "pyarrow.parquet",
     "scipy.special",
 )
@@ -133,9 +133,9 @@ def write_study(
 
     ``analysis_params`` lands in ``summary["parameters"]["analysis"]`` with the version.
     """
-    from streamrag.analysis.report import write_analysis_summary, write_figures
-    from streamrag.analysis.robustness import robustness_arms
-    from streamrag.analysis.stats import resolve_params, summarize
+    from streamrag.analysis.stats.report import write_analysis_summary, write_figures
+    from streamrag.analysis.stats.robustness import robustness_arms
+    from streamrag.analysis.stats.rq import resolve_params, summarize
 
     out_dir.mkdir(parents=True, exist_ok=True)
     df = table_frame(analyses)
@@ -148,7 +148,7 @@ def write_study(
     if "t_sc_ms" in df.columns:
         summary["asr"] = asr_summary(df[df["skip_reason"] == ""])
     if compare_retrievers:
-        from streamrag.analysis.compare import retriever_comparison
+        from streamrag.analysis.studies.retrievers import retriever_comparison
 
         summary["retrievers"] = retriever_comparison(active, params)
     evidence = evidence_frame((a.row["interaction_id"], a.evidence) for a in analyses if a.evidence is not None)

@@ -1,6 +1,6 @@
 """``summary.json`` of ``analyze`` and ``stats``, declared: the model its writer validates with.
 
-:func:`~streamrag.analysis.stats.summarize` builds the data (its sections are described
+:func:`~streamrag.analysis.stats.rq.summarize` builds the data (its sections are described
 there and in the modules that compute them); :func:`check_summary` validates it against
 :class:`AnalyzeSummary` before it is written, so the model cannot drift from what is
 written, and its JSON Schema (``streamrag schema analyze-summary``) describes every file.
@@ -292,7 +292,7 @@ class Grid(_Frozen):
 
 
 class Parameters(_Frozen):
-    """The statistics' parameters (:mod:`streamrag.analysis.stats_params`), the RQ2 grid,
+    """The statistics' parameters (:mod:`streamrag.analysis.stats.params`), the RQ2 grid,
     the methods, and (``analyze``) the analysis settings."""
 
     table: str | None = Field(None, description="stats: the table read")

@@ -10,7 +10,7 @@ Columns, in contract order (:data:`STABILIZATION_COLUMNS`)::
 
 Optional columns streamrag writes (:data:`OPTIONAL_COLUMNS`): ``skip_reason`` (non-empty →
 the question was skipped: it is kept in the table, counted, and excluded from statistics),
-``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.anchor`),
+``t_anchor`` and ``t_pivot`` (1-based word positions, see :mod:`streamrag.analysis.studies.anchor`),
 ``n_gold`` (gold chunks), ``n_pages_unread`` and ``n_chunks_cut`` (what the chunk cap
 dropped, :mod:`streamrag.data.chunking`) and ``no_overlap`` (no query word occurs in any chunk: t_sc = 1
 is a tie-break, and the statistics count the question as never streamable). Any other column is kept as text. Booleans are written

@@ -163,8 +163,8 @@ def run_queries_only(args: argparse.Namespace) -> int:
     if args.data is not None:
         raise ConfigError("--queries-only FILE reads no pages: give no DATA (--corpus DIR gives t_anchor's corpus)")
     require_inputs(args.queries_only, args.corpus)
-    from streamrag.analysis.entity import ENTITY_COLUMNS
-    from streamrag.analysis.query_side import query_columns, write_query_table
+    from streamrag.analysis.studies.entity import ENTITY_COLUMNS
+    from streamrag.analysis.studies.query_side import query_columns, write_query_table
     from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
 
@@ -172,7 +172,7 @@ def run_queries_only(args: argparse.Namespace) -> int:
     index = None
     if args.corpus is not None:  # t_anchor's document frequencies: the corpus' global index
         from streamrag.analysis.entry import open_source
-        from streamrag.analysis.global_scope import pool_index
+        from streamrag.analysis.global_scope.analyze import pool_index
         from streamrag.analysis.stabilize import AnalysisSettings
         from streamrag.data.chunking import ChunkSettings
         from streamrag.data.selection import Selection
@@ -205,8 +205,8 @@ def run_hotpotqa(args: argparse.Namespace) -> int:
     if args.data is not None or args.corpus is not None:
         raise ConfigError("--hotpotqa FILE is the input: give no DATA and no --corpus")
     require_inputs(args.hotpotqa)
-    from streamrag.analysis.dual_gold import dual_row, dual_summary, write_dual_table
-    from streamrag.analysis.report import write_summary
+    from streamrag.analysis.stats.report import write_summary
+    from streamrag.analysis.studies.dual_gold import dual_row, dual_summary, write_dual_table
     from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
     from streamrag.data.hotpotqa import read_hotpotqa
@@ -320,15 +320,15 @@ def _run_study(args: argparse.Namespace, written: Any) -> int:
     extras = [name for name, on in (("features.csv", args.features), ("label_audit.csv", args.label_audit is not None)) if on]
     written.done, written.still = True, extras
     if args.features:
-        from streamrag.analysis.feature_table import study_feature_rows, write_feature_table
-        from streamrag.analysis.features import FEATURE_FILE
+        from streamrag.analysis.features.table import study_feature_rows, write_feature_table
+        from streamrag.analysis.features.words import FEATURE_FILE
 
         write_feature_table(study_feature_rows(result.analyses, context=args.features_context), args.out / FEATURE_FILE)
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)
 
     print(format_study(result.summary, args.out))
     if args.label_audit is not None:
-        from streamrag.analysis.label_audit import AUDIT_FILE, label_audit, write_audit
+        from streamrag.analysis.studies.label_audit import AUDIT_FILE, label_audit, write_audit
 
         rows = label_audit(
             args.data,

@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_table(out: Path, n_questions: int, seed: int) -> int:
-    from streamrag.analysis.evidence import evidence_frame, evidence_path_for, write_evidence
-    from streamrag.analysis.evidence_model import synthetic_evidence
+    from streamrag.analysis.evidence.prefixes import evidence_frame, evidence_path_for, write_evidence
+    from streamrag.analysis.evidence.synthetic import synthetic_evidence
     from streamrag.base.atomic import atomic_path, together
     from streamrag.commands._logging import say
     from streamrag.data.synthetic_table import generate_stabilization_table

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("table", metavar="TABLE", help="stabilization table (CSV)")
     p.add_argument("--out", metavar="DIR", required=True, help="output folder (created if absent)")
-    from streamrag.analysis.stats_params import add_arguments  # the parameters' one declaration
+    from streamrag.analysis.stats.params import add_arguments  # the parameters' one declaration
 
     add_arguments(p)
     p.add_argument(
@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import summary_lines
-    from streamrag.analysis.report import write_analysis_summary, write_figures
-    from streamrag.analysis.stats import summarize
+    from streamrag.analysis.stats.report import write_analysis_summary, write_figures
+    from streamrag.analysis.stats.rq import summarize
     from streamrag.analysis.table import read_table
     from streamrag.base.errors import InputError
     from streamrag.base.outputs import check_out_dir

@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     import csv
     import io
 
-    from streamrag.analysis.feature_table import read_feature_table
-    from streamrag.analysis.report import write_summary
+    from streamrag.analysis.features.table import read_feature_table
+    from streamrag.analysis.stats.report import write_summary
     from streamrag.base.atomic import write_text_atomic
     from streamrag.base.errors import ConfigError
     from streamrag.learn.paper import AnalyticParams

@@ -205,7 +205,7 @@ def _svg_of(fig: Figure) -> bytes:
 
 
 def _analysis_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
-    from streamrag.analysis.report import FIGURES, write_figures
+    from streamrag.analysis.stats.report import FIGURES, write_figures
     from streamrag.analysis.table import read_table
 
     table = read_table(run / "stabilization.csv")

@@ -32,7 +32,7 @@ from streamrag.data.selection import Population, Selection, check_ids_found
 from streamrag.pipeline.question import SimQuestion
 
 if TYPE_CHECKING:
-    from streamrag.analysis.evidence import PrefixEvidence
+    from streamrag.analysis.evidence.prefixes import PrefixEvidence
     from streamrag.analysis.stabilize import QuestionAnalysis
     from streamrag.data.chunk_cache import ChunkCache
     from streamrag.retrieval.kinds import RetrieverEnv
@@ -79,7 +79,7 @@ class QuestionSet:
 def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
     """A question with its per-prefix evidence, judged at top-k (the one constructor of
     evidence-mode questions: full mode and table replays both go through it)."""
-    from streamrag.analysis.features import prefix_features
+    from streamrag.analysis.features.words import prefix_features
     from streamrag.base.errors import InputError
 
     if evidence.n_words != n_words:
@@ -240,14 +240,14 @@ def table_entries(
 ) -> tuple[Iterator[Entry], str]:
     """A stabilization table's entries, one row at a time, and where their evidence comes
     from (``""``: none, oracle mode): the table is read row by row and its evidence
-    question by question (:class:`~streamrag.analysis.evidence_read.EvidenceCursor`), so a
+    question by question (:class:`~streamrag.analysis.evidence.read.EvidenceCursor`), so a
     table and evidence in one order (as analyze and generate write them) are never held
     whole; the header and the evidence's schema are checked now, each row when reached.
 
     ``evidence``: a ``prefixes.parquet`` path; ``None`` (default) uses the one beside the
     table when it exists; ``False`` ignores it (oracle mode)."""
-    from streamrag.analysis.evidence import find_evidence
-    from streamrag.analysis.evidence_read import EvidenceCursor, EvidenceFile
+    from streamrag.analysis.evidence.prefixes import find_evidence
+    from streamrag.analysis.evidence.read import EvidenceCursor, EvidenceFile
     from streamrag.analysis.table import iter_table_records
 
     records, _ = iter_table_records(path)

@@ -58,9 +58,9 @@ class InputSpec(SettingsModel):
     def has_evidence(self) -> bool:
         """Per-prefix evidence comes with the questions: a data file (the analyzer's), a
         generated table (synthetic), or a table with its evidence beside it
-        (:func:`~streamrag.analysis.evidence.find_evidence`)."""
+        (:func:`~streamrag.analysis.evidence.prefixes.find_evidence`)."""
         if self.kind == "table":
-            from streamrag.analysis.evidence import find_evidence
+            from streamrag.analysis.evidence.prefixes import find_evidence
 
             return find_evidence(self.path or "") is not None
         return True
@@ -146,7 +146,7 @@ class PreparedInputs:
                 digest = hashlib.sha256(self._generated().to_csv(index=False).encode("utf-8")).hexdigest()
             elif spec.kind == "table":
                 digest = file_sha256(Path(spec.path))  # type: ignore[arg-type]
-                from streamrag.analysis.evidence import find_evidence
+                from streamrag.analysis.evidence.prefixes import find_evidence
 
                 evidence = find_evidence(spec.path)  # type: ignore[arg-type]
                 if evidence is not None:  # the replay reads it: its content is part of the input
@@ -202,7 +202,7 @@ class PreparedInputs:
         """The simulator's questions, one entry per input row (a data input is analyzed
         with ``analysis``, as in :meth:`table`). A table input is replayed with the
         evidence beside it when there is one (bound to it), a generated table with
-        synthetic evidence (:mod:`streamrag.analysis.evidence_model`); otherwise the
+        synthetic evidence (:mod:`streamrag.analysis.evidence.synthetic`); otherwise the
         oracle reflector runs, and the sweep's outputs say so."""
         if self.spec.trace_driven:
             if "questions" not in self._memo:
@@ -224,11 +224,11 @@ class PreparedInputs:
         from streamrag.simulator.questions import ANALYZER_EVIDENCE
 
         if self.spec.kind == "generated":
-            from streamrag.analysis.evidence_model import MODEL_NAME, synthetic_evidence
+            from streamrag.analysis.evidence.synthetic import MODEL_NAME, synthetic_evidence
 
             return synthetic_evidence(table, seed=self.spec.seed), MODEL_NAME
-        from streamrag.analysis.evidence import find_evidence
-        from streamrag.analysis.evidence_read import read_evidence
+        from streamrag.analysis.evidence.prefixes import find_evidence
+        from streamrag.analysis.evidence.read import read_evidence
 
         path = find_evidence(self.spec.path or "")
         return (read_evidence(path), ANALYZER_EVIDENCE) if path is not None else (None, "")

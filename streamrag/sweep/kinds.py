@@ -6,7 +6,7 @@
                  input the ``[data]`` fields the analyzer takes (``data.k``,
                  ``data.grounding``, ``data.retriever``) decide the prefix rankings
 ``streamable``   the RQ2 cell ``H ≥ θ·L`` computed from a stabilization table —
-                 arithmetic only (:func:`~streamrag.analysis.stats.streamable_cell`),
+                 arithmetic only (:func:`~streamrag.analysis.stats.rq.streamable_cell`),
                  never simulated. Keys: ``L_ms``, ``delta_wps``, ``theta``, ``G_ms``;
                  for data inputs also analysis settings (``k``, ``grounding``, …)
 ``analyze``      the analyzer at one :class:`~streamrag.analysis.stabilize.AnalysisSettings`
@@ -244,7 +244,7 @@ class StreamableKind:
         self.grid = grid
 
     def resolve(self, groups: Overrides) -> Resolved:
-        from streamrag.analysis.stats import DEFAULT_PARAMS, resolve_params
+        from streamrag.analysis.stats.rq import DEFAULT_PARAMS, resolve_params
 
         spec = self.grid.input
         given = dict(pair for group in groups for pair in group)

@@ -10,7 +10,7 @@ rule: a metric's name is its path in the point's output file (``summary.json`` o
 ``cell.json``), dots between keys, so ``saved_ms.mean`` in ``sweep.csv`` is
 ``summary["saved_ms"]["mean"]`` of the point and the mean of the ``saved_ms`` column of its
 ``results.csv``. By kind: :data:`SIMULATE_METRICS`, :data:`STREAMABLE_METRICS`,
-``n_skipped`` and the flattened :func:`~streamrag.analysis.stats.headline` (analyze:
+``n_skipped`` and the flattened :func:`~streamrag.analysis.stats.rq.headline` (analyze:
 ``phi_suf.mean`` is ``summary["rq1"]["phi_suf"]["mean"]``, ``streamable_fraction`` the
 configured RQ2 point's).
 """
@@ -93,7 +93,7 @@ def metric_dtype(name: str) -> Dtype:
 
 def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     """A simulate point's metrics from its ``summary.json`` data."""
-    from streamrag.analysis.stats import pick
+    from streamrag.analysis.stats.rq import pick
 
     out = pick(summary, SIMULATE_METRICS)
     if "calls_on_revised_share" in summary:  # the questions were ASR hypotheses
@@ -103,14 +103,14 @@ def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
 
 def streamable_metrics(cell: dict[str, Any]) -> dict[str, Any]:
     """A streamable point's metrics from its cell (:func:`streamable_cell`)."""
-    from streamrag.analysis.stats import pick
+    from streamrag.analysis.stats.rq import pick
 
     return pick(cell, STREAMABLE_METRICS)
 
 
 def analyze_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     """An analyze point's metrics from its ``summary.json`` data."""
-    from streamrag.analysis.stats import flatten, headline
+    from streamrag.analysis.stats.rq import flatten, headline
 
     return {"n_skipped": summary["n_skipped"], **flatten(headline(summary["rq1"], summary["rq2"]["point"]))}
 
@@ -159,7 +159,7 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
     import tempfile
     from pathlib import Path
 
-    from streamrag.analysis.stats import pick
+    from streamrag.analysis.stats.rq import pick
     from streamrag.simulator.load.output import load_summary, summary_bytes, write_load_trace, write_sessions_csv
     from streamrag.simulator.load.run import run_load
     from streamrag.simulator.simulate import parameters, reflector_model_of
@@ -182,7 +182,7 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
 
 
 def _streamable(job: PointJob, table: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
-    from streamrag.analysis.stats import streamable_cell
+    from streamrag.analysis.stats.rq import streamable_cell
 
     p = job.settings
     cell = streamable_cell(table, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"])

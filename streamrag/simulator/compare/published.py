@@ -310,7 +310,7 @@ def _draw_comparison(comparison: Comparison, ax: Axes | None, width_in: float) -
 def write_comparison(comparison: Comparison, out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write ``comparison.png`` (``h_vs_saved.png``) and ``comparison.json`` into
     ``out_dir`` (created), atomically; the figures in ``--figure-format``'s format."""
-    from streamrag.analysis.report import write_summary
+    from streamrag.analysis.stats.report import write_summary
     from streamrag.base.figures import figure_name, save_figure
 
     out = Path(out_dir)

@@ -6,7 +6,7 @@ same metric functions, with three differences:
 - rankings come from one :class:`~streamrag.retrieval.global_index.GlobalIndex` over the
   whole pool (IDF and avgdl of the pool), through a reused
   :class:`~streamrag.retrieval.global_prefix.PrefixScorer`;
-- gold follows a :data:`~streamrag.analysis.global_gold.GoldRule` (default ``answer``:
+- gold follows a :data:`~streamrag.analysis.global_scope.gold.GoldRule` (default ``answer``:
   answer-bearing chunks anywhere in the pool);
 - ``n_passages`` is the pool's size N, so ``gold_density`` = gold chunks / N.
 
@@ -21,8 +21,8 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from streamrag.analysis.evidence import prefix_evidence
-from streamrag.analysis.global_gold import GoldRule, PoolGrounder, question_gold
+from streamrag.analysis.evidence.prefixes import prefix_evidence
+from streamrag.analysis.global_scope.gold import GoldRule, PoolGrounder, question_gold
 from streamrag.analysis.stabilize import (
     GROUNDING_MODES,
     ROBUSTNESS_K,

@@ -1,7 +1,7 @@
 """RQ2 — how much latency stabilization can hide: the streamable fraction (``H ≥ θ·L``)
 at a point and over the L × δ × θ grid, split into retrieved-gold (t* = t_suf) and
 fallback (t* = t_sc) questions, with the mean of H, H_G and H' (a section of
-:func:`streamrag.analysis.stats.summarize`)."""
+:func:`streamrag.analysis.stats.rq.summarize`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 
 from streamrag.analysis import metrics
 from streamrag.analysis._values import active, bool_column, num_column, share, to_float
-from streamrag.analysis.stats_params import DEFAULT_PARAMS
+from streamrag.analysis.stats.params import DEFAULT_PARAMS
 
 GRID_L_MS: tuple[float, ...] = (100.0, 300.0, 600.0, 1000.0)
 GRID_DELTA_WPS: tuple[float, ...] = (2.0, 3.0, 4.0)

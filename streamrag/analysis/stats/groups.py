@@ -2,7 +2,7 @@
 
 φ_suf of retrieved-gold questions compared across groups (question type, domain,
 static/dynamic): Kruskal–Wallis and the bootstrap as scipy.stats computes them
-(:mod:`~streamrag.analysis.inference`), :mod:`streamrag.base.correlation` for Spearman,
+(:mod:`~streamrag.analysis.stats.inference`), :mod:`streamrag.base.correlation` for Spearman,
 Dunn's test with Holm's adjustment here (equal to scikit-posthocs', tested). Undefined
 results are ``None``.
 """
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, label_column, num_column, to_float
+from streamrag.analysis.stats import inference
 from streamrag.base.correlation import spearman
 
 __all__ = ["anchor_spearman", "dunn_holm", "group_rng", "group_stats", "kruskal_wallis", "median_ci95"]
@@ -236,7 +236,7 @@ def _loo_type_median(types: np.ndarray, t_suf: np.ndarray) -> np.ndarray:
 def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
     """Anchor positions versus question type as predictors of t_suf (retrieved-gold rows).
 
-    For ``t_anchor`` and ``t_pivot`` (see :mod:`streamrag.analysis.anchor`), where the
+    For ``t_anchor`` and ``t_pivot`` (see :mod:`streamrag.analysis.studies.anchor`), where the
     table has them: Spearman ρ with t_suf, the mean absolute error of predicting t_suf by
     the position itself, next to the error of predicting it by the median t_suf of the
     other questions of the same type (leave-one-out), and the share of the variance of
@@ -256,7 +256,7 @@ def anchor_comparison(df: pd.DataFrame) -> dict[str, Any]:
         "mae_t_suf": _mae(type_median, t_suf),
         "eta2_phi_suf": _eta2(rg["question_type"], phi_suf),
     }
-    from streamrag.analysis.entity import PREDICTORS
+    from streamrag.analysis.studies.entity import PREDICTORS
 
     for column in ("t_entity", "t_entity_full", "t_anchor", "t_pivot"):
         if column not in rg:

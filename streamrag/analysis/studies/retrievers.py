@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from streamrag.analysis._values import bool_column, label_column, num_column, share, to_float
-from streamrag.analysis.stats import MIN_GROUP_N, headline, rq1, streamable_cell
+from streamrag.analysis.stats.rq import MIN_GROUP_N, headline, rq1, streamable_cell
 from streamrag.base.correlation import spearman
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ in question then prefix order):
 ``score_scale``                ``bm25`` or ``cosine``
 =============================  ====================================================
 
-Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features`),
+Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features.words`),
 each computed from the words heard so far unless its name ends in ``_full``; ``word`` is
 always written (word prefixes), the others when the analysis runs the entity tagger
 (``analyze --features`` or ``--entity-predictor``, ``data.entity_predictor``):
@@ -99,7 +99,7 @@ TABLE_DIGEST_KEY = b"streamrag.table_sha256"
 
 ROW_GROUP_ROWS = 16_384
 """Prefix rows per Parquet row group of the evidence file: a reader decodes a row group at
-a time (:mod:`~streamrag.analysis.evidence_read`), so this bounds its memory."""
+a time (:mod:`~streamrag.analysis.evidence.read`), so this bounds its memory."""
 
 K_EVIDENCE = 5
 """Chunk ids kept per prefix at least: the analyzer ranks max(k, 5) (robustness arm k = 5)."""

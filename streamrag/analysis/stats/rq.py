@@ -15,14 +15,14 @@ Sections (keys of :func:`summarize`):
   configured point and over the L × δ × θ grid, split into retrieved-gold (t* = t_suf)
   and fallback (t* = t_sc) questions, mean H, H_G and H'.
 - ``rq4``: does it depend on the question — φ_suf by question type, domain and
-  static/dynamic (see :mod:`streamrag.analysis.groups`), Spearman of the lexical anchor.
+  static/dynamic (see :mod:`streamrag.analysis.stats.groups`), Spearman of the lexical anchor.
 - ``gold_density``: robustness to answers that occur everywhere ("specifically
   grounded" questions, gold density ≤ cap).
 - ``anchor``: the lexical-anchor positions against question type as predictors of t_suf.
 - ``entity_position``: the study's "entity position governs stabilization" tested, when
-  the table has ``t_entity`` (:mod:`streamrag.analysis.entity_position`; else None).
+  the table has ``t_entity`` (:mod:`streamrag.analysis.studies.entity_position`; else None).
 - ``grounding_precision``: φ_suf under gold-density and gold-size caps, when the table has
-  ``gold_density`` or ``n_gold`` (:mod:`streamrag.analysis.grounding_precision`; else None).
+  ``gold_density`` or ``n_gold`` (:mod:`streamrag.analysis.studies.grounding_precision`; else None).
 - ``additions``: the results above that the anchor study did not report
   (:data:`ADDITIONS`), so a replication is not read as comparing numbers that do not
   exist there.
@@ -37,13 +37,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from streamrag.analysis import inference
 from streamrag.analysis._values import active, bool_column, num_column, share, skipped_mask, to_float
-from streamrag.analysis.entity_position import entity_position
-from streamrag.analysis.grounding_precision import grounding_precision
-from streamrag.analysis.groups import anchor_comparison, anchor_spearman, group_stats
-from streamrag.analysis.stats_params import DEFAULT_PARAMS, resolve_params
-from streamrag.analysis.streamable import GRID_DELTA_WPS, GRID_L_MS, GRID_THETA, rq2, rq2_grid, streamable_cell
+from streamrag.analysis.stats import inference
+from streamrag.analysis.stats.groups import anchor_comparison, anchor_spearman, group_stats
+from streamrag.analysis.stats.params import DEFAULT_PARAMS, resolve_params
+from streamrag.analysis.stats.streamable import GRID_DELTA_WPS, GRID_L_MS, GRID_THETA, rq2, rq2_grid, streamable_cell
+from streamrag.analysis.studies.entity_position import entity_position
+from streamrag.analysis.studies.grounding_precision import grounding_precision
 
 __all__ = [
     "ADDITIONS",
@@ -211,9 +211,9 @@ def rq4(
     min_group_n: int = MIN_GROUP_N,
 ) -> dict[str, Any]:
     """RQ4: φ_suf of retrieved-gold questions by question type, domain and static/dynamic
-    (:func:`streamrag.analysis.groups.group_stats`), and the Spearman correlations of the
+    (:func:`streamrag.analysis.stats.groups.group_stats`), and the Spearman correlations of the
     first anchor word's position with t_suf and φ_suf
-    (:func:`streamrag.analysis.groups.anchor_spearman`)."""
+    (:func:`streamrag.analysis.stats.groups.anchor_spearman`)."""
     q = active(df)
     out: dict[str, Any] = {
         by: group_stats(q, by, n_resamples=n_resamples, seed=seed, min_group_n=min_group_n) for by in GROUPINGS

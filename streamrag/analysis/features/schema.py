@@ -2,8 +2,8 @@
 
 :data:`FEATURES` gives the table's Arrow schema (``FEATURES.schema()``) and a frame of it
 in those dtypes (``FEATURES.read_csv(path)``); the column tuples the writer and the
-models' reader use (:mod:`streamrag.analysis.features`,
-:mod:`streamrag.analysis.feature_table`) are derived from the same declaration.
+models' reader use (:mod:`streamrag.analysis.features.words`,
+:mod:`streamrag.analysis.features.table`) are derived from the same declaration.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ present). It needs no pages: the CRAG v4 question list (2,706 questions) is one.
   tokenizer) when it is a question word of :data:`QUESTION_WORDS`, else ``other``;
 - ``t_entity`` (``entity="prefix"``: the first named entity heard, the tagger on each
   prefix) or ``t_entity_full`` (``entity="full"``: the whole question tagged, the anchor's
-  rule) — :func:`streamrag.analysis.entity.entity_columns`, exactly as ``analyze
+  rule) — :func:`streamrag.analysis.studies.entity.entity_columns`, exactly as ``analyze
   --entity-predictor [--entity-context full]`` computes it (empty when no entity is found).
 
 - ``t_anchor`` — with ``anchor_index`` (an index over a corpus, e.g. the global pool of
-  ``--corpus DIR``): :func:`streamrag.analysis.anchor.t_anchor`, the first rare word of that
+  ``--corpus DIR``): :func:`streamrag.analysis.studies.anchor.t_anchor`, the first rare word of that
   corpus; it needs the corpus' document frequencies, so without one it is absent (a
   per-question table written by ``analyze`` carries its own).
 
@@ -30,8 +30,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from streamrag.analysis.anchor import LexicalIndex, t_anchor
-from streamrag.analysis.entity import EntityContext
+from streamrag.analysis.studies.anchor import LexicalIndex, t_anchor
+from streamrag.analysis.studies.entity import EntityContext
 from streamrag.base.atomic import atomic_path
 from streamrag.base.columns import TableKind
 from streamrag.base.errors import RecordError
@@ -117,7 +117,7 @@ def query_columns(
     naming file, line and field for a missing or empty ``query``.
     """
     if entity is not None:
-        from streamrag.analysis.entity import ENTITY_COLUMNS, entity_columns
+        from streamrag.analysis.studies.entity import ENTITY_COLUMNS, entity_columns
 
     source = Path(path)
     rows: list[dict[str, Any]] = []

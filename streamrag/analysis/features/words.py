@@ -27,10 +27,10 @@ tokens in the top-1 chunk) and ``hypothesis_revised`` (ASR hypotheses: 1 if hypo
 is later revised — known only afterwards, so it is a label-like column, not a feature).
 
 :func:`prefix_features` is the one rule: the feature table
-(:mod:`streamrag.analysis.feature_table`) and the ``learned`` trigger (through
+(:mod:`streamrag.analysis.features.table`) and the ``learned`` trigger (through
 :class:`~streamrag.pipeline.question.SimQuestion`'s ``features``, or live from the words
 heard) all call it, or :func:`features_of` under it, on a question's
-:class:`~streamrag.analysis.evidence.PrefixEvidence`.
+:class:`~streamrag.analysis.evidence.prefixes.PrefixEvidence`.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.analysis.entity import EntityContext
-from streamrag.analysis.evidence import PrefixEvidence
-from streamrag.analysis.feature_schema import ANCHOR_COLUMNS, EXTRA_COLUMNS
+from streamrag.analysis.evidence.prefixes import PrefixEvidence
+from streamrag.analysis.features.schema import ANCHOR_COLUMNS, EXTRA_COLUMNS
+from streamrag.analysis.studies.entity import EntityContext
 
 __all__ = [
     "ANCHOR_COLUMNS",
@@ -125,7 +125,7 @@ def features_of(
     ne_first_full: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`prefix_features` from its inputs: ``top1`` (n,) each prefix's top chunk, and
-    the optional per-prefix inputs of :class:`~streamrag.analysis.evidence.PrefixEvidence`
+    the optional per-prefix inputs of :class:`~streamrag.analysis.evidence.prefixes.PrefixEvidence`
     of the same names. Row t reads rows 1..t only (the ``_full`` columns aside), so a
     live turn computes the features of the prefixes heard so far with this same rule
     (:mod:`streamrag.simulator.heard`)."""
@@ -195,7 +195,7 @@ def _prefix_coverage(index: Any, word_tokens: Sequence[Sequence[str]], top1: np.
 def prefix_entities(query: str) -> tuple[np.ndarray, np.ndarray]:
     """(online, full) int16 (n,): the first entity word the tagger finds in prefix t, and in
     the whole query (the same on every row), 0 for none (the ``ner`` extra)."""
-    from streamrag.analysis.entity import first_entity_positions
+    from streamrag.analysis.studies.entity import first_entity_positions
 
     words = query.split()
     prefixes = [" ".join(words[:t]) for t in range(1, len(words) + 1)]
@@ -204,10 +204,10 @@ def prefix_entities(query: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def entity_columns_of(ev: PrefixEvidence, context: EntityContext) -> dict[str, int | None]:
-    """The row's entity column (:func:`streamrag.analysis.entity.entity_columns`) read off
+    """The row's entity column (:func:`streamrag.analysis.studies.entity.entity_columns`) read off
     the evidence's tagging of every prefix and of the full query, without tagging again:
     the first prefix with an entity, or where the full query's first entity begins."""
-    from streamrag.analysis.entity import ENTITY_COLUMNS
+    from streamrag.analysis.studies.entity import ENTITY_COLUMNS
 
     assert ev.ne_first is not None and ev.ne_first_full is not None  # online_evidence(..., entities=True)
     if context == "prefix":

@@ -1,4 +1,4 @@
-"""The feature table: one row per question × word (:mod:`streamrag.analysis.features`'
+"""The feature table: one row per question × word (:mod:`streamrag.analysis.features.words`'
 columns), written by ``analyze --features``, read back — ours, the anchor's published
 ``trigger_features.split{0,1}.csv``, or ``table:T.csv``, computed from a stabilization
 table's per-prefix evidence — with every cell validated."""
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.analysis.evidence import PrefixEvidence
-from streamrag.analysis.feature_schema import FEATURES
-from streamrag.analysis.features import (
+from streamrag.analysis.evidence.prefixes import PrefixEvidence
+from streamrag.analysis.features.schema import FEATURES
+from streamrag.analysis.features.words import (
     ANCHOR_COLUMNS,
     CONTEXT_FEATURES,
     EXTRA_COLUMNS,
@@ -131,7 +131,7 @@ _OPTIONAL_INT = ("t_suf", "label", "named_entity_detected", "words_since_first_n
 the entity columns of a table whose evidence has no tagger output."""
 _INT_COLUMNS = tuple(c for c in ANCHOR_COLUMNS if FEATURES.columns[c] == "int" and c not in _OPTIONAL_INT)
 _FLOAT_EXTRAS = tuple(c for c in EXTRA_COLUMNS if FEATURES.columns[c] != "str")
-"""The column types come from the declaration (:data:`~streamrag.analysis.feature_schema.FEATURES`)."""
+"""The column types come from the declaration (:data:`~streamrag.analysis.features.schema.FEATURES`)."""
 
 
 def read_feature_table(path: str | os.PathLike[str]) -> FeatureTable:
@@ -156,8 +156,8 @@ def table_features(path: str | os.PathLike[str]) -> FeatureTable:
     without the tagger's output, the question word without the words — a generated
     table's synthetic evidence has rankings only). Its ``path`` is ``table:PATH`` and its
     digest the table's (the evidence is bound to it)."""
-    from streamrag.analysis.evidence import find_evidence
-    from streamrag.analysis.evidence_read import read_evidence
+    from streamrag.analysis.evidence.prefixes import find_evidence
+    from streamrag.analysis.evidence.read import read_evidence
     from streamrag.analysis.table import read_table_records
     from streamrag.base.digest import file_sha256
 

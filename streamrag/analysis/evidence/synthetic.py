@@ -41,11 +41,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from streamrag.analysis.evidence import PrefixEvidence
+from streamrag.analysis.evidence.prefixes import PrefixEvidence
 
 __all__ = ["MODEL_NAME", "synthetic_evidence"]
 
-MODEL_NAME = "synthetic evidence (streamrag.analysis.evidence_model, calibrated to the real CRAG sample)"
+MODEL_NAME = "synthetic evidence (streamrag.analysis.evidence.synthetic, calibrated to the real CRAG sample)"
 
 FINAL_LOG_SCORE = (2.35, 0.35)
 FINAL_COVERAGE = (0.65, 0.15)

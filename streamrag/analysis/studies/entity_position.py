@@ -103,7 +103,7 @@ def _verdict(block: dict[str, Any]) -> str:
 
 def entity_position(df: pd.DataFrame) -> dict[str, Any] | None:
     """The ``entity_position`` section, or None when the table has no entity column."""
-    from streamrag.analysis.entity import ENTITY_COLUMNS, PREDICTORS
+    from streamrag.analysis.studies.entity import ENTITY_COLUMNS, PREDICTORS
 
     column = next((c for c in ENTITY_COLUMNS.values() if c in df.columns), None)
     if column is None:

@@ -1,12 +1,12 @@
-"""Reading ``prefixes.parquet`` (:mod:`streamrag.analysis.evidence`): whole, or one
+"""Reading ``prefixes.parquet`` (:mod:`streamrag.analysis.evidence.prefixes`): whole, or one
 question at a time in file order.
 
 :func:`iter_evidence` reads the file in record batches of :data:`BATCH_ROWS` prefix rows
-and yields each question's :class:`~streamrag.analysis.evidence.PrefixEvidence` as soon
+and yields each question's :class:`~streamrag.analysis.evidence.prefixes.PrefixEvidence` as soon
 as its last prefix is read (a question split between two batches is carried over), so
 a reader holds one batch, not the file. The writer
-(:func:`~streamrag.analysis.evidence.write_evidence`) writes row groups of
-:data:`~streamrag.analysis.evidence.ROW_GROUP_ROWS` rows; a file written before (one row group
+(:func:`~streamrag.analysis.evidence.prefixes.write_evidence`) writes row groups of
+:data:`~streamrag.analysis.evidence.prefixes.ROW_GROUP_ROWS` rows; a file written before (one row group
 of up to 2²⁰ rows) still reads, but Parquet decodes a whole row group at a time, so
 memory then follows its row groups (measured in ``benchmarks/bench_simulate.py``). :func:`read_evidence` is the same reader, gathered
 by interaction id.
@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.analysis.evidence import EVIDENCE_COLUMNS, OPTIONAL_COLUMNS, ROW_GROUP_ROWS, PrefixEvidence, frozen_evidence
+from streamrag.analysis.evidence.prefixes import (
+    EVIDENCE_COLUMNS,
+    OPTIONAL_COLUMNS,
+    ROW_GROUP_ROWS,
+    PrefixEvidence,
+    frozen_evidence,
+)
 from streamrag.base.errors import TableError
 
 __all__ = ["BATCH_ROWS", "EvidenceCursor", "EvidenceFile", "iter_evidence", "read_evidence"]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from streamrag.analysis._values import to_float
 from streamrag.analysis.stabilize import GROUNDING_MODES, ROBUSTNESS_K, QuestionAnalysis
-from streamrag.analysis.stats import streamable_cell
+from streamrag.analysis.stats.rq import streamable_cell
 from streamrag.data.grounding import GroundingMode
 
 
