@@ -215,6 +215,7 @@ def analyze_input(
         if (reason := ner_unavailable_reason()) is not None:
             raise ConfigError(reason)
     env = env or RetrieverEnv(None if cache is None else cache.root)
+    typed_input = _typed_input(settings)
     if kind == "file" and selection.scope == "per-question":
         analyses = list(
             analyze_file(
@@ -263,4 +264,20 @@ def analyze_input(
         raise _empty_selection(path, selection)
     check_ids_found(selection.ids, {a.row["interaction_id"] for a in analyses}, path)
     parameters.update(json.loads(settings.model_dump_json()))
+    if typed_input is not None:
+        parameters["typed_input"] = typed_input
     return AnalyzedInput(analyses, parameters)
+
+
+def _typed_input(settings: AnalysisSettings) -> dict[str, Any] | None:
+    """What the typed input's folder gave (:meth:`~streamrag.data.typed.Typists.report`:
+    rows and sentences left out as implausible), read before any question so a folder
+    without sentences stops the run first and the worker processes inherit the read."""
+    from streamrag.data.hypotheses import TypedInput
+
+    asr = settings.asr
+    if not isinstance(asr, TypedInput):
+        return None
+    from streamrag.data.typed import typists
+
+    return typists(asr.path, asr.participants, asr.held_out_share, asr.split_seed).report()

@@ -35,7 +35,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hypotheses", type=Path, metavar="H.jsonl", help="recorded hypotheses (a recognizer's)")
     p.add_argument("--held-out-share", type=float, default=0.2, help="participants held out of the fit (default 0.2)")
     p.add_argument("--seed", type=int, default=0, help="split, typing and bootstrap seed (default 0)")
-    p.add_argument("--skip-bad", action="store_true", help="skip malformed keystroke rows (each is reported) instead of failing")
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip malformed or implausible keystroke rows (and sentences with implausible gaps) instead of failing; "
+        "counted, the first reasons in FIT.json",
+    )
     p.add_argument("--out", type=Path, required=True, metavar="FIT.json")
     p.set_defaults(run=run)
 
@@ -68,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
         logs = read_keystrokes(args.keystrokes, on_error="skip" if args.skip_bad else "raise")
         fit, held = split_participants(sorted(logs.participants), args.held_out_share, args.seed)
-        out["typed"] = {"source": str(args.keystrokes), "skipped_rows": list(logs.skipped)} | held_out_check(
+        # What --skip-bad left out: its first reason on stderr (the reader's warning), the counts here.
+        out["typed"] = {"source": str(args.keystrokes), **logs.left_out.report()} | held_out_check(
             logs, fit, held, seed=args.seed
         )
         typed = out["typed"]

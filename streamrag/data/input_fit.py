@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from streamrag.base.errors import InputError
 from streamrag.data.hypotheses import Hypotheses, RevisionModel, hypotheses_of, question_rng, revise
 from streamrag.data.keystrokes import KeystrokeLogs, heard
 from streamrag.data.typed import type_question, typists_of
@@ -117,10 +118,15 @@ def bootstrap(
         for k, v in value.items():
             draws[k].append(v)
     lo, hi = (1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100
-    return {
-        k: {"value": point[k], "lo": float(np.nanpercentile(draws[k], lo)), "hi": float(np.nanpercentile(draws[k], hi))}
-        for k in point
-    }
+    return {k: {"value": point[k], "lo": _percentile(draws[k], lo), "hi": _percentile(draws[k], hi)} for k in point}
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of the defined values; NaN (null in the file) when none is
+    (a statistic undefined on every resample, as ``r`` without a revision)."""
+    defined = np.asarray(values, dtype=np.float64)
+    defined = defined[~np.isnan(defined)]
+    return float(np.percentile(defined, q)) if defined.size else float("nan")
 
 
 def logged_sessions(logs: KeystrokeLogs, participants: Sequence[str]) -> list[list[SessionStats]]:
@@ -141,8 +147,10 @@ def held_out_check(logs: KeystrokeLogs, fit_ids: Sequence[str], held_ids: Sequen
     fit_groups = logged_sessions(logs, fit_ids)
     fit_params = bootstrap(fit_groups, fitted, seed=seed)
     pool = typists_of(logs, fit_ids)
-    p = fit_params["p"]["value"]
-    r = max(1, round(fit_params["r_mean"]["value"]))
+    p, r_mean = fit_params["p"]["value"], fit_params["r_mean"]["value"]
+    if p != p:  # NaN: no sentence heard twice, so no arrival to revise and no gap
+        raise InputError(f"{logs.root}: no sentence of the fitted participants has two words: nothing to fit")
+    r = 1 if r_mean != r_mean else max(1, round(r_mean))  # no revision at all: p = 0, and r's least value
     model = RevisionModel(p=min(1.0, p), r=r, final_words=max(3, r), seed=seed)
     delta, cv = fit_params["delta_wps"]["value"], fit_params["cv"]["value"]
     logged: list[list[SessionStats]] = []

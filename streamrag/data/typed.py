@@ -36,11 +36,12 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from streamrag.base.errors import InputError
-from streamrag.data.keystrokes import KeystrokeLogs, TypedSentence, heard, log_files, read_keystrokes
+from streamrag.data.keystrokes import KeystrokeLogs, Skipped, TypedSentence, heard, log_files, read_keystrokes
 
 MIN_BIGRAM = 3
 _QWERTY = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -242,17 +243,23 @@ class Typists:
 
     root: str
     profiles: tuple[TypistProfile, ...]
-    skipped: tuple[str, ...]
+    left_out: Skipped
+    """What reading the folder left out (implausible rows and sentences)."""
+
+    def report(self) -> dict[str, Any]:
+        """What a run's summary says of its typed input: the folder, the participants
+        typing, and the rows and sentences left out (:meth:`Skipped.report`)."""
+        return {"path": self.root, "n_participants": len(self.profiles), **self.left_out.report()}
 
 
 def typists_of(logs: KeystrokeLogs, participants: Sequence[str] | None = None) -> Typists:
     ids = sorted(logs.participants) if participants is None else list(participants)
-    return Typists(logs.root, tuple(typist_profile(p, logs.participants[p]) for p in ids), logs.skipped)
+    return Typists(logs.root, tuple(typist_profile(p, logs.participants[p]) for p in ids), logs.left_out)
 
 
 @functools.lru_cache(maxsize=4)
 def _cached(root: str, stamp: tuple[int, int], use: str, held_out_share: float, split_seed: int) -> Typists:
-    logs = read_keystrokes(root, on_error="skip")
+    logs = read_keystrokes(root, on_error="skip")  # what is left out is logged once, and reported by the run
     if use == "all":
         return typists_of(logs)
     fit, held = split_participants(sorted(logs.participants), held_out_share, split_seed)
