@@ -160,24 +160,33 @@ def main(argv: list[str] | None = None) -> int:
             code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
-    except BrokenPipeError:
-        return _reader_gone()
-    except StreamragError as exc:
-        message = printable(str(exc))
-        say(f"streamrag: error: {message}", level="error", event=message)
-        return 1
-    except OSError as exc:  # the file system refused (disk full, permissions changed): not a bug
-        if exc.filename is None:
-            raise
-        message = f"{printable(str(exc.filename))}: {exc.strerror or exc}"
-        say(f"streamrag: error: {message}", level="error", event=message)
-        return 1
-    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
-        name = interrupt_name()
-        left = exc.left if isinstance(exc, Interrupted) else ""
-        text = f"streamrag: interrupted ({name})" + (f": {printable(left)}" if left else "")
-        say(text, level="error", event="interrupted", signal=name, **({"left": left} if left else {}))
-        return interrupt_exit_code()
+    except BaseException as raised:  # every known kind is reported below, the rest re-raised
+        error = _unwrapped(raised)
+        if isinstance(error, BrokenPipeError):
+            return _reader_gone()
+        if isinstance(error, StreamragError):
+            message = printable(str(error))
+            say(f"streamrag: error: {message}", level="error", event=message)
+            return 1
+        if isinstance(error, OSError) and error.filename is not None:  # the file system refused: not a bug
+            message = f"{printable(str(error.filename))}: {error.strerror or error}"
+            say(f"streamrag: error: {message}", level="error", event=message)
+            return 1
+        if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
+            name = interrupt_name()
+            left = error.left if isinstance(error, Interrupted) else ""
+            text = f"streamrag: interrupted ({name})" + (f": {printable(left)}" if left else "")
+            say(text, level="error", event="interrupted", signal=name, **({"left": left} if left else {}))
+            return interrupt_exit_code()
+        raise
+
+
+def _unwrapped(exc: BaseException) -> BaseException:
+    """The one exception an exception group holds (task groups wrap what a task raised),
+    however deeply nested; ``exc`` itself otherwise, or when the group holds more."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _reader_gone() -> int:

@@ -109,3 +109,15 @@ def test_the_lists_copied_into_commands_for_an_instant_help_match_their_original
 
     assert generate._RECORD_SUFFIXES == SUFFIXES
     assert get_args(ModelChoice) == calibrate.MODELS
+
+
+def test_one_error_inside_task_groups_is_reported_as_itself() -> None:
+    # A command's async work runs in task groups, which wrap what a task raised: the one
+    # top-level handler reports the error inside, in one line, however deep.
+    from streamrag.base.errors import ConfigError
+    from streamrag.cli import _unwrapped
+
+    inner = ConfigError("x: bad")
+    assert _unwrapped(BaseExceptionGroup("g", [ExceptionGroup("h", [inner])])) is inner
+    two = ExceptionGroup("g", [inner, ValueError("other")])
+    assert _unwrapped(two) is two  # two errors are not one: a bug report, not a line

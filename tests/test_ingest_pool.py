@@ -78,6 +78,18 @@ def test_a_pool_gives_what_one_process_gives(mixed: Path, tmp_path: Path, monkey
     assert again.misses == 0
 
 
+def test_the_pool_ends_with_the_error_not_when_its_traceback_is_collected(mixed: Path) -> None:
+    # The error's traceback holds the reading generator's frame; the pool inside it once
+    # lived on until the garbage collector (or the interpreter's exit, with a traceback of
+    # its own about a bad file descriptor) closed it.
+    import multiprocessing
+
+    with pytest.raises(RecordError) as caught:
+        list(ingest(mixed, jobs=2, split=None))
+    assert caught.value.__traceback__ is not None  # still held here
+    assert multiprocessing.active_children() == []
+
+
 def test_a_pool_raises_the_first_bad_line_and_a_repeated_id_in_file_order(mixed: Path, tmp_path: Path) -> None:
     for jobs in (1, 2):
         with pytest.raises(RecordError, match=r"mixed\.jsonl:6: ") as caught:

@@ -105,6 +105,24 @@ def test_a_transcript_is_read_and_a_bad_line_names_its_field(tmp_path):
         read_transcript(bad)
 
 
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b'{"word": "hello", "t_ms": 0}\n\xff\xfe bad\n', r"t.jsonl:2: not UTF-8 text"),
+        (b'{"word": "hello", "t_ms": 1e300}\n', r"t.jsonl:1: field 't_ms': .* ms into the turn"),
+        (b'{"word": "hello", "t_ms": 0}\n{"word": "world", "t_ms": 10000000}\n', r"t.jsonl:2: field 't_ms'"),
+    ],
+)
+def test_a_transcript_a_live_run_could_not_read_or_would_wait_out_is_refused(tmp_path, capsys, content, where) -> None:
+    # A not-UTF-8 file gave a traceback, and a time of hours (or 10^300 ms) a run that waits.
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(RecordError, match=where):
+        read_transcript(path)
+    assert main(["live", "--transcript", str(path), "--out", str(tmp_path / "o")]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
 def test_a_live_replay_on_the_real_clock_matches_its_simulation(tmp_path, demo_chunks):
     # In-process BM25 with an injected constant L of 20 ms; δ = 20 w/s.
     from streamrag.simulator.simulate import simulate

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -238,17 +239,22 @@ def _read(path: str | Path, how: _Reading, cache: ChunkCache | None) -> Iterator
     selection = Selection(path, wanted, how.limit, how.on_error)
     work = _LineWork(path, wanted, how.settings, cache)
     lines = selection.lines(iter_lines(path, parallel=how.parallel_decompression, progress=how.progress))
+    done: Generator[_Line, None, None]
     done = (work(*line) for line in lines) if how.jobs <= 1 else _in_pool(lines, work, selection, how.jobs)
-    for line in done:
-        item = selection.admit(line.line_no, line.item)
-        if item is None or isinstance(item, SkippedRecord):
-            if item is not None:
-                yield item
-            continue
-        assert line.chunked is not None
-        if cache is not None:
-            cache.count(line.key, line.found)
-        yield Question.of(item, line.chunked, line.key)
+    # Closed as this generator ends, however it ends (an error, an early stop): the pool's
+    # workers end now, not whenever the garbage collector (or the interpreter's exit,
+    # whose half-closed pipes made that a traceback) reaches the suspended generator.
+    with closing(done):
+        for line in done:
+            item = selection.admit(line.line_no, line.item)
+            if item is None or isinstance(item, SkippedRecord):
+                if item is not None:
+                    yield item
+                continue
+            assert line.chunked is not None
+            if cache is not None:
+                cache.count(line.key, line.found)
+            yield Question.of(item, line.chunked, line.key)
 
 
 def _without_pages(record: CragRecord) -> CragRecord:
@@ -293,7 +299,9 @@ _BATCH_LINES = 16
 """A batch of lines goes to a worker once it holds this many bytes or lines."""
 
 
-def _in_pool(lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection, jobs: int) -> Iterator[_Line]:
+def _in_pool(
+    lines: Iterator[tuple[int, bytes]], work: _LineWork, selection: Selection, jobs: int
+) -> Generator[_Line, None, None]:
     """``work`` of each of ``lines`` (the selection's) on ``jobs`` worker processes, results
     in file order: at most ``2 * jobs`` batches wait, and no more lines are in flight than
     the selection's limit could still take (the caller admits each line before asking for

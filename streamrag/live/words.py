@@ -61,19 +61,29 @@ def replayed_question(query: str, word_us: Sequence[int]) -> ScheduledWords:
     return ScheduledWords(query.split(), word_us)
 
 
+MAX_TURN_MS = 600_000
+"""The latest a transcript's word may come after the turn's start: ten minutes, far above
+any spoken turn; a later time is a unit or typing mistake that a live run would wait out."""
+
+
 def read_transcript(path: str | os.PathLike[str]) -> ScheduledWords:
-    """A transcript file: JSON lines ``{"word": str, "t_ms": number ≥ 0}`` in time order."""
+    """A transcript file: JSON lines ``{"word": str, "t_ms": number ≥ 0}`` in time order,
+    UTF-8, every word within :data:`MAX_TURN_MS` of the turn's start."""
     import json
     import math
 
     words: list[str] = []
     times: list[int] = []
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, "rb") as fh:
             lines = fh.read().splitlines()
     except OSError as exc:
         raise DataFileError(f"{path}: cannot read the transcript ({exc.strerror})") from None
-    for no, line in enumerate(lines, start=1):
+    for no, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(str(path), no, "", "not UTF-8 text") from None
         if not line.strip():
             continue
         try:
@@ -88,6 +98,8 @@ def read_transcript(path: str | os.PathLike[str]) -> ScheduledWords:
         at_us = round(t_ms * 1000)
         if times and at_us < times[-1]:
             raise RecordError(str(path), no, "t_ms", f"{t_ms} is earlier than the word before it")
+        if at_us > MAX_TURN_MS * 1000:
+            raise RecordError(str(path), no, "t_ms", f"{t_ms} is more than {MAX_TURN_MS} ms into the turn (ms, not µs?)")
         words.append(word.strip())
         times.append(at_us)
     if not words:
