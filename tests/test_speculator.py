@@ -212,3 +212,26 @@ def test_a_retrieval_tool_is_judged_by_the_heuristic_rule_on_its_hits() -> None:
     (check,) = kinds(events, "check")  # the best finished result (first on ties) is sufficient at once
     assert (check["score"], check["coverage"]) == tool.judge(full, 0) and check["coverage"] == 0.8
     assert check["score"] >= 2.0 and answer.waited_ms < 20
+
+
+def test_misuse_of_hear_is_named_not_an_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    # hear(None), a NaN instant and a hear after the block closed once raised internal
+    # errors or were taken silently; an unresolved final turn is abandoned with a word.
+    tool = Recording()
+
+    async def session():
+        async with streamrag.Speculator(tool, scenario(), reflector="unchanged") as spec:
+            with pytest.raises(TypeError, match="a str"):
+                spec.hear(None)  # type: ignore[arg-type]
+            with pytest.raises(ValueError, match="finite"):
+                spec.hear("play", at_us=float("nan"))
+            spec.hear("play some jazz", final=True)
+            with caplog.at_level("WARNING", logger="streamrag.speculate.speculator"):
+                spec.hear("stop")  # the final turn was never resolved
+            spec.cancel()
+        return spec
+
+    spec = asyncio.run(session())
+    assert any("never resolved" in r.getMessage() for r in caplog.records)
+    with pytest.raises(RuntimeError, match="block has ended"):
+        spec.hear("again")

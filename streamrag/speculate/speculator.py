@@ -30,6 +30,8 @@ given; F is the agent's own LLM, outside (0 here, or a drawn delay in a measured
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -49,6 +51,8 @@ from streamrag.simulator.heard import Ranker, online_trigger
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
 from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
 from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
+
+log = logging.getLogger(__name__)
 
 
 def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = None) -> None:
@@ -123,6 +127,8 @@ class Speculator:
         self.sink = sink
         build_reflector(reflector, self.rs.scenario.reflector, {}, str, self.arguments, self.judge)  # bad settings: now
         self._tasks: TaskGroup | None = None
+        self._closed = False
+        """The ``async with`` block has ended: no turn may begin."""
         self._turn: TurnState | None = None
         self._n_turns = 0
 
@@ -134,6 +140,7 @@ class Speculator:
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tasks is not None
         self._tasks.cancel_scope.cancel()  # calls nobody awaits any more
+        self._closed = True
         try:
             return await self._tasks.__aexit__(*exc)
         except BaseExceptionGroup as group:  # one error of the turn (a tool's, a rule's): raised as itself
@@ -172,6 +179,8 @@ class Speculator:
         and F ``f_us``, and a ``words`` list a viewer reads as it fills."""
         if self._tasks is None:
             raise RuntimeError("Speculator: use it as 'async with Speculator(...) as spec:'")
+        if self._closed:
+            raise RuntimeError("Speculator: its 'async with' block has ended; a new turn needs a new block")
         if question is not None and not self.replay:
             raise ConfigError("Speculator.begin: a known question needs Speculator(..., replay=True)")
         if self._turn is not None and not self._turn.turn_end.is_set():
@@ -232,7 +241,13 @@ class Speculator:
         see the module docstring); ``final``: input has ended (``resolve`` implies it; a
         ``hear`` after a final one starts a new turn and abandons an unresolved one).
         ``at_us``: when it was heard on the clock (default now), kept as the words' times."""
+        if not isinstance(text, str):
+            raise TypeError(f"Speculator.hear: text is the transcript so far, a str (got {type(text).__name__})")
+        if at_us is not None and (isinstance(at_us, bool) or not isinstance(at_us, int | float) or not math.isfinite(at_us)):
+            raise ValueError(f"Speculator.hear: at_us is an instant on the clock in µs, a finite number (got {at_us!r})")
         turn = self._turn
+        if turn is not None and turn.final and not (turn.turn_end.is_set() or turn.scope.cancel_called) and turn.words:
+            log.warning("Speculator: turn %s ended (final) but was never resolved: its calls are cancelled", turn.qid)
         if turn is None or turn.final:
             self.begin()
             turn = self._turn
@@ -253,7 +268,7 @@ class Speculator:
                 turn.resource.results.pop(t, None)
             del words[kept:]
             del turn.plan.word_us[kept:]
-        at = self.clock.now_us() if at_us is None else at_us
+        at = self.clock.now_us() if at_us is None else round(at_us)
         if final:
             turn.final = True
             turn.question.n_words = len(new)
