@@ -85,3 +85,22 @@ def test_an_interrupted_pool_ends_its_workers_instead_of_waiting_for_them() -> N
         interrupted_while_busy()
     assert time.monotonic() - started < 15  # the work in flight (30 s) was not waited for
     assert not any(p.is_alive() for p in workers)
+
+
+def test_a_hung_test_fails_with_its_stack_instead_of_holding_the_run(tmp_path) -> None:
+    # The suite's per-test timeout (pyproject: timeout): a test waiting on what never
+    # comes fails, naming where it waited, instead of holding CI forever.
+    import subprocess
+    import sys
+
+    hung = tmp_path / "test_hung.py"
+    hung.write_text("import threading\n\ndef test_waits_forever():\n    threading.Event().wait()\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(hung), "-p", "no:cacheprovider", "-o", "addopts=", "--timeout", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "Timeout" in done.stdout and "test_hung.py" in done.stdout
