@@ -90,3 +90,20 @@ def test_the_key_in_an_error_typed_back_names_the_same_key(path, select):
     key = _key(message)
     again = _error([*select, f"{key}={BAD}"])
     assert again is None or _key(again) == key, f"{path}: the message names {key!r}; typed back: {again}"
+
+
+def test_a_table_without_its_kind_says_so_in_the_users_words(tmp_path, capsys) -> None:
+    # was: "trigger.kind: Unable to extract tag using discriminator 'kind'"
+    from streamrag.cli import main
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('name = "x"\n[trigger]\nwords = 2\n', encoding="utf-8")
+    table = tmp_path / "t.csv"
+    assert main(["generate", str(table), "--table", "--questions", "5", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--table", str(table), "--scenario", str(scenario), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"streamrag: error: scenario {scenario}: trigger.kind: missing (the kind decides which other fields the table "
+        "takes; streamrag list names the kinds)"
+    )

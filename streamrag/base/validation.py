@@ -108,7 +108,10 @@ def _user_parts(model: type[BaseModel], loc: Sequence[int | str], error_type: st
 
 
 def problem(error: ErrorDetails) -> str:
-    """pydantic's message without the ``Value error, `` of a validator's ValueError."""
+    """pydantic's message without the ``Value error, `` of a validator's ValueError (and
+    in the user's words where pydantic speaks of its own machinery)."""
+    if error.get("type") == "union_tag_not_found":  # a table of a union without its kind
+        return "missing (the kind decides which other fields the table takes; streamrag list names the kinds)"
     return str(error.get("msg", "invalid")).removeprefix("Value error, ")
 
 
