@@ -135,9 +135,10 @@ def test_cli_global_scope_on_beir(beir_dir: Path, tmp_path: Path, capsys: pytest
                  "--no-figures", "--index-dir", str(tmp_path / "index")]) == 0  # fmt: skip
     assert (tmp_path / "again" / "stabilization.csv").read_bytes() == (out / "stabilization.csv").read_bytes()
     capsys.readouterr()
-    assert main(["analyze", "--corpus", str(beir_dir), "--gold", "answer", "--scope", "global", "--out", str(out)]) == 1
+    bad = tmp_path / "bad"
+    assert main(["analyze", "--corpus", str(beir_dir), "--gold", "answer", "--scope", "global", "--out", str(bad)]) == 1
     assert "no answer strings" in capsys.readouterr().err
-    assert main(["analyze", str(DEMO), "--corpus", str(beir_dir), "--out", str(out)]) == 1
+    assert main(["analyze", str(DEMO), "--corpus", str(beir_dir), "--out", str(bad)]) == 1
 
 
 def test_cli_global_scope_on_a_crag_file(tmp_path: Path) -> None:

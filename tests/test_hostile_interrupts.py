@@ -224,7 +224,7 @@ def test_simulate_interrupted_while_writing_leaves_the_earlier_run_untouched(tmp
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
     assert _last_line(err) == (
         f"streamrag: interrupted (SIGTERM): nothing was written to {out}/; the earlier run's files there are untouched; "
-        "rerun the same command"
+        "rerun the same command with --force to replace them"
     )
 
 
@@ -258,7 +258,9 @@ def test_simulate_interrupted_between_its_files_writes_none_of_them(tmp_path, ca
     code, _, err = run_cli([*argv, "--force"], capsys)
     assert code == 130
     assert {p.name: p.read_bytes() for p in files_under(out)} == before
-    assert _last_line(err).endswith("the earlier run's files there are untouched; rerun the same command")
+    assert _last_line(err).endswith(
+        "the earlier run's files there are untouched; rerun the same command with --force to replace them"
+    )
     monkeypatch.undo()
     code, _, err = run_cli([*argv, "--force"], capsys)  # the rerun the line asks for
     assert code == 0 and {p.name: p.read_bytes() for p in files_under(out)} != before
@@ -299,12 +301,12 @@ def test_analyze_interrupted_as_it_writes_leaves_the_earlier_analysis_untouched(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(study, "write_evidence", write_evidence)
-    code, _, err = run_cli(argv, capsys)
+    code, _, err = run_cli([*argv, "--force"], capsys)  # replace the earlier run: interrupted as it writes
     assert code == 130
     assert {p.relative_to(out): p.read_bytes() for p in files_under(out)} == before
     assert _last_line(err) == (
         f"streamrag: interrupted (SIGINT): nothing was written to {out}/; the earlier run's files there are untouched; "
-        "rerun the same command"
+        "rerun the same command with --force to replace them"
     )
 
 
@@ -321,7 +323,7 @@ def test_analyze_interrupted_after_its_analysis_names_what_is_missing(tmp_path, 
     assert code == 130
     assert _last_line(err) == (
         f"streamrag: interrupted (SIGINT): the outputs in {out}/ are written but for features.csv; "
-        "rerun the same command for them"
+        "rerun the same command with --force for them"
     )
     assert (out / "summary.json").is_file() and not (out / "features.csv").exists()
 

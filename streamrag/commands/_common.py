@@ -148,9 +148,14 @@ class Written:
             return exc
         if self.done and self.still:
             return Interrupted(
-                f"the outputs in {self.out}/ are written but for {' and '.join(self.still)}; rerun the same command for them"
+                f"the outputs in {self.out}/ are written but for {' and '.join(self.still)}; "
+                "rerun the same command with --force for them"
             )
         if self.done or isinstance(exc, Landed):
             return Interrupted(f"the outputs in {self.out}/ are complete (written before the signal was handled)")
-        kept = "; the earlier run's files there are untouched" if self.earlier else ""
-        return Interrupted(f"nothing was written to {self.out}/{kept}; rerun the same command")
+        if self.earlier:
+            return Interrupted(
+                f"nothing was written to {self.out}/; the earlier run's files there are untouched; "
+                "rerun the same command with --force to replace them"
+            )
+        return Interrupted(f"nothing was written to {self.out}/; rerun the same command")

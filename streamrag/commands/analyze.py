@@ -18,6 +18,11 @@ from streamrag.commands._common import (
 from streamrag.commands._global import add_global_options
 
 
+def _replacing(args: argparse.Namespace) -> str | None:
+    """What ends the refusal of a non-empty ``--out`` (None with ``--force``: replace)."""
+    return None if args.force else "pass --force to replace that run, or choose another folder"
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
@@ -29,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "data", type=Path, nargs="?", metavar="DATA", help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst); or use --corpus"
     )
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
@@ -168,7 +174,7 @@ def run_queries_only(args: argparse.Namespace) -> int:
     from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
 
-    out = check_out_dir(args.out)
+    out = check_out_dir(args.out, refuse_nonempty=_replacing(args))
     index = None
     if args.corpus is not None:  # t_anchor's document frequencies: the corpus' global index
         from streamrag.analysis.entry import open_source
@@ -212,7 +218,7 @@ def run_hotpotqa(args: argparse.Namespace) -> int:
     from streamrag.data.hotpotqa import read_hotpotqa
     from streamrag.retrieval.bm25 import BM25Params
 
-    out = check_out_dir(args.out)
+    out = check_out_dir(args.out, refuse_nonempty=_replacing(args))
     bm25 = BM25Params(idf=args.idf)
     rows = []
     with task_progress(f"dual gold of {args.hotpotqa.name}", args.limit) as update:
@@ -270,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--label-audit samples a CRAG file's questions in per-question scope: give DATA, not --corpus or --scope global"
         )
-    check_out_dir(args.out)
+    check_out_dir(args.out, refuse_nonempty=_replacing(args))
     from streamrag.commands._common import Written
 
     written = Written(args.out)
