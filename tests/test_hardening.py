@@ -491,7 +491,7 @@ def test_7_chunk_cap_counts_unread_pages_and_cut_chunks_per_question_and_in_the_
     capped["search_results"] = [big, *capped["search_results"]]  # 50,000 words: 500 windows, the cap takes 400
     data = write_jsonl(tmp_path / "d.jsonl", [record(0), capped])
     for run, cache in (("a", ["--no-cache"]), ("b", ["--cache", str(tmp_path / "c")]), ("c", ["--cache", str(tmp_path / "c")])):
-        out = tmp_path / run
+        out = tmp_path / f"run-{run}"  # the cache folder is tmp_path / "c"
         code, stdout, err = run_cli(["analyze", data, "--out", out, "--jobs", "1", "--no-figures", *cache], capsys)
         assert code == 0, err
         rows = {r["interaction_id"]: r for r in _table_rows(out / "stabilization.csv")}
