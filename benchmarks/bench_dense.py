@@ -38,10 +38,10 @@ from _common import CRAG_DIR, save
 
 from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
 from streamrag.data.ingest import ingest
-from streamrag.retrieval.dense import exact_topk, to_grid
-from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.dense.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.dense.minilm import MiniLMEmbedder, dense_unavailable_reason
+from streamrag.retrieval.dense.retriever import exact_topk, to_grid
 from streamrag.retrieval.kinds import RetrieverEnv
-from streamrag.retrieval.minilm import MiniLMEmbedder, dense_unavailable_reason
 
 
 def _timed(fn):  # type: ignore[no-untyped-def]

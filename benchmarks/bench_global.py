@@ -153,8 +153,8 @@ def arm_streamrag(tokens, lens, n_terms, queries, k, idf, verify, kernel="auto",
     from concurrent.futures import ThreadPoolExecutor
 
     from streamrag.retrieval import BM25Params
-    from streamrag.retrieval.global_index import GlobalIndex
-    from streamrag.retrieval.global_prefix import PrefixScorer
+    from streamrag.retrieval.global_pool.index import GlobalIndex
+    from streamrag.retrieval.global_pool.scorer import PrefixScorer
     from streamrag.retrieval.ranking import rank_topk
 
     t0 = time.perf_counter()

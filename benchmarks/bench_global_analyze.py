@@ -104,7 +104,7 @@ def in_process(folder: Path, index_dir: Path, rounds: int) -> dict:
     from streamrag.analysis.global_scope.analyze import analyze_pool, pool_index
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.data.selection import Selection
-    from streamrag.retrieval import global_prefix
+    from streamrag.retrieval.global_pool import scorer as global_prefix
 
     settings = AnalysisSettings()
     t0 = time.perf_counter()

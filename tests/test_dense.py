@@ -27,11 +27,11 @@ from streamrag.data.demo import demo_path
 from streamrag.data.ingest import Question
 from streamrag.data.selection import Selection
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig
-from streamrag.retrieval import dense as dense_mod
 from streamrag.retrieval.base import BM25Retriever, Retriever
-from streamrag.retrieval.dense import DenseRetriever, cosine_scores, exact_topk, to_grid
-from streamrag.retrieval.embed import HashingEmbedder
-from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.dense import retriever as dense_mod
+from streamrag.retrieval.dense.embed import HashingEmbedder
+from streamrag.retrieval.dense.embed_cache import CachedEmbedder, EmbeddingCache
+from streamrag.retrieval.dense.retriever import DenseRetriever, cosine_scores, exact_topk, to_grid
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.simulator.questions import to_sim_question
 from streamrag.simulator.scenario import load_scenario
@@ -162,7 +162,7 @@ def test_cached_embedder_embeds_each_text_once_and_persists(tmp_path: Path) -> N
 
 
 def test_cache_keys_separate_models_and_texts() -> None:
-    from streamrag.retrieval.embed_cache import text_key
+    from streamrag.retrieval.dense.embed_cache import text_key
 
     assert text_key("m1", "x") != text_key("m2", "x") and text_key("m1", "x") != text_key("m1", "x ")
     assert len(text_key("m", "\ud800 lone surrogate")) == 16
@@ -283,7 +283,7 @@ def test_scenario_and_cli_take_the_retriever(tmp_path: Path, capsys: pytest.Capt
 def test_missing_extra_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from streamrag.retrieval import minilm
+    from streamrag.retrieval.dense import minilm
 
     monkeypatch.setattr(minilm, "DENSE_PACKAGES", ("streamrag_no_such_module",))
     code = main(
@@ -297,7 +297,7 @@ def test_missing_extra_is_a_one_line_error(
 
 def test_importing_the_dense_modules_does_not_import_torch() -> None:
     code = (
-        "import sys, streamrag.retrieval.dense, streamrag.retrieval.minilm, streamrag.analysis.stabilize, streamrag.cli; "
+        "import sys, streamrag.retrieval.dense.retriever, streamrag.retrieval.dense.minilm, streamrag.analysis.stabilize, streamrag.cli; "
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -19,9 +19,9 @@ from streamrag.analysis.execution import analyze_file
 from streamrag.analysis.stabilize import AnalysisSettings
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.retrieval.dense import DenseRetriever, minilm_embedder
+from streamrag.retrieval.dense.minilm import MiniLMEmbedder, dense_unavailable_reason
+from streamrag.retrieval.dense.retriever import DenseRetriever, minilm_embedder
 from streamrag.retrieval.kinds import RetrieverEnv
-from streamrag.retrieval.minilm import MiniLMEmbedder, dense_unavailable_reason
 
 pytestmark = pytest.mark.skipif(dense_unavailable_reason() is not None, reason=str(dense_unavailable_reason()))
 
@@ -84,9 +84,9 @@ def refuse(*args, **kwargs):
     raise RuntimeError("network access attempted")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-import streamrag.retrieval.dense as dense
+import streamrag.retrieval.dense.retriever as dense
 assert "torch" not in sys.modules
-from streamrag.retrieval.embed import HashingEmbedder
+from streamrag.retrieval.dense.embed import HashingEmbedder
 r = dense.DenseRetriever(["paris is the capital of france", "bananas are yellow"], dense.minilm_embedder(None, threads=1))
 print(r.prefix_rankings("capital of france", k=1).top1.tolist())
 """

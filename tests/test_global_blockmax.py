@@ -16,9 +16,10 @@ import pytest
 
 pytest.importorskip("numba", reason="the block-max kernel needs numba (pip install 'streamrag[fast]')")
 
-from streamrag.retrieval import BM25Params, global_blocks
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import PrefixScorer
+from streamrag.retrieval import BM25Params
+from streamrag.retrieval.global_pool import blocks as global_blocks
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.scorer import PrefixScorer
 
 
 @pytest.fixture

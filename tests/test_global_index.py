@@ -21,9 +21,9 @@ from rank_bm25 import BM25Okapi
 
 from streamrag.base.errors import DataFileError, EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval import BM25Index, BM25Params, prefix_rankings
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import ChunkValues, PrefixScorer, global_prefix_rankings
-from streamrag.retrieval.global_store import load_index, read_key, save_index
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.scorer import ChunkValues, PrefixScorer, global_prefix_rankings
+from streamrag.retrieval.global_pool.store import load_index, read_key, save_index
 
 # Both twins of the prefix scorer; the compiled one where numba is installed (the fast extra).
 KERNELS = ["numpy", "numba"] if importlib.util.find_spec("numba") else ["numpy"]

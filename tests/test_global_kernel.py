@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from streamrag.retrieval import BM25Params
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import PrefixScorer
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.scorer import PrefixScorer
 
 KERNELS = ["numpy", "numba"] if importlib.util.find_spec("numba") else ["numpy"]
 
@@ -57,7 +57,7 @@ def test_compiled_kernel_equals_numpy_twin(idf: str) -> None:
 
 def test_kernel_numba_without_numba_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now raises ImportError
-    monkeypatch.delitem(sys.modules, "streamrag.retrieval.global_kernel", raising=False)
+    monkeypatch.delitem(sys.modules, "streamrag.retrieval.global_pool.kernel", raising=False)
     index = GlobalIndex.build(["alpha beta", "beta"])
     with pytest.raises(ImportError, match=r"streamrag\[fast\]"):
         PrefixScorer(index, kernel="numba")

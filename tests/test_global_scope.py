@@ -19,7 +19,7 @@ from streamrag.data.beir import read_beir
 from streamrag.data.crag import CragRecord
 from streamrag.data.grounding import gold_in_normalized, normalize
 from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
-from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.global_pool.index import GlobalIndex
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.simulator.questions import questions_from_analyses
 
@@ -216,7 +216,7 @@ def test_real_pool_per_question_and_global(crag_pool: PoolSource) -> None:
 
 def test_global_equals_per_question_on_real_sample_pages(crag_pool: PoolSource) -> None:
     from streamrag.retrieval import BM25Index, prefix_rankings
-    from streamrag.retrieval.global_prefix import global_prefix_rankings
+    from streamrag.retrieval.global_pool.scorer import global_prefix_rankings
 
     pool = crag_pool.pool
     sample = [q for q in crag_pool.questions if any(d.startswith("sample/") for d in q.own_docs)]
@@ -245,7 +245,7 @@ def _demo_pool() -> PoolSource:
 def test_dense_global_scope_ranks_by_exact_cosine_over_the_pool() -> None:
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.retrieval import HashingEmbedder
-    from streamrag.retrieval.dense import cosine_scores, embed_corpus, to_grid
+    from streamrag.retrieval.dense.retriever import cosine_scores, embed_corpus, to_grid
     from streamrag.retrieval.ranking import full_ranking
 
     source = _demo_pool()

@@ -222,7 +222,8 @@ def test_notice_is_shown_where_progress_is(monkeypatch: pytest.MonkeyPatch, capl
 
 def test_a_cold_kernel_cache_is_announced_once(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("numba")
-    from streamrag.retrieval import global_kernel, global_prefix
+    from streamrag.retrieval.global_pool import kernel as global_kernel
+    from streamrag.retrieval.global_pool import scorer as global_prefix
 
     notices: list[str] = []
     monkeypatch.setattr(progress, "notice", notices.append)
@@ -241,6 +242,6 @@ def test_a_cold_kernel_cache_is_announced_once(monkeypatch: pytest.MonkeyPatch) 
 
 def test_compiled_on_disk_answers_a_bool() -> None:
     pytest.importorskip("numba")
-    from streamrag.retrieval import global_kernel
+    from streamrag.retrieval.global_pool import kernel as global_kernel
 
     assert isinstance(global_kernel.compiled_on_disk(), bool)

@@ -5,16 +5,16 @@
 - :mod:`~streamrag.retrieval.ranking`: ``rank_topk``, ``rank_topk_rows``, ``full_ranking`` (score desc, id asc);
 - :mod:`~streamrag.retrieval.prefix`: ``prefix_rankings`` (top-k of every word prefix);
 - :mod:`~streamrag.retrieval.base`: the ``Retriever`` role and ``BM25Retriever``;
-- :mod:`~streamrag.retrieval.dense`: ``DenseRetriever`` (cosine of embeddings), ``exact_topk``
-  (blocked brute force at any corpus size); :mod:`~streamrag.retrieval.embed`: the
-  ``Embedder`` role and ``HashingEmbedder``; :mod:`~streamrag.retrieval.minilm`:
-  all-MiniLM-L6-v2 (the ``dense`` extra, loaded lazily); :mod:`~streamrag.retrieval.embed_cache`:
+- :mod:`~streamrag.retrieval.dense.retriever`: ``DenseRetriever`` (cosine of embeddings), ``exact_topk``
+  (blocked brute force at any corpus size); :mod:`~streamrag.retrieval.dense.embed`: the
+  ``Embedder`` role and ``HashingEmbedder``; :mod:`~streamrag.retrieval.dense.minilm`:
+  all-MiniLM-L6-v2 (the ``dense`` extra, loaded lazily); :mod:`~streamrag.retrieval.dense.embed_cache`:
   ``EmbeddingCache``, ``CachedEmbedder``;
-- :mod:`~streamrag.retrieval.global_index`: ``GlobalIndex`` (postings with precomputed
-  impacts, for one corpus shared by all questions); :mod:`~streamrag.retrieval.global_prefix`:
+- :mod:`~streamrag.retrieval.global_pool.index`: ``GlobalIndex`` (postings with precomputed
+  impacts, for one corpus shared by all questions); :mod:`~streamrag.retrieval.global_pool.scorer`:
   ``PrefixScorer``, ``global_prefix_rankings`` (top-k of every prefix without sorting N
-  scores; compiled kernels in ``global_kernel`` and ``global_blockmax``, the latter's
-  per-term block data in ``global_blocks``); :mod:`~streamrag.retrieval.global_store`:
+  scores; compiled kernels in ``kernel`` and ``blockmax``, the latter's
+  per-term block data in ``blocks``); :mod:`~streamrag.retrieval.global_pool.store`:
   ``save_index``, ``load_index`` (memory-mapped).
 """
 
@@ -28,17 +28,17 @@ _HOME = {
     "Retriever": "base",
     "BM25Index": "bm25",
     "BM25Params": "bm25",
-    "DenseRetriever": "dense",
-    "exact_topk": "dense",
-    "Embedder": "embed",
-    "HashingEmbedder": "embed",
-    "GlobalIndex": "global_index",
-    "ChunkValues": "global_prefix",
-    "GlobalPrefixRankings": "global_prefix",
-    "PrefixScorer": "global_prefix",
-    "global_prefix_rankings": "global_prefix",
-    "load_index": "global_store",
-    "save_index": "global_store",
+    "DenseRetriever": "dense.retriever",
+    "exact_topk": "dense.retriever",
+    "Embedder": "dense.embed",
+    "HashingEmbedder": "dense.embed",
+    "GlobalIndex": "global_pool.index",
+    "ChunkValues": "global_pool.scorer",
+    "GlobalPrefixRankings": "global_pool.scorer",
+    "PrefixScorer": "global_pool.scorer",
+    "global_prefix_rankings": "global_pool.scorer",
+    "load_index": "global_pool.store",
+    "save_index": "global_pool.store",
     "EmptyCorpusError": "prefix",
     "EmptyQueryError": "prefix",
     "NothingToRankError": "prefix",
@@ -56,11 +56,11 @@ _HOME = {
 if TYPE_CHECKING:
     from streamrag.retrieval.base import BM25Retriever, Retriever
     from streamrag.retrieval.bm25 import BM25Index, BM25Params
-    from streamrag.retrieval.dense import DenseRetriever, exact_topk
-    from streamrag.retrieval.embed import Embedder, HashingEmbedder
-    from streamrag.retrieval.global_index import GlobalIndex
-    from streamrag.retrieval.global_prefix import ChunkValues, GlobalPrefixRankings, PrefixScorer, global_prefix_rankings
-    from streamrag.retrieval.global_store import load_index, save_index
+    from streamrag.retrieval.dense.embed import Embedder, HashingEmbedder
+    from streamrag.retrieval.dense.retriever import DenseRetriever, exact_topk
+    from streamrag.retrieval.global_pool.index import GlobalIndex
+    from streamrag.retrieval.global_pool.scorer import ChunkValues, GlobalPrefixRankings, PrefixScorer, global_prefix_rankings
+    from streamrag.retrieval.global_pool.store import load_index, save_index
     from streamrag.retrieval.prefix import (
         EmptyCorpusError,
         EmptyQueryError,

@@ -2,7 +2,7 @@
 
 Global-scope analysis ranks each question against the pool, then spends Python time on
 its gold, metrics and evidence. When the ranking releases the GIL (the compiled kernel
-of :class:`~streamrag.retrieval.global_prefix.PrefixScorer`), threads holding one scorer
+of :class:`~streamrag.retrieval.global_pool.scorer.PrefixScorer`), threads holding one scorer
 each rank the next questions meanwhile. Each scorer owns its accumulator, so a scorer
 is never shared between two rankings at once; the rankings are the same as one scorer's
 in sequence (they never depend on what a scorer ranked before).

@@ -4,9 +4,9 @@ A retriever owns one corpus — one question's chunks (per-question scope) or a 
 by every question (global scope) — and ranks it for every word prefix of a query:
 ``rank(query, k=k)`` returns :class:`Rankings`. Every retriever in both scopes goes
 through this seam: :class:`BM25Retriever` and
-:class:`~streamrag.retrieval.dense.DenseRetriever` per question,
-:class:`~streamrag.retrieval.global_prefix.PrefixScorer` and
-:class:`~streamrag.retrieval.dense_pool.DensePoolScorer` over a pool. Which one runs is
+:class:`~streamrag.retrieval.dense.retriever.DenseRetriever` per question,
+:class:`~streamrag.retrieval.global_pool.scorer.PrefixScorer` and
+:class:`~streamrag.retrieval.dense.pooled.DensePoolScorer` over a pool. Which one runs is
 chosen by kind in :mod:`streamrag.retrieval.kinds`, the one registry.
 """
 
@@ -49,7 +49,7 @@ def chunk_coverage(index: Postings, tokens: Sequence[str], chunks: np.ndarray) -
 
 class ChunkScores(Protocol):
     """Per-chunk values indexable by chunk id: a float64 array (N,) per question, or
-    :class:`~streamrag.retrieval.global_rankings.ChunkValues` (the returned chunks only)
+    :class:`~streamrag.retrieval.global_pool.rankings.ChunkValues` (the returned chunks only)
     over a pool."""
 
     def __getitem__(self, chunk_idx: int, /) -> Any: ...

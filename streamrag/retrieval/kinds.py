@@ -37,8 +37,8 @@ from streamrag.base.validation import SettingsModel
 if TYPE_CHECKING:
     from streamrag.retrieval.base import Retriever
     from streamrag.retrieval.bm25 import BM25Index
-    from streamrag.retrieval.embed import Embedder
-    from streamrag.retrieval.global_index import GlobalIndex
+    from streamrag.retrieval.dense.embed import Embedder
+    from streamrag.retrieval.global_pool.index import GlobalIndex
 
 __all__ = ["RETRIEVER_KINDS", "RetrieverConfig", "RetrieverEnv", "Scale", "retriever_config"]
 
@@ -50,7 +50,7 @@ class RetrieverEnv:
     """What the retrievers of one run share: where caches live and heavy resources.
 
     ``cache_dir`` holds the embedding cache (``cache_dir/embeddings``); ``embedder``
-    replaces the dense model (tests pass a :class:`~streamrag.retrieval.embed.HashingEmbedder`).
+    replaces the dense model (tests pass a :class:`~streamrag.retrieval.dense.embed.HashingEmbedder`).
     The model is loaded once per process, on first use.
     """
 
@@ -60,7 +60,7 @@ class RetrieverEnv:
 
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from streamrag.retrieval.dense import minilm_embedder
+            from streamrag.retrieval.dense.retriever import minilm_embedder
 
             self._embedder = minilm_embedder(None if self.cache_dir is None else self.cache_dir / "embeddings")
         return self._embedder
@@ -95,7 +95,7 @@ class BM25RetrieverConfig(_Config):
     def pool_retriever(
         self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
     ) -> Retriever:
-        from streamrag.retrieval.global_prefix import PrefixScorer
+        from streamrag.retrieval.global_pool.scorer import PrefixScorer
 
         return PrefixScorer(index, pool_size=pool_size)
 
@@ -107,14 +107,14 @@ class DenseRetrieverConfig(_Config):
     scale: ClassVar[Scale] = "cosine"
 
     def retriever(self, chunks: Sequence[str], index: BM25Index, env: RetrieverEnv) -> Retriever:
-        from streamrag.retrieval.dense import DenseRetriever
+        from streamrag.retrieval.dense.retriever import DenseRetriever
 
         return DenseRetriever(chunks, env.embedder(), index=index)
 
     def pool_retriever(
         self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
     ) -> Retriever:
-        from streamrag.retrieval.dense_pool import DensePoolScorer
+        from streamrag.retrieval.dense.pooled import DensePoolScorer
 
         return DensePoolScorer(index, chunks, env.embedder())
 

@@ -3,9 +3,9 @@
 Same rows as per-question scope (:mod:`streamrag.analysis.stabilize`), computed with the
 same metric functions, with three differences:
 
-- rankings come from one :class:`~streamrag.retrieval.global_index.GlobalIndex` over the
+- rankings come from one :class:`~streamrag.retrieval.global_pool.index.GlobalIndex` over the
   whole pool (IDF and avgdl of the pool), through a reused
-  :class:`~streamrag.retrieval.global_prefix.PrefixScorer`;
+  :class:`~streamrag.retrieval.global_pool.scorer.PrefixScorer`;
 - gold follows a :data:`~streamrag.analysis.global_scope.gold.GoldRule` (default ``answer``:
   answer-bearing chunks anywhere in the pool);
 - ``n_passages`` is the pool's size N, so ``gold_density`` = gold chunks / N.
@@ -38,8 +38,8 @@ from streamrag.data.pool import PoolQuestion, PoolSource
 from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.ahead import ranked_in_order
 from streamrag.retrieval.base import Rankings
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_prefix import PrefixScorer
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.scorer import PrefixScorer
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.retrieval.tokenize import RegexTokenizer
 
@@ -62,7 +62,7 @@ def pool_index(
 ) -> GlobalIndex:
     """The pool's index: memory-mapped from ``index_dir`` when it holds this pool's index
     (same content key), else built (and saved there when ``index_dir`` is given)."""
-    from streamrag.retrieval.global_store import load_index, read_key, save_index
+    from streamrag.retrieval.global_pool.store import load_index, read_key, save_index
 
     key = index_key(source, settings)
     if index_dir is not None and read_key(index_dir) == key:

@@ -36,7 +36,7 @@ import numpy as np
 
 from streamrag.data.grounding import GroundingMode, _content_tokens, answer_candidates, normalize
 from streamrag.data.pool import ChunkPool, PoolQuestion
-from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.global_pool.index import GlobalIndex
 
 __all__ = ["GOLD_RULES", "GoldRule", "PoolGrounder", "question_gold"]
 

@@ -6,9 +6,9 @@ product. Implementations:
 
 - :class:`HashingEmbedder` — a deterministic hashed bag of words (no model, no torch);
   a test double with lexical behaviour, also handy for quick dry runs;
-- :class:`~streamrag.retrieval.minilm.MiniLMEmbedder` — all-MiniLM-L6-v2 (the ``dense``
+- :class:`~streamrag.retrieval.dense.minilm.MiniLMEmbedder` — all-MiniLM-L6-v2 (the ``dense``
   extra), loaded lazily;
-- :class:`~streamrag.retrieval.embed_cache.CachedEmbedder` — wraps either with an
+- :class:`~streamrag.retrieval.dense.embed_cache.CachedEmbedder` — wraps either with an
   on-disk cache keyed by model id and text.
 
 ``model_id`` names everything that decides the vectors (model, weights version, input

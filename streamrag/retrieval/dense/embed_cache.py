@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from streamrag.base.errors import CacheError
-from streamrag.retrieval.embed import Embedder
+from streamrag.retrieval.dense.embed import Embedder
 
 __all__ = ["CachedEmbedder", "EmbeddingCache", "text_key"]
 
@@ -190,7 +190,7 @@ class EmbeddingCache:
 
 
 class CachedEmbedder:
-    """An :class:`~streamrag.retrieval.embed.Embedder` that embeds each distinct text once.
+    """An :class:`~streamrag.retrieval.dense.embed.Embedder` that embeds each distinct text once.
 
     Within a call, repeated texts are embedded once (so identical chunks get identical
     vectors and tie exactly); across calls and runs, the optional ``cache`` serves texts

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from streamrag.retrieval.base import chunk_coverage
-from streamrag.retrieval.dense import DenseRetriever, embed_corpus, to_grid
-from streamrag.retrieval.embed import Embedder
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
+from streamrag.retrieval.dense.embed import Embedder
+from streamrag.retrieval.dense.retriever import DenseRetriever, embed_corpus, to_grid
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.rankings import ChunkValues, GlobalPrefixRankings
 
 __all__ = ["DensePoolScorer"]
 
@@ -20,7 +20,7 @@ class DensePoolScorer:
 
     The pool's chunks are embedded once (``embed_corpus``; through a cached embedder,
     once across runs) and every prefix is ranked by an exact blocked product
-    (:class:`~streamrag.retrieval.dense.DenseRetriever`). Like the BM25 path, a question
+    (:class:`~streamrag.retrieval.dense.retriever.DenseRetriever`). Like the BM25 path, a question
     keeps only the scores and lexical coverage of the chunks its rankings returned.
     """
 

@@ -1,7 +1,7 @@
 """Dense retrieval: cosine similarity of sentence embeddings, behind the ``Retriever`` role.
 
 For a query prefix ``q[1:t]`` (the first t words joined by one space, design §2) and a
-chunk c, both embedded as unit vectors by an :class:`~streamrag.retrieval.embed.Embedder`,
+chunk c, both embedded as unit vectors by an :class:`~streamrag.retrieval.dense.embed.Embedder`,
 
     score(q[1:t], c) = cos(e(q[1:t]), e(c)) = e(q[1:t]) · e(c)        ∈ [−1, 1]
 
@@ -36,7 +36,7 @@ import numpy as np
 from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
-from streamrag.retrieval.embed import Embedder
+from streamrag.retrieval.dense.embed import Embedder
 from streamrag.retrieval.prefix import PrefixRankings
 from streamrag.retrieval.ranking import rank_topk_rows
 from streamrag.retrieval.tokenize import Tokenizer
@@ -86,7 +86,7 @@ def embed_corpus(texts: Sequence[str], embedder: Embedder, *, progress: Callable
     """Grid embeddings of a corpus, float32 (N, d), embedded slice by slice (bounded memory).
 
     ``progress`` receives the number of texts done. Use a
-    :class:`~streamrag.retrieval.embed_cache.CachedEmbedder` to embed each chunk once across runs.
+    :class:`~streamrag.retrieval.dense.embed_cache.CachedEmbedder` to embed each chunk once across runs.
     """
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for start in range(0, len(texts), _CORPUS_SLICE):
@@ -150,7 +150,7 @@ class DenseRetriever:
     """Cosine retrieval over one corpus (chunk id = position); satisfies :class:`~streamrag.retrieval.base.Retriever`.
 
     ``DenseRetriever(chunks, embedder)`` embeds the chunks once (through the embedder,
-    which may be a :class:`~streamrag.retrieval.embed_cache.CachedEmbedder`) and builds
+    which may be a :class:`~streamrag.retrieval.dense.embed_cache.CachedEmbedder`) and builds
     the lexical BM25 index of the same chunks unless ``index`` is given. For a large
     corpus whose embeddings are already computed, use :meth:`from_embeddings`.
 
@@ -270,8 +270,8 @@ def minilm_embedder(cache_dir: str | Path | None = None, *, threads: int | None 
     Raises :class:`~streamrag.base.errors.ConfigError` naming the install command when the
     ``dense`` extra is missing. Loads no model yet (that happens on the first embed).
     """
-    from streamrag.retrieval.embed_cache import CachedEmbedder, EmbeddingCache
-    from streamrag.retrieval.minilm import MiniLMEmbedder, require_dense
+    from streamrag.retrieval.dense.embed_cache import CachedEmbedder, EmbeddingCache
+    from streamrag.retrieval.dense.minilm import MiniLMEmbedder, require_dense
 
     require_dense()
     inner = MiniLMEmbedder(threads=threads)

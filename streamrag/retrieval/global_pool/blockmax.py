@@ -1,10 +1,10 @@
 """Block-max prefix ranking: long postings lists are bounded per block, not added (numba).
 
-The pool scorer (:mod:`~streamrag.retrieval.global_kernel`) adds every posting of every
+The pool scorer (:mod:`~streamrag.retrieval.global_pool.kernel`) adds every posting of every
 word to its accumulator; at 10⁶ chunks a query's function words alone bring about a
 million postings, and adding them is most of its time. This scorer adds only the *short*
 lists. A *long* list (df ≥ :attr:`BlockStore.min_df
-<streamrag.retrieval.global_blocks.BlockStore>`) is *deferred*: its contribution to a
+<streamrag.retrieval.global_pool.blocks.BlockStore>`) is *deferred*: its contribution to a
 chunk of block b is bounded by the list's largest impact in that block, ``bm[b]``, and
 its postings are read only in the blocks that may hold a top-k chunk. Per prefix t:
 
@@ -40,8 +40,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit as _njit
 
-from streamrag.retrieval.global_bounds import BLOCK_SHIFT, FLOOR_SLACK, SUPER_SHIFT, TOP_N
-from streamrag.retrieval.global_kernel import sort_best
+from streamrag.retrieval.global_pool.bounds import BLOCK_SHIFT, FLOOR_SLACK, SUPER_SHIFT, TOP_N
+from streamrag.retrieval.global_pool.kernel import sort_best
 
 __all__ = ["Query", "State", "exact_scores", "rank_blocks"]
 

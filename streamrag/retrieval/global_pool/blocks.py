@@ -1,4 +1,4 @@
-"""Per-term block data for the block-max scorer (:mod:`~streamrag.retrieval.global_blockmax`).
+"""Per-term block data for the block-max scorer (:mod:`~streamrag.retrieval.global_pool.blockmax`).
 
 The chunks are cut into blocks of ``2**BLOCK_SHIFT`` consecutive ids. For a *long*
 postings list (df ≥ ``min_df``), the scorer does not add the postings to its
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.retrieval.global_bounds import BLOCK_SHIFT, SUPER_SHIFT, TOP_N
-from streamrag.retrieval.global_index import GlobalIndex
+from streamrag.retrieval.global_pool.bounds import BLOCK_SHIFT, SUPER_SHIFT, TOP_N
+from streamrag.retrieval.global_pool.index import GlobalIndex
 
 __all__ = ["BlockRanker", "BlockStore", "block_store"]
 
@@ -120,15 +120,15 @@ def block_store(index: GlobalIndex) -> BlockStore | None:
 
 
 class BlockRanker:
-    """One scorer's buffers for :func:`~streamrag.retrieval.global_blockmax.rank_blocks`
+    """One scorer's buffers for :func:`~streamrag.retrieval.global_pool.blockmax.rank_blocks`
     over a shared :class:`BlockStore` (not thread-safe: one per scorer, as its accumulator)."""
 
     def __init__(
         self, store: BlockStore, postings: tuple[np.ndarray, ...], acc: np.ndarray, mark: np.ndarray, scratch: np.ndarray
     ) -> None:
-        from streamrag.retrieval import global_blockmax
+        from streamrag.retrieval.global_pool import blockmax
 
-        self._kernel: Any = global_blockmax  # numba dispatchers (untyped)
+        self._kernel: Any = blockmax  # numba dispatchers (untyped)
         self.store = store
         index = store.index
         self._postings = postings  # (indptr, chunk_idx, impact), read-only views as the pool kernel reads them
@@ -136,7 +136,7 @@ class BlockRanker:
         # The accumulator, marks and candidate ids are the scorer's own (the pool kernel's).
         n_docs = index.n_docs
         n_super = (n_blocks + (1 << SUPER_SHIFT) - 1) >> SUPER_SHIFT
-        self._state = global_blockmax.State(
+        self._state = blockmax.State(
             acc=acc,
             acc_max=np.zeros(n_blocks, dtype=np.float64),
             sup_max=np.zeros(n_super, dtype=np.float64),

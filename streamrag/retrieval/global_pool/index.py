@@ -58,7 +58,7 @@ class GlobalIndex:
 
     Build with :meth:`build` (texts), :meth:`from_tokens` (token lists) or
     :meth:`from_token_ids` (integer arrays, the fast path for generated corpora); save
-    and memory-map with :func:`streamrag.retrieval.global_store.save_index` /
+    and memory-map with :func:`streamrag.retrieval.global_pool.store.save_index` /
     ``load_index``. Arrays may be read-only memory maps.
     """
 
@@ -106,7 +106,7 @@ class GlobalIndex:
         # Python int / int, as BM25Index and rank_bm25 compute it.
         self.avgdl = int(doc_len.sum(dtype=np.int64)) / n_docs if n_docs else 0.0
         self._vocabulary: dict[str, int] | None = None
-        # Data the scorers derive from the index on first use, kept with it (global_blocks).
+        # Data the scorers derive from the index on first use, kept with it (blocks).
         self.derived: dict[str, object] = {}
 
     # ------------------------------------------------------------------ building

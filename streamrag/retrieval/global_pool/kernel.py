@@ -1,6 +1,6 @@
-"""Compiled twin of :meth:`PrefixScorer.rank_words <streamrag.retrieval.global_prefix.PrefixScorer.rank_words>` (numba, the ``fast`` extra).
+"""Compiled twin of :meth:`PrefixScorer.rank_words <streamrag.retrieval.global_pool.scorer.PrefixScorer.rank_words>` (numba, the ``fast`` extra).
 
-The algorithm is global_prefix's: the same accumulator additions in the same order (so
+The algorithm is scorer's: the same accumulator additions in the same order (so
 every score is the same float), the same bound, pool, MaxScore refresh and fallbacks,
 with one change in the order of work (candidates collected during the add, see
 :func:`rank_words`) and plain loops where numpy calls were (numba compiles them faster
@@ -12,7 +12,7 @@ ties and negative impacts.
 
 Importing this module imports numba (0.2–0.5 s); the first call compiles (about 10 s,
 once per machine: numba caches the result on disk). On large corpora without negative
-impacts the scorer runs :mod:`~streamrag.retrieval.global_blockmax` first and this
+impacts the scorer runs :mod:`~streamrag.retrieval.global_pool.blockmax` first and this
 kernel only for the queries it hands back. The scorer imports it only when
 numba is installed and the compiled kernel is asked for (see ``PrefixScorer``).
 """
@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit as _njit
 
 # The scorer's constants (numba reads module globals as compile-time constants).
-from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
+from streamrag.retrieval.global_pool.bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 
 __all__ = ["compiled_on_disk", "rank_words"]
 

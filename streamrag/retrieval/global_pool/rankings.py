@@ -1,8 +1,8 @@
 """What ranking a query's prefixes over a global corpus returns: the top-k of every
 prefix and the full query's values of just the chunks those hold (O(n·k), not O(N)).
 
-Made by :class:`~streamrag.retrieval.global_prefix.PrefixScorer` (lexical) and
-:mod:`~streamrag.retrieval.dense_pool` (dense over a pool).
+Made by :class:`~streamrag.retrieval.global_pool.scorer.PrefixScorer` (lexical) and
+:mod:`~streamrag.retrieval.dense.pooled` (dense over a pool).
 """
 
 from __future__ import annotations

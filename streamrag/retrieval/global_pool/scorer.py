@@ -33,7 +33,7 @@ Selecting the top-k never sorts N scores. The scorer keeps a *pool* P of up to
 Each step returns exactly the ranking of a full sort, which the parity tests check
 against a from-scratch computation.
 
-The per-word loop has a compiled twin, :mod:`~streamrag.retrieval.global_kernel`
+The per-word loop has a compiled twin, :mod:`~streamrag.retrieval.global_pool.kernel`
 (numba, the ``fast`` extra), which :class:`PrefixScorer` runs when numba is installed:
 the same steps without the per-word numpy calls, and with the GIL released so threads
 rank queries side by side (:mod:`~streamrag.retrieval.ahead`). The code here is the
@@ -41,8 +41,8 @@ reference it is tested against.
 
 Adding every posting is itself the floor of this design at 10⁶ chunks (a query's
 function words bring about a million). So where it applies — compiled, no negative
-impact, at least ``global_blocks.MIN_DOCS`` chunks — the scorer first runs a second
-design, :mod:`~streamrag.retrieval.global_blockmax`: long lists are not added but
+impact, at least ``blocks.MIN_DOCS`` chunks — the scorer first runs a second
+design, :mod:`~streamrag.retrieval.global_pool.blockmax`: long lists are not added but
 bounded per block of 64 chunks and read only where a top-k chunk may be, the top-k
 rescored exactly in query order. It hands the rare queries it does not rank (fewer than
 k chunks above 0) back to the pool kernel. Rankings and scores are the same floats
@@ -59,13 +59,13 @@ import numpy as np
 
 from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
-from streamrag.retrieval.global_bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
-from streamrag.retrieval.global_index import GlobalIndex
-from streamrag.retrieval.global_rankings import ChunkValues, GlobalPrefixRankings
+from streamrag.retrieval.global_pool.bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
+from streamrag.retrieval.global_pool.index import GlobalIndex
+from streamrag.retrieval.global_pool.rankings import ChunkValues, GlobalPrefixRankings
 from streamrag.retrieval.ranking import _topk, best_of_distinct
 
 if TYPE_CHECKING:
-    from streamrag.retrieval.global_blocks import BlockRanker
+    from streamrag.retrieval.global_pool.blocks import BlockRanker
 
 __all__ = ["ChunkValues", "GlobalPrefixRankings", "PrefixScorer", "global_prefix_rankings"]
 
@@ -81,9 +81,9 @@ _NO_TERMS = np.zeros(0, dtype=np.int64)
 
 
 def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
-    """global_kernel.rank_words, or None when numba is not installed (an error if ``required``)."""
+    """kernel.rank_words, or None when numba is not installed (an error if ``required``)."""
     try:
-        from streamrag.retrieval.global_kernel import rank_words
+        from streamrag.retrieval.global_pool.kernel import rank_words
     except ImportError as exc:
         if required:
             raise ImportError(f"kernel='numba' needs numba: pip install 'streamrag[fast]' ({exc})") from exc
@@ -96,8 +96,8 @@ def _compiled_kernel(*, required: bool) -> Callable[..., None] | None:
 def _announce_compile() -> None:
     """Once per process: if the kernel is not compiled on disk yet, say why the first
     ranking pauses (numba compiling, no progress of its own)."""
-    from streamrag.retrieval.global_blockmax import rank_blocks
-    from streamrag.retrieval.global_kernel import compiled_on_disk
+    from streamrag.retrieval.global_pool.blockmax import rank_blocks
+    from streamrag.retrieval.global_pool.kernel import compiled_on_disk
 
     if not (compiled_on_disk() and compiled_on_disk(rank_blocks)):
         from streamrag.base.progress import notice
@@ -108,7 +108,7 @@ def _announce_compile() -> None:
 def _block_ranker(
     index: GlobalIndex, postings: tuple[np.ndarray, ...], acc: np.ndarray, mark: np.ndarray, scratch: np.ndarray
 ) -> BlockRanker | None:
-    from streamrag.retrieval.global_blocks import BlockRanker, block_store
+    from streamrag.retrieval.global_pool.blocks import BlockRanker, block_store
 
     store = block_store(index)
     return None if store is None else BlockRanker(store, postings, acc, mark, scratch)
@@ -128,7 +128,7 @@ class PrefixScorer:
     refreshed from the touched postings; results never depend on it (None: the kernel's
     best, :data:`DEFAULT_POOL_SIZE` or :data:`COMPILED_POOL_SIZE`). ``kernel`` picks who
     runs :meth:`rank_words`: ``"numba"`` its compiled twin
-    (:mod:`~streamrag.retrieval.global_kernel`, the ``fast`` extra), ``"numpy"`` this
+    (:mod:`~streamrag.retrieval.global_pool.kernel`, the ``fast`` extra), ``"numpy"`` this
     module's code, ``"auto"`` numba when it is installed. The rankings and scores are
     the same either way (tested); only the speed differs. ``blocks=False`` keeps the
     compiled path on the pool kernel alone (no block-max ranking; for comparison).
@@ -174,7 +174,7 @@ class PrefixScorer:
                 )
             )
         )
-        # The block-max kernel (global_blockmax) first, where it applies (compiled, no
+        # The block-max kernel (blockmax) first, where it applies (compiled, no
         # negative impact, a large corpus); the pool kernel then only for what it hands back.
         self._blocks = (
             _block_ranker(index, self._postings[:3], self._acc, self._mark, self._scratch)

@@ -31,7 +31,7 @@ import numpy as np
 
 from streamrag.base.errors import DataFileError
 from streamrag.retrieval.bm25 import BM25Params
-from streamrag.retrieval.global_index import HEAD_RANK, GlobalIndex
+from streamrag.retrieval.global_pool.index import HEAD_RANK, GlobalIndex
 from streamrag.retrieval.tokenize import RegexTokenizer
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_index", "read_key", "save_index"]
