@@ -72,7 +72,7 @@ def _open(path: str | os.PathLike[str]) -> TextIO:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _not_utf8(path: str | os.PathLike[str]) -> TableError:
+def not_utf8(path: str | os.PathLike[str]) -> TableError:
     """The line of the first byte that is not UTF-8 (the text reader decodes blocks ahead
     of the rows, so the row being read when it fails is not where the byte is)."""
     with open(path, "rb") as fh:
@@ -132,7 +132,7 @@ def _rows(path: str | os.PathLike[str], required: Sequence[str], id_column: str,
         except StopIteration:
             raise TableError(f"{name}:1: empty file, expected a header row") from None
         except UnicodeDecodeError:
-            raise _not_utf8(path) from None
+            raise not_utf8(path) from None
         except csv.Error as exc:
             raise TableError(f"{name}:1: unreadable header: {exc}") from None
         seen: set[str] = set()
@@ -170,4 +170,4 @@ def _rows(path: str | os.PathLike[str], required: Sequence[str], id_column: str,
         except csv.Error as exc:
             raise TableError(f"{name}:{reader.line_num}: malformed CSV: {exc}") from None
         except UnicodeDecodeError:
-            raise _not_utf8(path) from None
+            raise not_utf8(path) from None

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamrag.learn.paper import AnalyticParams
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,29 +56,44 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
+def _analytic_params(args: argparse.Namespace) -> AnalyticParams:
+    """The options' numbers, each checked (ConfigError naming the option): τ in [0, 1], at
+    least 2 folds, L and C_waste finite ms ≥ 0, δ finite words/s > 0 (the saving divides
+    by it)."""
+    import math
+
+    from streamrag.base.errors import ConfigError
+    from streamrag.commands._common import check_latency_ms
+    from streamrag.learn.paper import AnalyticParams
+
+    if not 0.0 <= args.tau <= 1.0:
+        raise ConfigError(f"--tau: must be in [0, 1], got {args.tau}")
+    if args.folds < 2:
+        raise ConfigError(f"--folds: must be ≥ 2, got {args.folds}")
+    if not (math.isfinite(args.delta_wps) and args.delta_wps > 0):
+        raise ConfigError(f"--delta-wps: must be a finite number of words/s > 0, got {args.delta_wps}")
+    L_ms = check_latency_ms(args.L_ms, "--L-ms")
+    c_waste_ms = L_ms if args.c_waste_ms is None else check_latency_ms(args.c_waste_ms, "--c-waste-ms")
+    return AnalyticParams(L_ms, args.delta_wps, c_waste_ms)
+
+
 def run(args: argparse.Namespace) -> int:
     import csv
     import io
 
-    from streamrag.analysis.features.table import read_feature_table
     from streamrag.analysis.stats.report import write_summary
     from streamrag.base.atomic import write_text_atomic
     from streamrag.base.errors import ConfigError
-    from streamrag.learn.paper import AnalyticParams
+    from streamrag.learn.plausible import read_training_table
     from streamrag.learn.train import TRIGGER_FRONTIER, cv_summary, paper_summary, parse_feature_set, sklearn_unavailable_reason
     from streamrag.pipeline.learned import save_model
 
+    a = _analytic_params(args)
     reason = sklearn_unavailable_reason()
     if reason is not None:
         raise ConfigError(reason)
     parse_feature_set(args.features)
-    if not 0.0 <= args.tau <= 1.0:
-        raise ConfigError(f"--tau must be in [0, 1], got {args.tau}")
-    if args.folds < 2:
-        raise ConfigError(f"--folds must be ≥ 2, got {args.folds}")
-    train, test = read_feature_table(args.train), read_feature_table(args.test)
-    a = AnalyticParams(args.L_ms, args.delta_wps, args.L_ms if args.c_waste_ms is None else args.c_waste_ms)
-    args.out.mkdir(parents=True, exist_ok=True)
+    train, test = read_training_table(args.train), read_training_table(args.test)
     paper, _ = paper_summary(train, test, tau=args.tau, a=a, feature_set=args.features)
     ours, models = cv_summary(
         train,
@@ -84,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         n_folds=args.folds,
         provenance={"command": _command(args), "test_table": str(args.test), "test_sha256": test.sha256},
     )
+    args.out.mkdir(parents=True, exist_ok=True)
     write_summary({"paper": paper, "cv": ours}, args.out / "summary.json")
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(TRIGGER_FRONTIER.columns), extrasaction="ignore", lineterminator="\n")

@@ -31,7 +31,7 @@ import numpy as np
 from streamrag.analysis.features.table import FeatureTable
 from streamrag.analysis.features.words import CONTEXT_FEATURES, QUESTION_WORD_LEVELS
 from streamrag.base.columns import TableKind
-from streamrag.base.errors import ConfigError
+from streamrag.base.errors import ConfigError, TableError
 from streamrag.learn.paper import AnalyticParams, Question, baseline_frontier, evaluate, questions_of, single_fire_frontier
 from streamrag.pipeline.learned import GBDTParams, LogRegParams, TreeArrays, TriggerModel
 
@@ -156,6 +156,34 @@ def training_rows(table: FeatureTable, target: str = "suf") -> np.ndarray:
     return np.flatnonzero(table.columns["retrieved_gold"] & ~np.isnan(table.columns["label"]))
 
 
+def training_labels(table: FeatureTable) -> tuple[np.ndarray, np.ndarray]:
+    """The rows the target ``suf`` trains on (:func:`training_rows`) and their labels;
+    TableError when no classifier can be fitted on them: no row, or one label only."""
+    rows = training_rows(table)
+    if not rows.size:
+        raise TableError(
+            f"{table.path}: no row to train on: the learned trigger trains on the rows of retrieved-gold questions "
+            "(t_suf set), and the table has none"
+        )
+    y = table.columns["label"][rows].astype(int)
+    if np.unique(y).size < 2:
+        which = "t ≥ t_suf" if y[0] else "t < t_suf"
+        raise TableError(
+            f"{table.path}: every one of the {rows.size} training rows has label {y[0]} ({which}): "
+            "a classifier needs rows of both labels"
+        )
+    return rows, y
+
+
+def evaluated_questions(table: FeatureTable) -> list[Question]:
+    """The test table's questions (:func:`questions_of`); TableError when none is
+    retrieved-gold: the evaluation measures the target t_suf, so it would measure nothing."""
+    qs = questions_of(table.columns)
+    if not any(q.t_suf is not None for q in qs):
+        raise TableError(f"{table.path}: no retrieved-gold question (t_suf set) to evaluate on, among {len(qs)} questions")
+    return qs
+
+
 def fit_models(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """The anchor's two models fitted on (x, y)."""
     from sklearn.ensemble import GradientBoostingClassifier
@@ -216,9 +244,9 @@ def paper_summary(
     single-fire frontier) and the fitted models; ``feature_set`` as :func:`paper_features`."""
     design = design_for(train, paper_features(feature_set))
     design_for(test, paper_features(feature_set))
-    rows = training_rows(train)
-    models = fit_models(design.matrix(train, rows), train.columns["label"][rows].astype(int))
-    qs = questions_of(test.columns)
+    rows, y = training_labels(train)
+    qs = evaluated_questions(test)
+    models = fit_models(design.matrix(train, rows), y)
     x_test, t_test = design.matrix(test), test.columns["t"]
     probs = {name: _probs(m, x_test) for name, m in models.items()}
     frontier = {name: [evaluate(qs, p, t_test, tv, "suf", a) for tv in TAUS] for name, p in probs.items()}
@@ -227,7 +255,7 @@ def paper_summary(
         d = design.without(group)
         if d.features == design.features or not d.features:
             continue  # the group is not in the design, or is all of it
-        m = fit_models(d.matrix(train, rows), train.columns["label"][rows].astype(int))["logreg"]
+        m = fit_models(d.matrix(train, rows), y)["logreg"]
         point = evaluate(qs, _probs(m, d.matrix(test)), t_test, tau, "suf", a)
         ablation[group] = {"dropped": list(GROUPS[group]), "spearman_fire_vs_tsuf": point["spearman_fire_vs_tsuf"]}
     lr = models["logreg"].named_steps["logisticregression"]
@@ -302,11 +330,10 @@ def cv_summary(
     design = design_for(train, feature_set)
     if feature_set == "all":
         design_for(test, feature_set)
-    rows = training_rows(train)
-    y = train.columns["label"][rows].astype(int)
+    rows, y = training_labels(train)
+    qs = evaluated_questions(test)
     models = fit_models(design.matrix(train, rows), y)
     chosen = cv_tau(train, design, a, n_folds)
-    qs = questions_of(test.columns)
     x_test, t_test = design.matrix(test), test.columns["t"]
     out: dict[str, Any] = {"feature_set": feature_set, "columns": design.columns, "context": design.context, "models": {}}
     saved: dict[str, TriggerModel] = {}

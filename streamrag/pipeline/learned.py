@@ -36,22 +36,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from streamrag.base.bundled import models_dir, names_in
-from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import SettingsModel, problem
 from streamrag.pipeline.question import Need, SimQuestion
 
 __all__ = [
+    "MAX_MODEL_BYTES",
     "MODEL_FORMAT",
     "GBDTParams",
     "LearnedTrigger",
@@ -67,6 +68,14 @@ __all__ = [
 MODEL_FORMAT: Literal["streamrag.trigger-model/1"] = "streamrag.trigger-model/1"
 LEAF = -1
 """``left``/``right`` of a leaf (scikit-learn's TREE_LEAF)."""
+MAX_MODEL_BYTES = 8 << 20
+"""The largest model file read (8 MiB). ``train-trigger``'s GBDT (100 trees of depth 3)
+writes about 0.1 MiB. A file past the cap is refused after reading cap + 1 bytes, and
+anything but a regular file (``/dev/zero``, a pipe) before it is opened: neither is read
+without bound."""
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+"""A number a model file gives: NaN or ±∞ would make every probability NaN, and a trigger
+comparing NaN ≥ τ never fires — a model that runs and silently does nothing."""
 
 
 class _Frozen(SettingsModel):
@@ -76,36 +85,48 @@ class _Frozen(SettingsModel):
 class LogRegParams(_Frozen):
     """A standardized logistic regression: scaler ``mean``/``scale``, ``coef``, ``intercept``."""
 
-    mean: list[float]
-    scale: list[float]
-    coef: list[float]
-    intercept: float
+    mean: list[FiniteFloat]
+    scale: list[FiniteFloat]
+    coef: list[FiniteFloat]
+    intercept: FiniteFloat
+
+    @field_validator("scale")
+    @classmethod
+    def _nonzero(cls, scale: list[float]) -> list[float]:
+        zero = [i for i, v in enumerate(scale) if v == 0.0]
+        if zero:
+            raise ValueError(f"item {zero[0]} is 0: a feature is divided by its scale (a constant feature has scale 1)")
+        return scale
 
 
 class TreeArrays(_Frozen):
     """One regression tree as parallel node arrays (node 0 the root; a leaf has left = right = −1)."""
 
     feature: list[int]
-    threshold: list[float]
+    threshold: list[FiniteFloat]
     left: list[int]
     right: list[int]
-    value: list[float]
+    value: list[FiniteFloat]
 
     @model_validator(mode="after")
     def _consistent(self) -> TreeArrays:
         n = len(self.feature)
         if not n or any(len(a) != n for a in (self.threshold, self.left, self.right, self.value)):
             raise ValueError("a tree's node arrays must be non-empty and of one length")
-        if any(not (c == LEAF or 0 < c < n) for c in (*self.left, *self.right)):
-            raise ValueError("a tree's children must be later nodes or -1")
+        for i, (f, lc, rc) in enumerate(zip(self.feature, self.left, self.right, strict=True)):
+            # children after their node (scikit-learn's order): a walk from the root ends
+            if (lc == LEAF) != (rc == LEAF) or any(c != LEAF and not i < c < n for c in (lc, rc)):
+                raise ValueError(f"node {i}: children must be both -1 (a leaf) or both later nodes (< {n})")
+            if lc != LEAF and f < 0:
+                raise ValueError(f"node {i}: a split must name a feature (≥ 0), got {f}")
         return self
 
 
 class GBDTParams(_Frozen):
     """Binomial-deviance gradient boosting: ``init`` (raw log-odds), ``learning_rate``, ``trees``."""
 
-    init: float
-    learning_rate: float
+    init: FiniteFloat
+    learning_rate: FiniteFloat = Field(gt=0)
     trees: list[TreeArrays]
 
 
@@ -169,7 +190,7 @@ def _shipped(name: str) -> Traversable:
 def model_sha256(name_or_path: str) -> str:
     """SHA-256 of the model's bytes, a shipped model's included (sweep keys follow content)."""
     if is_model_path(name_or_path):
-        return file_sha256(name_or_path)
+        return hashlib.sha256(_read_capped(Path(name_or_path))).hexdigest()
     return hashlib.sha256(_shipped(name_or_path).read_bytes()).hexdigest()
 
 
@@ -187,9 +208,25 @@ def load_model(name_or_path: str | os.PathLike[str]) -> TriggerModel:
     return _load(str(p.resolve()), st.st_size, st.st_mtime_ns)
 
 
+def _read_capped(p: Path) -> bytes:
+    """The bytes of model file ``p``: a regular file (a pipe or a device is refused before
+    it is opened: opening a pipe waits for a writer) of at most :data:`MAX_MODEL_BYTES`
+    (cap + 1 bytes are read, never more)."""
+    try:
+        if not stat.S_ISREG(p.stat().st_mode):
+            raise ConfigError(f"trigger.model: {p}: not a regular file (a model is the JSON file train-trigger wrote)")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_MODEL_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"trigger.model: cannot read {p}: {exc.strerror}") from None
+    if len(data) > MAX_MODEL_BYTES:
+        raise ConfigError(f"trigger.model: {p}: larger than {MAX_MODEL_BYTES >> 20} MiB (MAX_MODEL_BYTES): not a trigger model")
+    return data
+
+
 @lru_cache(maxsize=16)
 def _load(path: str, size: int, mtime_ns: int) -> TriggerModel:
-    return _validated(Path(path).read_bytes(), path)
+    return _validated(_read_capped(Path(path)), path)
 
 
 @lru_cache(maxsize=4)
@@ -201,9 +238,9 @@ def _validated(data: bytes, origin: str) -> TriggerModel:
     try:
         return TriggerModel.model_validate_json(data)
     except ValidationError as exc:
-        e = exc.errors()[0]
+        e = exc.errors(include_url=False)[0]
         where = ".".join(map(str, e["loc"])) or "(file)"
-        raise ConfigError(f"{origin}: not a streamrag trigger model: {where}: {e['msg']}") from None
+        raise ConfigError(f"{origin}: not a streamrag trigger model: {where}: {problem(e)}") from None
 
 
 def feature_matrix(columns: list[str], features: dict[str, np.ndarray], *, where: str = "") -> np.ndarray:
