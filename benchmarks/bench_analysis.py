@@ -37,7 +37,7 @@ from streamrag.analysis.execution import analyze_file
 from streamrag.analysis.stabilize import AnalysisSettings, analyze_question
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.chunking import ChunkSettings
-from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 from streamrag.data.grounding import gold_chunks
 from streamrag.data.ingest import ingest
 from streamrag.retrieval import BM25Params, RegexTokenizer, rank_topk

@@ -66,7 +66,7 @@ DATA_DIR = OUT_DIR / "bench_global_data"
 
 def generate(n_chunks: int, n_queries: int, seed: int, folder: Path) -> None:
     """Write tokens.npy, lens.npy and queries.json (lists of word token ids) into ``folder``."""
-    from streamrag.data import crag_profile
+    from streamrag.data.generated import crag_shape as crag_profile
 
     rng = np.random.default_rng(np.random.SeedSequence([seed, n_chunks]))
     weights = 1.0 / (np.arange(V) + 2.7)

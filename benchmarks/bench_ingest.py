@@ -45,7 +45,7 @@ from streamrag.base.lines import convert_to_zstd
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.chunking import ChunkSettings
 from streamrag.data.crag import read_records
-from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 from streamrag.data.ingest import ingest
 
 

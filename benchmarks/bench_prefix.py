@@ -14,7 +14,7 @@ isolates index build and scoring. Chunk tokenization is shared and timed on its 
 Each phase is timed over all questions, best of ``--repeats`` runs, the arms in the
 order A B B A A B …; the best CPU time of a whole arm is reported too.
 
-Data: ~200 generated CRAG-shaped questions (``streamrag.data.generate``, ≈ 150 chunks of
+Data: ~200 generated CRAG-shaped questions (``streamrag.data.generated.records``, ≈ 150 chunks of
 120 words) and, when present, CRAG's real 10-record sample.
 
 Run: ``.venv/bin/python benchmarks/bench_prefix.py`` (writes ``benchmarks/out/bench_prefix.json``).
@@ -47,7 +47,7 @@ Question = tuple[str, list[str]]  # (query, chunks)
 
 
 def synthetic_questions(n_questions: int, seed: int) -> list[Question]:
-    from streamrag.data.generate import GeneratorSettings, generate_records
+    from streamrag.data.generated.records import GeneratorSettings, generate_records
 
     # Markup does not change the visible words; without it, chunking is fast.
     settings = GeneratorSettings(n_questions=n_questions, seed=seed, html_overhead=0.0)

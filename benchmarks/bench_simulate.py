@@ -40,7 +40,7 @@ from pathlib import Path
 
 from _common import load_average
 
-from streamrag.data.generate import generate_stabilization_table
+from streamrag.data.generated.records import generate_stabilization_table
 from streamrag.simulator.questions import questions_from_frame, select_for
 from streamrag.simulator.results import summarize
 from streamrag.simulator.scenario import load_scenario
@@ -302,7 +302,7 @@ def main() -> None:
     doc = {
         "benchmark": "simulate",
         "scenario": "paper_rq3 (select.population=all), L = 600 ms",
-        "table": {"generator": "streamrag.data.generate.generate_stabilization_table", "n": args.n, "seed": args.seed},
+        "table": {"generator": "streamrag.data.generated.records.generate_stabilization_table", "n": args.n, "seed": args.seed},
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 from streamrag.base.atomic import write_text_atomic  # noqa: E402
 from streamrag.cli import main  # noqa: E402
 from streamrag.data.demo import demo_path  # noqa: E402
-from streamrag.data.hypotheses import Hypotheses, TypedInput, question_hypotheses, read_hypotheses  # noqa: E402
-from streamrag.data.speech_progress import is_progress_file, read_spoken  # noqa: E402
+from streamrag.data.human.asr import Hypotheses, TypedInput, question_hypotheses, read_hypotheses  # noqa: E402
+from streamrag.data.human.speech_progress import is_progress_file, read_spoken  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 L_MS, DELTA_WPS, THETA = 600.0, 3.0, 0.8

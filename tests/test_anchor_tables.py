@@ -16,7 +16,7 @@ import pytest
 from streamrag.analysis.stats import rq as stats
 from streamrag.analysis.table import STABILIZATION_COLUMNS, read_table, write_table
 from streamrag.cli import main
-from streamrag.data.synthetic_table import generate_stabilization_table
+from streamrag.data.generated.synthetic_table import generate_stabilization_table
 
 ANCHOR_COLUMNS = [c for c in STABILIZATION_COLUMNS if c != "gold_density"]
 

@@ -12,7 +12,7 @@ import pytest
 import zstandard
 
 from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache, content_digest, entry_of
-from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 from streamrag.data.ingest import ingest
 
 

@@ -20,7 +20,7 @@ from streamrag import plots
 from streamrag.base import figures
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.data.generate import generate_stabilization_table
+from streamrag.data.generated.records import generate_stabilization_table
 from streamrag.sweep import read_sweep, run_sweep
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF", "svg": b"<?xml"}

@@ -16,9 +16,9 @@ from conventions_oracle import chunk_texts, gold_chunks, normalize, visible_text
 
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
-from streamrag.data import crag_profile as profile
-from streamrag.data import generate as gen
-from streamrag.data.generate import (
+from streamrag.data.generated import crag_shape as profile
+from streamrag.data.generated import records as gen
+from streamrag.data.generated.records import (
     GeneratorSettings,
     generate_record,
     generate_records,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamrag.data._questions import relaxed_form
 from streamrag.data.chunking import chunk_pages
 from streamrag.data.crag import CragRecord
-from streamrag.data.generate import GeneratorSettings, generate_record
+from streamrag.data.generated._questions import relaxed_form
+from streamrag.data.generated.records import GeneratorSettings, generate_record
 from streamrag.data.grounding import chunk_is_gold, gold_chunks, normalize
 
 

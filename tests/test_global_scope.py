@@ -15,10 +15,10 @@ from streamrag.analysis.global_scope.analyze import analyze_pool, analyze_pool_p
 from streamrag.analysis.global_scope.gold import PoolGrounder, question_gold
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
-from streamrag.data.beir import read_beir
 from streamrag.data.crag import CragRecord
 from streamrag.data.grounding import gold_in_normalized, normalize
-from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
+from streamrag.data.pools.beir import read_beir
+from streamrag.data.pools.corpus import PoolBuilder, PoolQuestion, PoolSource
 from streamrag.retrieval.global_pool.index import GlobalIndex
 from streamrag.retrieval.kinds import RetrieverEnv
 from streamrag.simulator.questions import questions_from_analyses
@@ -188,7 +188,7 @@ def test_cli_simulate_global_scope(beir_dir: Path, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def crag_pool(crag_dir: Path) -> PoolSource:
-    from streamrag.data.crag_pool import load_crag_pool
+    from streamrag.data.pools.crag_pages import load_crag_pool
 
     return load_crag_pool(crag_dir)
 
@@ -229,7 +229,7 @@ def test_global_equals_per_question_on_real_sample_pages(crag_pool: PoolSource) 
 
 def test_crag_pool_missing_file_is_named(tmp_path: Path) -> None:
     from streamrag.base.errors import DataFileError
-    from streamrag.data.crag_pool import load_crag_pool
+    from streamrag.data.pools.crag_pages import load_crag_pool
 
     with pytest.raises(DataFileError, match=r"dev_data\.jsonl\.bz2: no such file"):
         load_crag_pool(tmp_path)
@@ -281,7 +281,7 @@ def test_dense_global_scope_through_the_cli_and_the_simulator(tmp_path: Path) ->
 
 def test_a_repeated_question_in_the_crag_pool_folder_is_one_line(crag_dir: Path, tmp_path: Path) -> None:
     from streamrag.base.errors import RecordError
-    from streamrag.data.crag_pool import load_crag_pool
+    from streamrag.data.pools.crag_pages import load_crag_pool
 
     folder = tmp_path / "crag"
     folder.mkdir()

@@ -551,7 +551,7 @@ def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> Non
 def test_dpi_applies_to_every_command_before_or_after_it(tmp_path, capsys) -> None:
     import struct
 
-    from streamrag.data.generate import generate_stabilization_table
+    from streamrag.data.generated.records import generate_stabilization_table
 
     table = tmp_path / "t.csv"
     generate_stabilization_table(80, seed=1).to_csv(table, index=False)

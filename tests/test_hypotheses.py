@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamrag.data.hypotheses import RevisionModel, misheard, question_rng, revise
+from streamrag.data.human.asr import RevisionModel, misheard, question_rng, revise
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.hypotheses import HypothesisScorer, hypothesis_rankings
 from streamrag.retrieval.prefix import prefix_rankings, prefix_scores

@@ -12,7 +12,7 @@ import pytest
 import streamrag.data.ingest as ingest_module
 from streamrag.base.errors import RecordError
 from streamrag.data.chunk_cache import ENTRY_SUFFIX, ChunkCache
-from streamrag.data.generate import GeneratorSettings, generate_records
+from streamrag.data.generated.records import GeneratorSettings, generate_records
 from streamrag.data.ingest import Question, ingest
 
 

@@ -12,7 +12,7 @@ import pytest
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.data.keystrokes import FIELDS, MAX_GAP_MS, read_keystrokes
+from streamrag.data.human.keystrokes import FIELDS, MAX_GAP_MS, read_keystrokes
 
 START_MS = 1_473_275_876_010  # a press time of the shared logs' era
 SENTENCES = {"s1": "the cat is here", "s2": "a dog ran far", "s3": "we go home now"}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from streamrag.cli import main
-from streamrag.data.beir import read_beir
 from streamrag.data.chunking import ChunkSettings
-from streamrag.data.pool_cache import load_pool, pool_key
+from streamrag.data.pools.beir import read_beir
+from streamrag.data.pools.cache import load_pool, pool_key
 
 
 def _folder(tmp_path: Path, texts: list[str]) -> Path:
@@ -37,7 +37,7 @@ def test_second_read_loads_the_same_pool_without_reading_the_corpus(tmp_path: Pa
     folder, cache = _folder(tmp_path, TEXTS), tmp_path / "cache"
     first = read_beir(folder, cache_root=cache)
     assert len(list((cache / "pools").glob("*.npz"))) == 1
-    from streamrag.data import beir
+    from streamrag.data.pools import beir
 
     monkeypatch.setattr(beir, "_read_corpus", lambda *a: pytest.fail("the corpus was read again"))
     again = read_beir(folder, cache_root=cache)
@@ -70,7 +70,7 @@ def test_distractor_samples_are_cut_from_a_cached_corpus_and_not_stored(tmp_path
     assert not (cache / "pools").exists()
     read_beir(folder, cache_root=cache)  # the whole corpus, stored
     expected = {n: read_beir(folder, distractors=n, seed=3) for n in (0, 2, 10)}
-    from streamrag.data import beir
+    from streamrag.data.pools import beir
 
     monkeypatch.setattr(beir, "_read_corpus", lambda *a: pytest.fail("the corpus was read again"))
     monkeypatch.setattr(beir, "_corpus_ids", lambda *a: pytest.fail("the corpus was read again"))

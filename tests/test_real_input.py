@@ -13,10 +13,10 @@ import pytest
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.data.hypotheses import TypedInput, hypotheses_of, question_hypotheses
-from streamrag.data.keystrokes import FIELDS, heard, read_keystrokes
-from streamrag.data.speech import speech_available, word_error_rate
-from streamrag.data.typed import typed_keys, typist_profile
+from streamrag.data.human.asr import TypedInput, hypotheses_of, question_hypotheses
+from streamrag.data.human.keystrokes import FIELDS, heard, read_keystrokes
+from streamrag.data.human.speech import speech_available, word_error_rate
+from streamrag.data.human.typed import typed_keys, typist_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYSTROKES = ROOT.parent / "shared" / "data" / "keystrokes"
@@ -168,7 +168,7 @@ def test_fit_input_fits_the_logged_revisions_and_checks_held_out_participants(tm
 def test_deterministic_speech_gives_the_same_hypotheses_every_run(tmp_path: Path) -> None:
     # Piper draws unseeded noise inside its voice model: two plain runs give different
     # audio; --deterministic (noise scales 0) gives the same file.
-    from streamrag.data.speech import Speaker
+    from streamrag.data.human.speech import Speaker
 
     text = "which company had more employees at the end of 2022"
     noisy = Speaker()
@@ -186,7 +186,7 @@ def test_every_planned_backspace_run_is_typed_so_runs_per_key_match_the_log() ->
     # Runs drawn close together overlap; each must still happen (a second slip while
     # retyping), not be dropped: the model then starts as many runs per key as the
     # participants' logs say (dropping the overlaps gave 0.938 of the logged rate).
-    from streamrag.data.typed import typists
+    from streamrag.data.human.typed import typists
 
     text = "what was the closing price of halvorsen energy stock on march 1 2024"
     rng = np.random.default_rng(0)
@@ -211,7 +211,7 @@ class _FakeSpeaker:
         pass
 
     def speak(self, qid: str, query: str):  # type: ignore[no-untyped-def]
-        from streamrag.data.speech import SpokenQuestion
+        from streamrag.data.human.speech import SpokenQuestion
 
         type(self).calls += 1
         if type(self).stop_at is not None and type(self).calls == type(self).stop_at:
@@ -222,7 +222,7 @@ class _FakeSpeaker:
 
 @pytest.fixture
 def fake_speech(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSpeaker]:
-    import streamrag.data.speech as speech
+    import streamrag.data.human.speech as speech
 
     _FakeSpeaker.calls, _FakeSpeaker.stop_at = 0, None
     monkeypatch.setattr(speech, "Speaker", _FakeSpeaker)
@@ -295,7 +295,7 @@ def test_speak_in_two_processes_writes_what_one_writes(tmp_path: Path, fake_spee
 def test_a_question_is_heard_the_same_whatever_the_recognizer_heard_before() -> None:
     # PocketSphinx adapts its features over every utterance; each question must start
     # afresh, or its hypotheses depend on its position (and resumed or parallel runs differ).
-    from streamrag.data.speech import Speaker
+    from streamrag.data.human.speech import Speaker
 
     queries = _demo_queries()[:4]
     speaker = Speaker(deterministic=True)

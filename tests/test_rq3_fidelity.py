@@ -74,7 +74,7 @@ def sample_questions(sample_question_set: QuestionSet) -> QuestionSet:
 
 @pytest.fixture(scope="module")
 def generated_questions(tmp_path_factory: pytest.TempPathFactory) -> QuestionSet:
-    from streamrag.data.generate import GeneratorSettings, write_crag_file
+    from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 
     path = tmp_path_factory.mktemp("gen") / "gen.jsonl"
     write_crag_file(path, GeneratorSettings(n_questions=300, page_words=300, seed=11))

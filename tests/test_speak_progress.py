@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from streamrag.base.errors import RecordError
-from streamrag.data.hypotheses import read_hypotheses
-from streamrag.data.speech import SpokenQuestion, speech_available
-from streamrag.data.speech_progress import SpeakProgress, is_progress_file, read_spoken, run_settings
+from streamrag.data.human.asr import read_hypotheses
+from streamrag.data.human.speech import SpokenQuestion, speech_available
+from streamrag.data.human.speech_progress import SpeakProgress, is_progress_file, read_spoken, run_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

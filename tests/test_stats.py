@@ -324,7 +324,7 @@ def test_kruskal_adjusted_epsilon2_undefined_with_one_value_per_group():
 def test_additions_name_results_the_anchor_did_not_report():
     # design §4: the anchor ran Kruskal–Wallis over all types and over types with n ≥ 10,
     # Dunn–Holm over all types only, by question type only, with epsilon2 = H/(n − 1)
-    from streamrag.data.synthetic_table import generate_stabilization_table
+    from streamrag.data.generated.synthetic_table import generate_stabilization_table
 
     summary = stats.summarize(generate_stabilization_table(600, seed=0), params={"n_resamples": 50})
     assert summary["rq4"]["question_type"]["kruskal_wallis_min_n"] is not None

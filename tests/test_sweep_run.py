@@ -12,7 +12,7 @@ import pytest
 from streamrag.analysis.stats.rq import rq2_grid
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
-from streamrag.data.generate import generate_stabilization_table
+from streamrag.data.generated.records import generate_stabilization_table
 from streamrag.sweep import SerialExecutor, load_grid, read_point_results, read_sweep, run_sweep
 
 PNG = b"\x89PNG\r\n\x1a\n"

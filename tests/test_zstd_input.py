@@ -14,7 +14,7 @@ from streamrag.base.errors import DataFileError
 from streamrag.base.lines import convert_to_zstd, iter_lines
 from streamrag.cli import main
 from streamrag.data.crag import read_records
-from streamrag.data.generate import GeneratorSettings, write_crag_file
+from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 
 SMALL = {"page_words": 120}
 

@@ -37,7 +37,7 @@ from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
 from streamrag.base.errors import ConfigError, DataFileError, EmptySelectionError
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.crag import OnError
-from streamrag.data.pool import PoolSource, pool_from_crag
+from streamrag.data.pools.corpus import PoolSource, pool_from_crag
 from streamrag.data.selection import Selection, check_ids_found
 from streamrag.retrieval.kinds import RetrieverEnv
 
@@ -116,7 +116,7 @@ def open_source(
     path = Path(path)
     split, limit, ids = selection.split, selection.limit, selection.ids
     if path.is_dir() and (path / "corpus.jsonl").exists():
-        from streamrag.data.beir import read_beir
+        from streamrag.data.pools.beir import read_beir
 
         source = read_beir(
             path,
@@ -131,7 +131,7 @@ def open_source(
     if distractors is not None:
         raise ConfigError("--distractors applies to BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")
     if path.is_dir() and (path / "crag_v4_questions.jsonl").exists():
-        from streamrag.data.crag_pool import load_crag_pool
+        from streamrag.data.pools.crag_pages import load_crag_pool
 
         source = _select_ids(load_crag_pool(path, settings=settings.chunks, split=split, cache=cache), ids)
         if limit is not None:
@@ -270,14 +270,14 @@ def analyze_input(
 
 
 def _typed_input(settings: AnalysisSettings) -> dict[str, Any] | None:
-    """What the typed input's folder gave (:meth:`~streamrag.data.typed.Typists.report`:
+    """What the typed input's folder gave (:meth:`~streamrag.data.human.typed.Typists.report`:
     rows and sentences left out as implausible), read before any question so a folder
     without sentences stops the run first and the worker processes inherit the read."""
-    from streamrag.data.hypotheses import TypedInput
+    from streamrag.data.human.asr import TypedInput
 
     asr = settings.asr
     if not isinstance(asr, TypedInput):
         return None
-    from streamrag.data.typed import typists
+    from streamrag.data.human.typed import typists
 
     return typists(asr.path, asr.participants, asr.held_out_share, asr.split_seed).report()

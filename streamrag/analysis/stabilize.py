@@ -29,7 +29,7 @@ from streamrag.base.errors import EmptyQueryError, NothingToRankError
 from streamrag.base.validation import SettingsModel
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.grounding import GroundingMode, gold_by_mode
-from streamrag.data.hypotheses import AsrConfig, Hypotheses, question_hypotheses
+from streamrag.data.human.asr import AsrConfig, Hypotheses, question_hypotheses
 from streamrag.data.ingest import Question
 from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.base import Rankings
@@ -62,7 +62,7 @@ class AnalysisSettings(SettingsModel):
     """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
     asr: AsrConfig | None = None
     """Rank ASR partial hypotheses — drawn by the revision model, or recorded in a file —
-    instead of word prefixes (:mod:`streamrag.data.hypotheses`): t_sc and t_suf count
+    instead of word prefixes (:mod:`streamrag.data.human.asr`): t_sc and t_suf count
     hypotheses, and the row gains ``t_sc_ms``, ``t_suf_ms``, ``revised_share`` and
     ``n_revisions``. BM25 only."""
 

@@ -64,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --keystrokes DIR, --hypotheses FILE or both")
     if not 0.0 < args.held_out_share < 1.0:
         raise ConfigError(f"--held-out-share: {args.held_out_share:g} is outside (0, 1)")
-    from streamrag.data.input_fit import held_out_check, spoken_fit
+    from streamrag.data.human.input_fit import held_out_check, spoken_fit
 
     out: dict = {}
     if args.keystrokes is not None:
-        from streamrag.data.keystrokes import read_keystrokes
-        from streamrag.data.typed import split_participants
+        from streamrag.data.human.keystrokes import read_keystrokes
+        from streamrag.data.human.typed import split_participants
 
         logs = read_keystrokes(args.keystrokes, on_error="skip" if args.skip_bad else "raise")
         fit, held = split_participants(sorted(logs.participants), args.held_out_share, args.seed)
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 f"  {name}: logged {logged['value']:.4g} [{logged['lo']:.4g}, {logged['hi']:.4g}], typed model {model['value']:.4g} ({mark})"
             )
     if args.hypotheses is not None:
-        from streamrag.data.hypotheses import read_hypotheses
+        from streamrag.data.human.asr import read_hypotheses
 
         recorded = read_hypotheses(args.hypotheses)
         out["spoken"] = {"source": str(args.hypotheses)} | spoken_fit(list(recorded.questions.values()), seed=args.seed)

@@ -75,7 +75,7 @@ def _write_table(out: Path, n_questions: int, seed: int) -> int:
     from streamrag.analysis.evidence.synthetic import synthetic_evidence
     from streamrag.base.atomic import atomic_path, together
     from streamrag.commands._logging import say
-    from streamrag.data.synthetic_table import generate_stabilization_table
+    from streamrag.data.generated.synthetic_table import generate_stabilization_table
 
     table = generate_stabilization_table(n_questions, seed=seed)
     evidence = synthetic_evidence(table, seed=seed)
@@ -93,7 +93,7 @@ def _write_records(out: Path, args: argparse.Namespace) -> int:
     from streamrag.base.progress import advancing, task_progress
     from streamrag.base.validation import validated
     from streamrag.commands._logging import say
-    from streamrag.data.generate import GeneratorSettings, write_crag_file
+    from streamrag.data.generated.records import GeneratorSettings, write_crag_file
 
     given = {"n_questions": args.questions, "page_words": args.page_words, "seed": args.seed, "relaxed_share": args.relaxed_share}
     settings = validated(GeneratorSettings, given, "generator settings")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from streamrag.data.speech import SpokenQuestion
-    from streamrag.data.speech_progress import SpeakProgress
+    from streamrag.data.human.speech import SpokenQuestion
+    from streamrag.data.human.speech_progress import SpeakProgress
 
 HELP = "speak questions offline (Piper) and record a recognizer's partial hypotheses (PocketSphinx)"
 
@@ -90,8 +90,8 @@ def _questions(path: Path, split: str, limit: int | None) -> list[tuple[str, str
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
     from streamrag.data.demo import demo_path
-    from streamrag.data.speech import speech_available
-    from streamrag.data.speech_progress import SpeakProgress, run_settings
+    from streamrag.data.human.speech import speech_available
+    from streamrag.data.human.speech_progress import SpeakProgress, run_settings
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit: {args.limit} is not a positive count")
@@ -161,7 +161,7 @@ def _keep(
 
 def _write_outputs(progress: SpeakProgress, out: Path, path: Path, args: argparse.Namespace) -> None:
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.data.speech import spoken_summary
+    from streamrag.data.human.speech import spoken_summary
 
     spoken = progress.spoken
     cpu_s = progress.cpu_s
@@ -190,7 +190,7 @@ _worker_load_cpu_s: list[float] = []
 
 def start_speaker(chunk_ms: float, final_delay_ms: float, deterministic: bool) -> None:
     """A worker's initializer: load its voice and recognizer once."""
-    from streamrag.data.speech import Speaker
+    from streamrag.data.human.speech import Speaker
     from streamrag.engine.clock import process_cpu_s
 
     cpu0 = process_cpu_s()

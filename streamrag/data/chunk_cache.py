@@ -6,7 +6,7 @@ was written for, the format version, the chunks and what the chunk cap dropped
 ``ROOT/files/`` holds one manifest per input file read to the end
 (:mod:`streamrag.data.ingest`): what the reading yielded, records without pages and their
 chunk keys, so a rerun need not decompress the file. ``ROOT/pools/`` holds whole chunked
-corpora (BEIR, :mod:`streamrag.data.pool_cache`); ``ROOT/index/`` each question's BM25
+corpora (BEIR, :mod:`streamrag.data.pools.cache`); ``ROOT/index/`` each question's BM25
 index and normalized texts (:mod:`streamrag.retrieval.index_cache`). An entry whose file
 is unreadable, fails zstd's checksum, names another key or version, holds values of the
 wrong type, or whose content does not match the SHA-256 it was written with (an edited

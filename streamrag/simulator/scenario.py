@@ -61,7 +61,7 @@ from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import SettingsModel, validated
-from streamrag.data.hypotheses import AsrConfig
+from streamrag.data.human.asr import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
 from streamrag.engine.clock import Clock
@@ -205,7 +205,7 @@ class DataConfig(_Section):
     """Gold rule in global scope (None: ``labeled`` for a BEIR folder, else ``answer``)."""
 
     asr: AsrConfig | None = None
-    """ASR partial hypotheses instead of word prefixes (:mod:`streamrag.data.hypotheses`):
+    """ASR partial hypotheses instead of word prefixes (:mod:`streamrag.data.human.asr`):
     a call fired on input event t carries hypothesis t, which a later one may revise.
     The revision model (``--set data.asr.p=0.2``), or recorded hypotheses
     (``--set data.asr.kind=file --set data.asr.path=H.jsonl``), which then arrive at
@@ -429,7 +429,7 @@ def _resolve_hedge(scenario: Scenario, stages: LatencyStages) -> Scenario:
     trigger = scenario.trigger
     if not isinstance(trigger, HedgeTriggerConfig):
         return scenario
-    from streamrag.data.crag_profile import N_WORDS_HISTOGRAM
+    from streamrag.data.generated.crag_shape import N_WORDS_HISTOGRAM
 
     filled = trigger.model_copy(
         update={

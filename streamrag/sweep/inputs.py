@@ -158,7 +158,7 @@ class PreparedInputs:
 
     def _generated(self) -> pd.DataFrame:
         if "generated" not in self._memo:
-            from streamrag.data.generate import generate_stabilization_table
+            from streamrag.data.generated.records import generate_stabilization_table
 
             self._memo["generated"] = generate_stabilization_table(self.spec.n_questions or 0, seed=self.spec.seed)
         return self._memo["generated"]

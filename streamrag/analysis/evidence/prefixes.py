@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from streamrag.data.hypotheses import Hypotheses
+    from streamrag.data.human.asr import Hypotheses
     from streamrag.retrieval.base import Rankings
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Per-prefix evidence for a synthetic stabilization table, consistent with its rows.
 
-A generated table (:func:`~streamrag.data.synthetic_table.generate_stabilization_table`)
+A generated table (:func:`~streamrag.data.generated.synthetic_table.generate_stabilization_table`)
 gives t_sc, t_suf and V per question but no rankings. So that a replay of it runs the
 real heuristic reflector instead of the oracle rule, this module draws evidence that
 *reproduces each row exactly* (the evidence's t_sc, V and t_suf at k = 3 are the row's)

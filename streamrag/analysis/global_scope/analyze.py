@@ -34,7 +34,7 @@ from streamrag.analysis.stabilize import (
 from streamrag.base.errors import ConfigError, NothingToRankError
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.ingest import Question
-from streamrag.data.pool import PoolQuestion, PoolSource
+from streamrag.data.pools.corpus import PoolQuestion, PoolSource
 from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.ahead import ranked_in_order
 from streamrag.retrieval.base import Rankings

@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 
 from streamrag.data.grounding import GroundingMode, _content_tokens, answer_candidates, normalize
-from streamrag.data.pool import ChunkPool, PoolQuestion
+from streamrag.data.pools.corpus import ChunkPool, PoolQuestion
 from streamrag.retrieval.global_pool.index import GlobalIndex
 
 __all__ = ["GOLD_RULES", "GoldRule", "PoolGrounder", "question_gold"]

@@ -99,7 +99,7 @@ class HypothesesFile(SettingsModel):
 
 class TypedInput(SettingsModel):
     """Questions typed the way the participants of a keystroke folder typed
-    (:mod:`streamrag.data.typed`): each word is heard when the space after it is typed,
+    (:mod:`streamrag.data.human.typed`): each word is heard when the space after it is typed,
     and a backspace run into a heard word revises it."""
 
     kind: Literal["typed"] = "typed"
@@ -274,7 +274,7 @@ def question_hypotheses(asr: RevisionModel | HypothesesFile | TypedInput, intera
     if isinstance(asr, RevisionModel):
         return revise(query, asr, interaction_id)
     if isinstance(asr, TypedInput):
-        from streamrag.data.typed import type_question, typists
+        from streamrag.data.human.typed import type_question, typists
 
         pool = typists(asr.path, asr.participants, asr.held_out_share, asr.split_seed)
         shown, times = type_question(query, pool, question_rng(asr.seed, interaction_id))

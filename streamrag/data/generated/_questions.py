@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamrag.data import crag_profile as profile
-from streamrag.data._lexicon import CONTENT_RANK, Lexicon
+from streamrag.data.generated import crag_shape as profile
+from streamrag.data.generated._lexicon import CONTENT_RANK, Lexicon
 from streamrag.data.grounding import RELAXED_STOPWORDS, normalize
 
 MONTHS = (

@@ -41,7 +41,7 @@ from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, read_records
 from streamrag.data.ingest import cached_chunks
-from streamrag.data.pool import PoolBuilder, PoolQuestion, PoolSource
+from streamrag.data.pools.corpus import PoolBuilder, PoolQuestion, PoolSource
 
 __all__ = ["CragPoolPaths", "load_crag_pool"]
 

@@ -2,11 +2,11 @@
 
 A BEIR corpus is read, validated and cut into windows on every run, even when its index
 is memory-mapped from ``--index-dir``; at 300,000 documents that is most of a rerun.
-The cache stores the :class:`~streamrag.data.pool.ChunkPool` built from a whole corpus
+The cache stores the :class:`~streamrag.data.pools.corpus.ChunkPool` built from a whole corpus
 file under ``ROOT/pools/<key>.npz``, with key = sha256 of the file's bytes and the chunk
 settings, so an edited file or other settings miss. An entry holds the chunks (one text
 and their character offsets), the document names and boundaries, and the pool's
-:meth:`~streamrag.data.pool.ChunkPool.content_key` (what the index key hashes). Only
+:meth:`~streamrag.data.pools.corpus.ChunkPool.content_key` (what the index key hashes). Only
 files that were read without error are stored, so a hit is a file known to be valid.
 
 Writes are atomic; an entry that cannot be read or names another key or format is a
@@ -26,7 +26,7 @@ import numpy as np
 
 from streamrag.base.atomic import atomic_path
 from streamrag.data.chunking import ChunkSettings
-from streamrag.data.pool import ChunkPool
+from streamrag.data.pools.corpus import ChunkPool
 
 __all__ = ["POOL_CACHE_FORMAT", "load_pool", "pool_key", "store_pool"]
 

@@ -35,8 +35,8 @@ from streamrag.base.errors import DataFileError, RecordError
 from streamrag.base.lines import iter_json_objects
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.crag import CragRecord, SkippedRecord
-from streamrag.data.pool import ChunkPool, PoolBuilder, PoolQuestion, PoolSource
-from streamrag.data.pool_cache import load_pool, pool_key, store_pool
+from streamrag.data.pools.cache import load_pool, pool_key, store_pool
+from streamrag.data.pools.corpus import ChunkPool, PoolBuilder, PoolQuestion, PoolSource
 
 __all__ = ["read_beir", "read_qrels"]
 
@@ -142,7 +142,7 @@ def read_beir(
         limit: keep the first ``limit`` judged queries.
         cache_root: a cache folder: the whole corpus's pool is loaded from it when this
             corpus file was chunked with these settings before, else stored there
-            (:mod:`~streamrag.data.pool_cache`); with ``distractors``, the sample is cut
+            (:mod:`~streamrag.data.pools.cache`); with ``distractors``, the sample is cut
             from a cached whole pool when there is one (and not stored).
     """
     root = Path(folder)

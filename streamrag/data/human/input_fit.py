@@ -1,7 +1,7 @@
 """The input models fitted to real people, with bootstrap CIs, and checked on held-out data.
 
-Two sources: typed sentences (keystroke logs, :mod:`streamrag.data.keystrokes`) and spoken
-questions (a recognizer's hypotheses, :mod:`streamrag.data.speech`). Each session (a typed
+Two sources: typed sentences (keystroke logs, :mod:`streamrag.data.human.keystrokes`) and spoken
+questions (a recognizer's hypotheses, :mod:`streamrag.data.human.speech`). Each session (a typed
 sentence, a spoken question) gives, by :func:`session_stats`:
 
 - ``words_per_s`` = final words / time of the final hypothesis (s from the first key or
@@ -12,13 +12,13 @@ sentence, a spoken question) gives, by :func:`session_stats`:
 
 Fitted, per source (CIs: percentile bootstrap over participants, or over questions):
 
-- the **revision model** (:class:`~streamrag.data.hypotheses.RevisionModel`): ``p`` =
+- the **revision model** (:class:`~streamrag.data.human.asr.RevisionModel`): ``p`` =
   revision events per word arrival after the first; ``r`` = mean number of trailing words
   an event rewrote (the previous hypothesis' words past the common prefix), rounded;
 - the **cadence** (:class:`~streamrag.engine.cadence.JitteredCadence`): ``delta_wps`` =
   1 / mean gap, ``cv`` = the gaps' coefficient of variation.
 
-Held-out check (typed): participants split by :func:`~streamrag.data.typed.split_participants`;
+Held-out check (typed): participants split by :func:`~streamrag.data.human.typed.split_participants`;
 the typist profiles of the fit side type the held-out side's sentences (one drawn
 participant per sentence); the held-out logs' statistics get bootstrap CIs over their
 participants, and the typed model's, the fitted revision model's and the fitted
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from streamrag.base.errors import InputError
-from streamrag.data.hypotheses import Hypotheses, RevisionModel, hypotheses_of, question_rng, revise
-from streamrag.data.keystrokes import KeystrokeLogs, heard
-from streamrag.data.typed import type_question, typists_of
+from streamrag.data.human.asr import Hypotheses, RevisionModel, hypotheses_of, question_rng, revise
+from streamrag.data.human.keystrokes import KeystrokeLogs, heard
+from streamrag.data.human.typed import type_question, typists_of
 
 N_BOOT = 1000
 LEVEL = 0.95

@@ -33,7 +33,7 @@ out, so the few sentences edited with arrow keys replay approximately), a word i
 Each change of the heard words is one hypothesis at that key's time (ms from the first
 key press). A backspace run that reaches back across a space takes back a word already
 heard; when it is typed again differently the new hypothesis revises it
-(``hypotheses_of`` in :mod:`streamrag.data.hypotheses` flags and counts it).
+(``hypotheses_of`` in :mod:`streamrag.data.human.asr` flags and counts it).
 """
 
 from __future__ import annotations

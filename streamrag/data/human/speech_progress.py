@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from streamrag.base.errors import ConfigError, RecordError
-from streamrag.data.speech import SpokenQuestion
+from streamrag.data.human.speech import SpokenQuestion
 
 PROGRESS_VERSION = 1
 

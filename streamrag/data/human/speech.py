@@ -20,7 +20,7 @@ is judged against it. :func:`word_error_rate` compares it with the question (bot
 lower-cased, punctuation removed: the recognizer writes neither).
 
 Output: the hypotheses file that ``analyze --asr-hypotheses`` and ``data.asr.kind =
-"file"`` read (:mod:`streamrag.data.hypotheses`), one line per question, with the audio
+"file"`` read (:mod:`streamrag.data.human.asr`), one line per question, with the audio
 length and the transcript's word error rate beside the hypotheses.
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 from streamrag.base.errors import ConfigError
 
 if TYPE_CHECKING:
-    from streamrag.data.hypotheses import Hypotheses
+    from streamrag.data.human.asr import Hypotheses
 
 RECOGNIZER_RATE_HZ = 16_000
 _WORD = re.compile(r"[a-z0-9']+")
@@ -99,7 +99,7 @@ class SpokenQuestion:
     def heard(self) -> Hypotheses:
         """The hypotheses as the output file holds them (times rounded as :meth:`record`
         writes them), for a reader of a run's progress file before its output exists."""
-        from streamrag.data.hypotheses import hypotheses_of
+        from streamrag.data.human.asr import hypotheses_of
 
         items = self.record()["hypotheses"]
         return hypotheses_of([tuple(h["text"].split()) for h in items], [h["t_ms"] for h in items])
@@ -190,8 +190,8 @@ class Speaker:
 def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:
     """Corpus figures: WER (edits summed over reference words summed), transcripts that
     differ from the question, hypotheses, and the share of hypotheses a later one revised
-    (not a word prefix of the final transcript: :func:`~streamrag.data.hypotheses.hypotheses_of`)."""
-    from streamrag.data.hypotheses import hypotheses_of
+    (not a word prefix of the final transcript: :func:`~streamrag.data.human.asr.hypotheses_of`)."""
+    from streamrag.data.human.asr import hypotheses_of
 
     heard = [s for s in spoken if s.hypotheses]
     n_hyp = n_revised = n_events = 0

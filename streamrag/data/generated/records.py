@@ -1,10 +1,10 @@
 """CRAG-shaped data at any scale, generated from a seed.
 
 :func:`generate_records` yields records in the CRAG tasks 1&2 v4 format (design §3):
-metadata drawn with CRAG's proportions (:mod:`streamrag.data.crag_profile`), a query
+metadata drawn with CRAG's proportions (:mod:`streamrag.data.generated.crag_shape`), a query
 whose length follows CRAG's word-count histogram, and five HTML pages whose visible text
-is Zipf-distributed made-up words (:mod:`streamrag.data._lexicon`) wrapped in markup of
-realistic weight (:mod:`streamrag.data._markup`).
+is Zipf-distributed made-up words (:mod:`streamrag.data.generated._lexicon`) wrapped in markup of
+realistic weight (:mod:`streamrag.data.generated._markup`).
 
 So that prefix retrieval has something to find, the query's content words (rank ≥
 ``CONTENT_RANK``) are planted into the pages: most of them near one "gold" spot, some
@@ -19,11 +19,11 @@ Determinism: question ``i`` draws from ``SeedSequence(seed, spawn_key=(i,))`` on
 the i-th child of ``SeedSequence(seed).spawn`` — split into one stream per component
 (metadata, query and answer, page text, page details, markup; with ``relaxed_share`` > 0
 a sixth stream decides whether the planted answer is reworded for relaxed grounding,
-:func:`~streamrag.data._questions.relaxed_form`, so the default data are unchanged). Question ``i`` is the same whatever
+:func:`~streamrag.data.generated._questions.relaxed_form`, so the default data are unchanged). Question ``i`` is the same whatever
 ``n_questions`` is, and changing ``html_overhead`` changes no word of any page.
 
 :func:`write_crag_file` writes them as ``.jsonl`` or ``.jsonl.bz2``, atomically.
-The stabilization-table model lives in :mod:`streamrag.data.synthetic_table` and is
+The stabilization-table model lives in :mod:`streamrag.data.generated.synthetic_table` and is
 re-exported here as :func:`generate_stabilization_table`.
 """
 
@@ -48,8 +48,8 @@ from streamrag.base.atomic import atomic_path
 from streamrag.base.errors import ConfigError
 from streamrag.base.lines import zstd_writer
 from streamrag.base.validation import SettingsModel
-from streamrag.data import crag_profile as profile
-from streamrag.data._lexicon import (
+from streamrag.data.generated import crag_shape as profile
+from streamrag.data.generated._lexicon import (
     CONTENT_RANK,
     VARIANT_CAP,
     VARIANT_CAP_PERIOD,
@@ -58,9 +58,9 @@ from streamrag.data._lexicon import (
     Lexicon,
     build_lexicon,
 )
-from streamrag.data._markup import MarkupPool, build_markup_pool, render_page
-from streamrag.data._questions import MONTHS, draw_answer, draw_query, relaxed_form
-from streamrag.data.synthetic_table import generate_stabilization_table
+from streamrag.data.generated._markup import MarkupPool, build_markup_pool, render_page
+from streamrag.data.generated._questions import MONTHS, draw_answer, draw_query, relaxed_form
+from streamrag.data.generated.synthetic_table import generate_stabilization_table
 
 __all__ = [
     "GeneratorSettings",

@@ -1,5 +1,5 @@
 """Typed questions: a CRAG question typed the way a real participant of the keystroke logs
-typed (:mod:`streamrag.data.keystrokes`).
+typed (:mod:`streamrag.data.human.keystrokes`).
 
 A logged sentence's timing cannot be replayed onto a different text key for key, so each
 participant becomes a **typist profile**, drawn from their own logged sentences alone:
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.base.errors import InputError
-from streamrag.data.keystrokes import KeystrokeLogs, Skipped, TypedSentence, heard, log_files, read_keystrokes
+from streamrag.data.human.keystrokes import KeystrokeLogs, Skipped, TypedSentence, heard, log_files, read_keystrokes
 
 MIN_BIGRAM = 3
 _QWERTY = ("qwertyuiop", "asdfghjkl", "zxcvbnm")

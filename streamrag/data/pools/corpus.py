@@ -8,7 +8,7 @@ that could not be read.
 
 Sources: a CRAG file (:func:`pool_from_crag`, one document per record: its pages,
 chunked as in per-question scope), the real CRAG pages of ``shared/data/crag``
-(:mod:`streamrag.data.crag_pool`) and BEIR folders (:mod:`streamrag.data.beir`).
+(:mod:`streamrag.data.pools.crag_pages`) and BEIR folders (:mod:`streamrag.data.pools.beir`).
 """
 
 from __future__ import annotations

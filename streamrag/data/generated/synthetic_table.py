@@ -21,7 +21,7 @@ V mean / share V > 0                0.516 / 20.9%    ≈ 0.5 / ≈ 21%
 How one question is drawn (each from its own ``SeedSequence(seed, spawn_key=(i,))``):
 
 1. ``n_words``, ``domain``/``static_or_dynamic`` and ``question_type`` from CRAG's
-   counts (:mod:`streamrag.data.crag_profile`); ``n_passages`` (chunks) log-normal with
+   counts (:mod:`streamrag.data.generated.crag_shape`); ``n_passages`` (chunks) log-normal with
    median 150, capped at 400 like the paper preset.
 2. Groundable with probability ``p_groundable`` unless false-premise (its answer
    "invalid question" is never grounded). Gold density ``d``: log10 d ~ Normal; the
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from streamrag.base.errors import ConfigError
-from streamrag.data import crag_profile as profile
+from streamrag.data.generated import crag_shape as profile
 from streamrag.data.stabilization_row import STABILIZATION_COLUMNS
 
 __all__ = ["TABLE_COLUMNS", "TableModel", "generate_stabilization_table"]

@@ -1,0 +1,9 @@
+"""Real people as input: typed and spoken questions, and the input models fitted to them.
+
+- :mod:`~streamrag.data.human.keystrokes` — keystroke logs (136M Keystrokes), read and checked;
+- :mod:`~streamrag.data.human.typed` — a question typed the way a logged participant types;
+- :mod:`~streamrag.data.human.speech` and :mod:`~streamrag.data.human.speech_progress` —
+  spoken questions, offline (a synthetic voice, a real recognizer), resumable;
+- :mod:`~streamrag.data.human.asr` — ASR partial hypotheses: recorded, or a revision model;
+- :mod:`~streamrag.data.human.input_fit` — the input models fitted to both, checked on held-out data.
+"""
