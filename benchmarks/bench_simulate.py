@@ -302,7 +302,11 @@ def main() -> None:
     doc = {
         "benchmark": "simulate",
         "scenario": "paper_rq3 (select.population=all), L = 600 ms",
-        "table": {"generator": "streamrag.data.generated.synthetic_table.generate_stabilization_table", "n": args.n, "seed": args.seed},
+        "table": {
+            "generator": "streamrag.data.generated.synthetic_table.generate_stabilization_table",
+            "n": args.n,
+            "seed": args.seed,
+        },
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -321,7 +321,7 @@ def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     from streamrag.simulator.compare.runs import RUN_COMPARISON
     from streamrag.simulator.load.output import SESSIONS
     from streamrag.sweep.break_even import BREAK_EVEN
-    from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
+    from streamrag.sweep.frontier.tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
 
     by_rule = {"streaming_wait_tool_ms": "float", "baseline_wait_llm_ms": "float"}
     kinds = (SESSIONS, FRONTIER_POINTS, OPERATING_POINTS, OPTIMA, FEATURES, AUDIT, QUERIES, DUAL, RUN_COMPARISON,

@@ -24,7 +24,7 @@ Operating points per policy (``operating_points.csv``):
 - at **saving** s ∈ :data:`SAVINGS` ms: the policy's cheapest point (fewest extra calls,
   then most saving) with mean saved ≥ s, and its mis-fire and net-negative rates.
 
-The three tables are declared in :mod:`~streamrag.sweep.frontier_tables`: the group columns (the grid's other axes) first, typed as in the sweep
+The three tables are declared in :mod:`~streamrag.sweep.frontier.tables`: the group columns (the grid's other axes) first, typed as in the sweep
 table, then the declared ones, each of one type whatever the values (a knob's value is a
 number: ``knob_value`` is a float).
 
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.base.errors import ConfigError
-from streamrag.sweep.frontier_tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
+from streamrag.sweep.frontier.tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA
 
 if TYPE_CHECKING:
     import pandas as pd
