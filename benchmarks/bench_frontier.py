@@ -75,7 +75,7 @@ def _learned(run: Path, table: Path) -> list[dict[str, object]]:
 
     from streamrag.analysis.evidence.prefixes import find_evidence
     from streamrag.analysis.evidence.read import read_evidence
-    from streamrag.analysis.features.words import prefix_features
+    from streamrag.analysis.features.compute import prefix_features
     from streamrag.analysis.table import read_table_records
     from streamrag.learn.paper import AnalyticParams
     from streamrag.learn.replay import analytic_fires, compare

@@ -75,7 +75,7 @@ def test_the_first_entity_heard_needs_only_the_words_heard_so_far() -> None:
 @needs_ner
 def test_the_first_entity_heard_is_the_first_prefix_the_feature_tagger_marks() -> None:
     # one rule: the early-stopping tagger and the per-prefix feature columns agree
-    from streamrag.analysis.features.words import prefix_entities
+    from streamrag.analysis.features.compute import prefix_entities
     from streamrag.analysis.studies.entity import first_entity_heard
     from streamrag.base.lines import iter_question_objects
 

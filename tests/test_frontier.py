@@ -16,7 +16,7 @@ from streamrag.pipeline.hedge import HedgeTriggerConfig, expected_remaining_ms
 from streamrag.report.build import write_report
 from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep import load_grid
-from streamrag.sweep.frontier.points import _best_under_budget, _cheapest_reaching, _envelope, bootstrap_weights
+from streamrag.sweep.frontier.operating import _best_under_budget, _cheapest_reaching, _envelope, bootstrap_weights
 from streamrag.sweep.frontier.tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA, read_frontier
 from tests._simhelpers import compact, replay, table_q
 

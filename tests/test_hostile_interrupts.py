@@ -176,7 +176,7 @@ def test_a_sweep_interrupted_in_process_marks_its_manifest(tmp_path, capsys, mon
 
 
 def test_frontier_interrupted_after_its_sweep_says_the_sweep_is_done(tmp_path, capsys, monkeypatch) -> None:
-    from streamrag.sweep.frontier import points as frontier
+    from streamrag.sweep.frontier import operating as frontier
 
     grid = tmp_path / "f.toml"
     grid.write_text(

@@ -13,8 +13,8 @@ from _simhelpers import compact, const_scenario, full_q, replay
 from conftest import ANCHOR_REPO
 
 from streamrag.analysis.evidence.prefixes import PrefixEvidence
+from streamrag.analysis.features.compute import ANCHOR_COLUMNS, prefix_features
 from streamrag.analysis.features.table import read_feature_table
-from streamrag.analysis.features.words import ANCHOR_COLUMNS, prefix_features
 from streamrag.base.errors import ConfigError, RecordError, TableError
 from streamrag.cli import main
 from streamrag.pipeline.learned import LearnedTrigger, load_model, predict_proba

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ANCHOR_REPO
 
-from streamrag.analysis.features.words import ANCHOR_COLUMNS
+from streamrag.analysis.features.compute import ANCHOR_COLUMNS
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 from streamrag.pipeline.learned import MAX_MODEL_BYTES, load_model

@@ -223,7 +223,7 @@ def analyze_question(
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale, hypotheses)
     entity = None
     if hypotheses is None:  # what a learned trigger reads (online: the words heard so far)
-        from streamrag.analysis.features.words import entity_columns_of, online_evidence
+        from streamrag.analysis.features.compute import entity_columns_of, online_evidence
 
         evidence = online_evidence(
             evidence, record.query, index, word_tokens(record.query, index.tokenizer),

@@ -326,8 +326,8 @@ def _run_study(args: argparse.Namespace, written: Any) -> int:
     extras = [name for name, on in (("features.csv", args.features), ("label_audit.csv", args.label_audit is not None)) if on]
     written.done, written.still = True, extras
     if args.features:
+        from streamrag.analysis.features.compute import FEATURE_FILE
         from streamrag.analysis.features.table import study_feature_rows, write_feature_table
-        from streamrag.analysis.features.words import FEATURE_FILE
 
         write_feature_table(study_feature_rows(result.analyses, context=args.features_context), args.out / FEATURE_FILE)
     from streamrag.analysis.console import format_study  # (its statistics' imports ran during the analysis)

@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.progress import task_progress
-    from streamrag.sweep.frontier.points import check_frontier_grid, compute_frontier
-    from streamrag.sweep.frontier.report import write_frontier
+    from streamrag.sweep.frontier.leaderboard import write_frontier
+    from streamrag.sweep.frontier.operating import check_frontier_grid, compute_frontier
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.resumable import run_sweep
 

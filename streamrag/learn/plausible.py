@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamrag.analysis.csvrows import not_utf8
+from streamrag.analysis.features.compute import TABLE_SOURCE
 from streamrag.analysis.features.schema import FEATURES
 from streamrag.analysis.features.table import FeatureTable, read_feature_table
-from streamrag.analysis.features.words import TABLE_SOURCE
 from streamrag.analysis.table import MAX_QUERY_WORDS
 from streamrag.base.errors import InputError, RecordError, TableError
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from streamrag.analysis.features.compute import CONTEXT_FEATURES, QUESTION_WORD_LEVELS
 from streamrag.analysis.features.table import FeatureTable
-from streamrag.analysis.features.words import CONTEXT_FEATURES, QUESTION_WORD_LEVELS
 from streamrag.base.columns import TableKind
 from streamrag.base.errors import ConfigError, TableError
 from streamrag.learn.paper import AnalyticParams, Question, baseline_frontier, evaluate, questions_of, single_fire_frontier

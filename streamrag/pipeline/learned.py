@@ -12,7 +12,7 @@ scikit-learn's ``predict_proba``):
 - GBDT (binomial deviance): ``P = 1 / (1 + exp(−(init + lr · Σ_trees tree(x))))``, a tree
   sending x left iff ``float32(x[feature]) ≤ threshold`` (scikit-learn compares in float32).
 
-Every feature reads the words heard so far (:mod:`streamrag.analysis.features.words`), so in
+Every feature reads the words heard so far (:mod:`streamrag.analysis.features.compute`), so in
 simulation the probability of every prefix is computed once when the question's trigger
 is built, from the question's per-prefix ``features``; a column the model names but the
 question lacks (entity columns without the tagger's output, a trace-driven question) is a
@@ -365,7 +365,7 @@ class LearnedTriggerConfig(_Frozen):
     def online(self, features_of: Callable[[int], dict[str, np.ndarray]]) -> LearnedTrigger:
         """The trigger on live input, without a known question: ``features_of(t)`` gives
         the per-prefix features of prefixes 1 … t of the words heard so far (the rule of
-        :func:`streamrag.analysis.features.words.prefix_features`, computed from a local
+        :func:`streamrag.analysis.features.compute.prefix_features`, computed from a local
         ranking of each prefix: :mod:`streamrag.simulator.heard`); P(t) is the model on
         row t. A model reading right context (``context = "full"``) is a ConfigError."""
         model = load_model(self.model)

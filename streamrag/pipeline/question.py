@@ -64,7 +64,7 @@ class SimQuestion:
     revised: np.ndarray | None = None
     """bool (n,): with ASR hypotheses, whether hypothesis t is later revised (None: prefixes)."""
     features: dict[str, np.ndarray] | None = None
-    """Per-prefix trigger features by name (:func:`streamrag.analysis.features.words.prefix_features`),
+    """Per-prefix trigger features by name (:func:`streamrag.analysis.features.compute.prefix_features`),
     what a ``learned`` trigger reads (None in oracle mode)."""
     input_us: tuple[int, ...] | None = None
     """Recorded ASR hypotheses: each one's arrival (µs from the start of speech), used in

@@ -255,7 +255,7 @@ def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     drawn = [(stem, draw()) for stem, draw in sweep_figures(run, read_sweep(run), kind)]
     frontier = run / "frontier"
     if (frontier / "frontier.csv").is_file():
-        from streamrag.sweep.frontier.report import plot_frontier
+        from streamrag.sweep.frontier.leaderboard import plot_frontier
         from streamrag.sweep.frontier.tables import read_frontier
 
         drawn.append(("frontier", plot_frontier(read_frontier(frontier).points)))

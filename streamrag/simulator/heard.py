@@ -1,13 +1,13 @@
 """The learned trigger on live input: its features from the words heard so far.
 
 A live turn without a known question has no analysis behind it — no per-prefix evidence,
-no t*. What the ``learned`` trigger reads of prefix t (:func:`~streamrag.analysis.features.words.prefix_features`:
+no t*. What the ``learned`` trigger reads of prefix t (:func:`~streamrag.analysis.features.compute.prefix_features`:
 t, the top-1's stable streak and change, the first entity, the question word, the
 prefix's top-1/top-2 margin and top-1 coverage) needs only words 1 … t and a ranking of
 each prefix. :class:`HeardFeatures` ranks a prefix the first time the trigger asks for
 it, with a local :class:`Ranker` (the Speculator's ``ranker``: by default its judge, or
 the tool itself, when it has ``rank``), keeps each prefix's inputs, and hands them to the
-analyzer's own rule (:func:`~streamrag.analysis.features.words.features_of`), so no feature is
+analyzer's own rule (:func:`~streamrag.analysis.features.compute.features_of`), so no feature is
 restated here. Only the inputs the model reads are computed (the entity tagger runs on a
 prefix only for a model with entity columns).
 
@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from streamrag.analysis.features.words import features_of
+from streamrag.analysis.features.compute import features_of
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.learned import LearnedTrigger, LearnedTriggerConfig
 from streamrag.pipeline.tools import Hit

@@ -79,7 +79,7 @@ class QuestionSet:
 def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
     """A question with its per-prefix evidence, judged at top-k (the one constructor of
     evidence-mode questions: full mode and table replays both go through it)."""
-    from streamrag.analysis.features.words import prefix_features
+    from streamrag.analysis.features.compute import prefix_features
     from streamrag.base.errors import InputError
 
     if evidence.n_words != n_words:

@@ -19,7 +19,7 @@ in question then prefix order):
 ``score_scale``                ``bm25`` or ``cosine``
 =============================  ====================================================
 
-Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features.words`),
+Optional columns, what a learned trigger reads (:mod:`streamrag.analysis.features.compute`),
 each computed from the words heard so far unless its name ends in ``_full``; ``word`` is
 always written (word prefixes), the others when the analysis runs the entity tagger
 (``analyze --features`` or ``--entity-predictor``, ``data.entity_predictor``):

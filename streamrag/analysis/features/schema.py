@@ -2,7 +2,7 @@
 
 :data:`FEATURES` gives the table's Arrow schema (``FEATURES.schema()``) and a frame of it
 in those dtypes (``FEATURES.read_csv(path)``); the column tuples the writer and the
-models' reader use (:mod:`streamrag.analysis.features.words`,
+models' reader use (:mod:`streamrag.analysis.features.compute`,
 :mod:`streamrag.analysis.features.table`) are derived from the same declaration.
 """
 

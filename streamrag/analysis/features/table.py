@@ -1,4 +1,4 @@
-"""The feature table: one row per question × word (:mod:`streamrag.analysis.features.words`'
+"""The feature table: one row per question × word (:mod:`streamrag.analysis.features.compute`'
 columns), written by ``analyze --features``, read back — ours, the anchor's published
 ``trigger_features.split{0,1}.csv``, or ``table:T.csv``, computed from a stabilization
 table's per-prefix evidence — with every cell validated."""
@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.analysis.evidence.prefixes import PrefixEvidence
-from streamrag.analysis.features.schema import FEATURES
-from streamrag.analysis.features.words import (
+from streamrag.analysis.features.compute import (
     ANCHOR_COLUMNS,
     CONTEXT_FEATURES,
     EXTRA_COLUMNS,
@@ -26,6 +25,7 @@ from streamrag.analysis.features.words import (
     Context,
     prefix_features,
 )
+from streamrag.analysis.features.schema import FEATURES
 from streamrag.base.errors import RecordError, TableError
 
 __all__ = ["FeatureTable", "feature_rows", "read_feature_table", "study_feature_rows", "table_features", "write_feature_table"]

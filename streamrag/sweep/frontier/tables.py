@@ -1,4 +1,4 @@
-"""The frontier's three tables, declared (:mod:`streamrag.sweep.frontier.points` computes them).
+"""The frontier's three tables, declared (:mod:`streamrag.sweep.frontier.operating` computes them).
 
 Each starts with the group columns (the grid's axes other than ``policy``), typed as in
 the sweep table, then its declared columns, each of one type whatever the values:

@@ -1,12 +1,12 @@
 """The frontier's reader-facing outputs: a short markdown leaderboard and a one-column figure.
 
-Files: :func:`write_frontier` (the CSVs of :mod:`~streamrag.sweep.frontier.points`, then these two).
+Files: :func:`write_frontier` (the CSVs of :mod:`~streamrag.sweep.frontier.operating`, then these two).
 
 - :func:`leaderboard` — per group, one line per policy, ranked by its saving at a budget of
   one extra call per question: saved ms at each budget of
-  :data:`~streamrag.sweep.frontier.points.BUDGETS` (knob value and 95% CI), its share of the
+  :data:`~streamrag.sweep.frontier.operating.BUDGETS` (knob value and 95% CI), its share of the
   offline optimum, and its mis-fire / net-negative rates at the savings of
-  :data:`~streamrag.sweep.frontier.points.SAVINGS`; the null, the ceiling and the optimum above.
+  :data:`~streamrag.sweep.frontier.operating.SAVINGS`; the null, the ceiling and the optimum above.
 - :func:`plot_frontier` — mean saved ms versus extra calls per question, one line per
   policy through its knob's points, the envelope of the deployable points as a step,
   ``oracle`` as a bound, the mean offline optimum as a dotted line: 3.4 in wide (one
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.base.figures import agg_figure, finish, save_figure
-from streamrag.sweep.frontier.points import BUDGETS, SAVINGS, Frontier
+from streamrag.sweep.frontier.operating import BUDGETS, SAVINGS, Frontier
 from streamrag.sweep.frontier.tables import FRONTIER_CSV, OPERATING_CSV, OPTIMUM_CSV
 
 if TYPE_CHECKING:
