@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -180,14 +179,13 @@ def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflecto
     word_us = word_times_us(q, rs)
     n = q.n_words
     nominal = QuestionPlan(q, tuple(word_us), sc.input.end_of_turn_us, (round(x_nominal_ms * 1000),) * n, (0,) * n, 0)
-    events: list[dict[str, Any]] = []
-    machine, _ = replay_arm(nominal, trigger, reflector, rules, events)
-    fired_us = {e["call"]: e["t_us"] for e in events if e["kind"] == "fire" and e["arm"] == "streaming"}
+    machine, _ = replay_arm(nominal, trigger, reflector, rules)
     calls = [c for c in machine.calls if c.by == "trigger"]
     ts = tuple(c.prefix_t for c in calls)
     turn_end = nominal.turn_end_us / 1000
     held = np.array([machine.holds(c) for c in calls], dtype=bool)
-    at = np.array([fired_us[c.idx] / 1000 for c in calls])
+    # A call starts as it is fired, unless held (its instant is then unused: d_j = 0).
+    at = np.array([c.started_us / 1000 for c in calls])
     offsets = np.where(held, 0.0, turn_end - at)
     complete = np.where(held, turn_end, at) + x_nominal_ms
     ok = np.array([reflector.judge(t).sufficient for t in ts], dtype=bool)
