@@ -126,6 +126,7 @@ def simulate(
     """
     from streamrag.base.errors import ConfigError
     from streamrag.base.outputs import check_out_dir
+    from streamrag.simulator.applies import refuse_inapplicable
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
     from streamrag.simulator.simulate import manifest_json, recorded_for_table, summary_json, write_run
@@ -155,6 +156,7 @@ def simulate(
                 evidence = found
             return simulate(csv, rs, out=out, ids=ids, evidence=False if evidence is None else evidence, jobs=jobs)
     is_table = str(source).endswith(".csv")
+    refuse_inapplicable(rs, "table" if is_table else "data")  # a setting this run would not read
     cache = None
     if not is_table:
         from streamrag.data.chunk_cache import ChunkCache, default_cache_dir

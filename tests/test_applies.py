@@ -133,3 +133,11 @@ def test_predict_and_sweep_refuse_by_the_same_declarations(inputs: dict[str, Pat
     )
     assert main(["sweep", str(grid), "--out", str(tmp_path / "run"), "-q"]) == 1
     assert "policy (kind 'admission') does not apply to a replay of generated questions" in capsys.readouterr().err
+
+
+def test_the_python_api_refuses_by_the_same_declarations(inputs: dict[str, Path]) -> None:
+    import streamrag
+    from streamrag.base.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"data.asr \(kind 'model'\) does not apply to a replay of a table"):
+        streamrag.simulate(str(inputs["table"]), "paper_rq3", set=["data.asr.p=0.9"])
