@@ -213,6 +213,35 @@ def test_label_audit_cli(tmp_path: Path, crag_sample: Path) -> None:
     assert declared_dtypes(typed) == dict(AUDIT.columns) and str(typed["is_answer_bearing"].dtype) == "boolean"
 
 
+def test_label_audit_shows_the_passage_the_anchors_gold_set_yields(tmp_path: Path, crag_sample: Path) -> None:
+    """The published audit row of 55b219e5 shows chunk 97: the first its gold set
+    {16, 17, …, 97, 99} yields in CPython's order, not the lowest id; ``lowest`` is a
+    labelled choice, and the choice without an audit is refused."""
+    import csv
+
+    shown: dict[str, dict[str, str]] = {}
+    for rule in ("paper", "lowest"):
+        out = tmp_path / rule
+        args = [
+            "--quiet",
+            "analyze",
+            str(crag_sample),
+            "--split",
+            "all",
+            "--label-audit",
+            "10",
+            "--no-figures",
+            "--out",
+            str(out),
+        ]
+        assert main([*args, "--audit-passage", rule]) == 0
+        with open(out / "label_audit.csv", encoding="utf-8") as fh:
+            shown[rule] = {r["interaction_id"][:8]: r for r in csv.DictReader(fh)}
+    assert shown["paper"]["55b219e5"]["gold_chunk_id"] == "97" and shown["paper"]["55b219e5"]["passage_rule"] == "paper"
+    assert shown["lowest"]["55b219e5"]["gold_chunk_id"] == "16" and shown["lowest"]["55b219e5"]["passage_rule"] == "lowest"
+    assert main(["analyze", str(crag_sample), "--audit-passage", "lowest", "--out", str(tmp_path / "x")]) == 1
+
+
 def test_query_columns_t_anchor_over_a_corpus(tmp_path: Path) -> None:
     from streamrag.analysis.studies.anchor import t_anchor
     from streamrag.retrieval.bm25 import BM25Index

@@ -113,7 +113,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help="also write DIR/label_audit.csv: N retrieved-gold questions drawn with --seed S (the anchor's "
-        "sampler) with their answers and first gold chunk, for a human to judge the gold label",
+        "sampler) with their answers and a gold chunk, for a human to judge the gold label",
+    )
+    p.add_argument(
+        "--audit-passage",
+        choices=("paper", "lowest"),
+        default=None,
+        help="the gold chunk --label-audit shows: the first the anchor's gold set yields (paper, default) "
+        "or the lowest-numbered; column passage_rule says which",
     )
     p.add_argument(
         "--hotpotqa",
@@ -272,6 +279,8 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.outputs import check_out_dir
 
+    if args.audit_passage is not None and args.label_audit is None:
+        raise ConfigError("--audit-passage chooses the passage --label-audit shows: give --label-audit N with it")
     if args.label_audit is not None and (args.corpus is not None or args.scope != "per-question"):
         raise ConfigError(
             "--label-audit samples a CRAG file's questions in per-question scope: give DATA, not --corpus or --scope global"
@@ -344,7 +353,9 @@ def _run_study(args: argparse.Namespace, written: Any) -> int:
             chunks=settings.chunks,
             grounding=settings.grounding,
             cache=options["cache"],
+            passage=args.audit_passage or "paper",
         )
-        print(f"wrote {write_audit(rows, args.out / AUDIT_FILE)}: {len(rows)} questions to judge (seed {args.seed})")
+        target = write_audit(rows, args.out / AUDIT_FILE)
+        print(f"wrote {target}: {len(rows)} questions to judge (seed {args.seed}, {args.audit_passage or 'paper'} passage rule)")
     written.still = []
     return 0

@@ -8,13 +8,17 @@ marked answer-bearing or not. Its rule, reproduced here as the ``paper`` sampler
 - ``random.Random(seed).sample(population, min(N, len(population)))`` — the standard
   library's generator, so a seed picks the same questions as the anchor's script on the
   same population — then sorted by ``interaction_id``;
-- the passage shown is the lowest-numbered gold chunk.
+- the passage shown is the first gold chunk the anchor's gold *set* yields: its ids
+  inserted in ascending order into a Python ``set``, then ``next(iter(...))`` — CPython's
+  hash-table order, which is not the lowest id once the set outgrows its table (CRAG's
+  55b219e5: gold {16, 17, …, 97, 99} yields 97). ``passage="lowest"`` shows the
+  lowest-numbered gold chunk instead; column ``passage_rule`` says which ran.
 
 Columns (:data:`AUDIT_COLUMNS`): the anchor's ``interaction_id, query, t_suf,
 gold_passage, is_answer_bearing`` (left empty for the judge), and what the judge needs
 besides: ``question_type``, ``answer`` and ``alt_answers`` (JSON list), ``matched_answer``
 (the normalized candidate found in that chunk, :mod:`streamrag.data.grounding`),
-``gold_chunk_id``, ``n_gold`` and ``gold_density``.
+``gold_chunk_id``, ``n_gold``, ``gold_density`` and ``passage_rule``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from streamrag.analysis.stabilize import QuestionAnalysis
 from streamrag.base.atomic import atomic_path
@@ -34,7 +38,7 @@ from streamrag.data.chunking import ChunkSettings
 from streamrag.data.crag import SkippedRecord
 from streamrag.data.grounding import GroundingMode, answer_candidates, chunk_is_gold, normalize
 
-__all__ = ["AUDIT", "AUDIT_COLUMNS", "AUDIT_FILE", "label_audit", "sample_ids", "write_audit"]
+__all__ = ["AUDIT", "AUDIT_COLUMNS", "AUDIT_FILE", "PASSAGE_RULES", "label_audit", "sample_ids", "shown_chunk", "write_audit"]
 
 AUDIT_FILE = "label_audit.csv"
 AUDIT = TableKind(
@@ -52,10 +56,25 @@ AUDIT = TableKind(
         "gold_density": "float",
         "gold_passage": "str",
         "is_answer_bearing": "bool",
+        "passage_rule": "str",
     },
 )
 """``label_audit.csv``, declared (``is_answer_bearing`` is empty until the judge marks it)."""
 AUDIT_COLUMNS: tuple[str, ...] = tuple(AUDIT.columns)
+
+PassageRule = Literal["paper", "lowest"]
+"""Which gold chunk an audit row shows: the anchor's (``paper``) or the lowest id."""
+PASSAGE_RULES: tuple[PassageRule, ...] = ("paper", "lowest")
+
+
+def shown_chunk(gold: frozenset[int], rule: PassageRule) -> int:
+    """The gold chunk an audit row shows under ``rule`` (see the module docstring)."""
+    if rule == "lowest":
+        return min(gold)
+    anchors: set[int] = set()
+    for chunk_id in sorted(gold):  # filled in chunk order, as the anchor's loop over chunks fills it
+        anchors.add(chunk_id)
+    return next(iter(anchors))
 
 
 def sample_ids(ids: Sequence[str], n: int, seed: int) -> list[str]:
@@ -72,6 +91,7 @@ def label_audit(
     chunks: ChunkSettings,
     grounding: GroundingMode = "exact",
     cache: Any = None,
+    passage: PassageRule = "paper",
 ) -> list[dict[str, Any]]:
     """Audit rows of ``n`` retrieved-gold questions of ``analyses`` (the analysis of the
     CRAG file at ``path``); the sampled questions' chunks are read again from the file
@@ -86,7 +106,7 @@ def label_audit(
             continue
         record = item.record
         analysis = rows[record.interaction_id]
-        chunk_id = min(analysis.gold)
+        chunk_id = shown_chunk(analysis.gold, passage)
         text = item.chunks[chunk_id]
         normalized = normalize(text)
         matched = next((c for c in answer_candidates(record.answers) if chunk_is_gold(normalized, [c], grounding)), "")
@@ -103,6 +123,7 @@ def label_audit(
             "gold_density": analysis.row.get("gold_density"),
             "gold_passage": text,
             "is_answer_bearing": "",
+            "passage_rule": passage,
         }
     return [out[qid] for qid in picked if qid in out]
 
