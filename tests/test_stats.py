@@ -475,3 +475,60 @@ def test_dunn_holm_equals_scikit_posthocs(samples) -> None:
     got = dunn_holm(groups)
     for pair in got["pairs"]:
         assert pair["p_adj"] == pytest.approx(float(reference.loc[pair["a"], pair["b"]]), rel=1e-9, abs=1e-15)
+
+
+def test_paper_bootstrap_draws_one_stream_in_order_of_first_appearance() -> None:
+    """``paper``: one generator seeded ``seed`` per grouping, its groups in the order they
+    first appear (the anchor's stats.py); ``per-group``: a group's interval does not move
+    when another group is left out."""
+    from streamrag.analysis.stats import inference
+    from streamrag.analysis.stats.groups import group_stats
+
+    rng = np.random.default_rng(3)
+    types = ["zeta"] * 6 + ["alpha"] * 9 + ["mid"] * 7
+    df = pd.DataFrame(
+        {"question_type": types, "retrieved_gold": True, "phi_suf": np.round(rng.random(len(types)), 4), "skip_reason": ""}
+    )
+    paper = group_stats(df, "question_type", n_resamples=300, seed=5, min_group_n=10)["groups"]
+    shared = np.random.default_rng(5)
+    for name in ("zeta", "alpha", "mid"):  # file order, not name order
+        x = df.loc[df.question_type == name, "phi_suf"].to_numpy()
+        assert paper[name]["median_ci95"] == list(inference.bootstrap_median_ci(x, n_resamples=300, rng=shared))
+    assert list(paper) == ["alpha", "mid", "zeta"]  # reported by name
+
+    def per_group(frame: pd.DataFrame) -> dict:
+        return group_stats(frame, "question_type", n_resamples=300, seed=5, min_group_n=10, streams="per-group")["groups"]
+
+    assert per_group(df)["mid"] == per_group(df[df.question_type != "zeta"])["mid"]
+    assert stats.resolve_params({"bootstrap_streams": "per-group"})["bootstrap_streams"] == "per-group"
+    with pytest.raises(ConfigError, match="bootstrap_streams"):
+        stats.resolve_params({"bootstrap_streams": "scipy"})
+
+
+def test_paper_bootstrap_reproduces_the_anchors_published_intervals(tmp_path) -> None:
+    """The anchor's results/rq4_stats.json from its results/stab_k3.csv: 16 of 16 bounds,
+    to the table's rounding (it bootstrapped φ rounded to 4 decimals; ``read_table`` takes
+    the exact t_suf / n_words). Per-group draws miss some bounds by whole sample steps."""
+    import subprocess
+
+    from conftest import ANCHOR_REPO
+
+    if not ANCHOR_REPO.is_dir():
+        pytest.skip(f"the anchor study's repository is not at {ANCHOR_REPO} (set STREAMRAG_ANCHOR_REPO)")
+
+    def show(name: str) -> bytes:
+        return subprocess.run(["git", "-C", str(ANCHOR_REPO), "show", f"HEAD:{name}"], capture_output=True, check=True).stdout
+
+    (tmp_path / "stab_k3.csv").write_bytes(show("results/stab_k3.csv"))
+    published = json.loads(show("results/rq4_stats.json"))["bootstrap_median_ci"]
+    table = read_table(tmp_path / "stab_k3.csv")
+
+    def missed(streams: str) -> int:
+        groups = stats.summarize(table, params={"bootstrap_streams": streams})["rq4"]["question_type"]["groups"]
+        assert set(groups) == set(published)
+        ours = [b for g in sorted(groups) for b in groups[g]["median_ci95"]]
+        theirs = [b for g in sorted(published) for b in published[g]["ci95"]]
+        return sum(abs(a - b) > 1e-4 for a, b in zip(ours, theirs, strict=True))
+
+    assert missed("paper") == 0
+    assert missed("per-group") >= 1

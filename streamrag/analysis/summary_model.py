@@ -303,6 +303,9 @@ class Parameters(_Frozen):
     density_cap: float
     n_resamples: int
     seed: int
+    bootstrap_streams: Literal["paper", "per-group"] = Field(
+        "per-group", description="absent in summaries written before the choice existed, which drew per group"
+    )
     grid: Grid
     histogram_bins: int
     min_group_n: int

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         "density_cap": args.density_cap,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
+        "bootstrap_streams": args.bootstrap_streams,
     }
     summary = summarize(df, params=params)
     if reports:

@@ -129,11 +129,16 @@ def kruskal_wallis(groups: Mapping[str, np.ndarray]) -> dict[str, Any] | None:
     }
 
 
-def group_stats(df: pd.DataFrame, by: str, *, n_resamples: int, seed: int, min_group_n: int) -> dict[str, Any]:
+def group_stats(
+    df: pd.DataFrame, by: str, *, n_resamples: int, seed: int, min_group_n: int, streams: str = "paper"
+) -> dict[str, Any]:
     """φ_suf of retrieved-gold questions grouped by column ``by``.
 
     ``groups``: per group (sorted by name) n, mean, median and the bootstrap 95 % CI of
-    the median (``median_ci95``, None for n < 2). ``kruskal_wallis_all``: the test over
+    the median (``median_ci95``, None for n < 2). Its draws come, with ``streams="paper"``,
+    from one generator seeded ``seed`` that the groups use in order of first appearance
+    (the anchor's ``stats.py``; its published intervals are reproduced bound for bound),
+    or with ``"per-group"`` from a stream per group (:func:`group_rng`). ``kruskal_wallis_all``: the test over
     every group; ``kruskal_wallis_min_n``: over groups with n ≥ ``min_group_n``; each
     with its Dunn–Holm pairs, or None (see :func:`kruskal_wallis`). Questions with an
     empty label are counted in ``n_unlabeled`` and left out.
@@ -143,17 +148,18 @@ def group_stats(df: pd.DataFrame, by: str, *, n_resamples: int, seed: int, min_g
     phi = num_column(q, "phi_suf")[rg]
     labels = label_column(q, by)[rg]
     labeled = np.array([lab is not None for lab in labels], dtype=bool)
-    names = sorted({lab for lab in labels if lab is not None})
+    appearance = list(dict.fromkeys(lab for lab in labels if lab is not None))
+    names = sorted(appearance)
     values = {g: phi[labels == g] for g in names}
+    shared = np.random.default_rng(seed)
+    cis = {
+        g: median_ci95(values[g], n_resamples=n_resamples, rng=shared if streams == "paper" else group_rng(seed, by, g))
+        for g in appearance
+    }
     groups: dict[str, Any] = {}
     for g in names:
         x = values[g]
-        groups[g] = {
-            "n": int(x.size),
-            "mean": to_float(x.mean()),
-            "median": to_float(np.median(x)),
-            "median_ci95": median_ci95(x, n_resamples=n_resamples, rng=group_rng(seed, by, g)),
-        }
+        groups[g] = {"n": int(x.size), "mean": to_float(x.mean()), "median": to_float(np.median(x)), "median_ci95": cis[g]}
     large = {g: x for g, x in values.items() if x.size >= min_group_n}
     kw_large = kruskal_wallis(large)
     if kw_large is not None:

@@ -22,8 +22,9 @@ from streamrag.base.errors import ConfigError
 @dataclass(frozen=True, slots=True)
 class Param:
     """A parameter's range and flag. A number ≥ ``minimum`` (``> minimum`` unless
-    ``allow_minimum``; ``at_most``: an upper bound), or for ``int`` parameters an integer
-    ≥ ``minimum``. ``help`` is formatted with ``default``."""
+    ``allow_minimum``; ``at_most``: an upper bound), for ``int`` parameters an integer
+    ≥ ``minimum``, for ``str`` parameters one of ``choices``. ``help`` is formatted with
+    ``default``."""
 
     flag: str
     help: str
@@ -31,6 +32,7 @@ class Param:
     minimum: float = 0
     allow_minimum: bool = False
     at_most: float | None = None
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,16 @@ class StatsParams:
         ),
     ] = 10_000
     seed: Annotated[int, Param("--seed", "seed of the bootstrap (default: {default})")] = 0
+    bootstrap_streams: Annotated[
+        str,
+        Param(
+            "--bootstrap-streams",
+            "the bootstrap's random draws: paper (default: one stream from --seed per grouping, its groups in "
+            "order of first appearance, as the anchor's stats.py) or per-group (a stream keyed by each group's "
+            "name: adding or removing a group never changes another's interval)",
+            choices=("paper", "per-group"),
+        ),
+    ] = "paper"
 
 
 def _declared() -> dict[str, tuple[type, Param, Any]]:
@@ -96,6 +108,12 @@ def _number(name: str, value: Any, param: Param) -> float:
     return x
 
 
+def _choice(name: str, value: Any, param: Param) -> str:
+    if value not in param.choices:
+        raise ConfigError(f"parameter {name}: {value!r} is not one of {', '.join(param.choices)}")
+    return str(value)
+
+
 def _count(name: str, value: Any, param: Param) -> int:
     minimum = int(param.minimum)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:  # numpy's too
@@ -117,7 +135,8 @@ def resolve_params(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     if "table" in p:
         out["table"] = str(p["table"])
     for name, (kind, param, _) in PARAMS.items():
-        out[name] = _count(name, p[name], param) if kind is int else _number(name, p[name], param)
+        read = _count if kind is int else _choice if kind is str else _number
+        out[name] = read(name, p[name], param)
     return out
 
 
@@ -129,6 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             dest=name,
             type=kind,
             default=default,
+            choices=param.choices or None,
             metavar=param.metavar,
             help=param.help.format(default=default),
         )

@@ -80,7 +80,7 @@ METHODS: dict[str, str] = {
     "quartiles": "numpy.percentile, linear interpolation (numpy default)",
     "skewness": "scipy.stats.skew(bias=True): the moment coefficient g1 = m3 / m2**1.5",
     "histogram": f"{N_BINS} bins over [0, 1], [k/{N_BINS}, (k+1)/{N_BINS}), last bin closed",
-    "median_ci95": "scipy.stats.bootstrap, percentile method, 95%, one seeded stream per group",
+    "median_ci95": "scipy.stats.bootstrap's percentile method, 95%; draws per parameters.bootstrap_streams",
     "kruskal_wallis": (
         "scipy.stats.kruskal (tie-corrected); epsilon2 = H / (n - 1) (the anchor's); "
         "epsilon2_adjusted = (H - k + 1) / (n - k), k groups"
@@ -209,6 +209,7 @@ def rq4(
     n_resamples: int = DEFAULT_PARAMS["n_resamples"],
     seed: int = DEFAULT_PARAMS["seed"],
     min_group_n: int = MIN_GROUP_N,
+    streams: str = DEFAULT_PARAMS["bootstrap_streams"],
 ) -> dict[str, Any]:
     """RQ4: φ_suf of retrieved-gold questions by question type, domain and static/dynamic
     (:func:`streamrag.analysis.stats.groups.group_stats`), and the Spearman correlations of the
@@ -216,7 +217,7 @@ def rq4(
     (:func:`streamrag.analysis.stats.groups.anchor_spearman`)."""
     q = active(df)
     out: dict[str, Any] = {
-        by: group_stats(q, by, n_resamples=n_resamples, seed=seed, min_group_n=min_group_n) for by in GROUPINGS
+        by: group_stats(q, by, n_resamples=n_resamples, seed=seed, min_group_n=min_group_n, streams=streams) for by in GROUPINGS
     }
     out.update(anchor_spearman(q))
     return out
@@ -354,7 +355,7 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
     anchor comparison and the list of additions to the anchor study (:data:`ADDITIONS`).
 
     ``params`` overrides :data:`DEFAULT_PARAMS` (keys ``L_ms, delta_wps, theta, G_ms,
-    density_cap, n_resamples, seed`` and optionally ``table``); invalid values raise
+    density_cap, n_resamples, seed, bootstrap_streams`` and optionally ``table``); invalid values raise
     :class:`~streamrag.base.errors.ConfigError`. ``n_questions`` counts the questions in the
     statistics, ``n_skipped`` the rows with a ``skip_reason`` (``skip_reasons`` by reason).
     """
@@ -383,7 +384,7 @@ def summarize(df: pd.DataFrame, *, params: Mapping[str, Any]) -> dict[str, Any]:
             "chunk_cap": chunk_cap(q),
             "rq1": rq1(q),
             "rq2": rq2(q, L_ms=p["L_ms"], delta_wps=p["delta_wps"], theta=p["theta"], G_ms=p["G_ms"]),
-            "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"]),
+            "rq4": rq4(q, n_resamples=p["n_resamples"], seed=p["seed"], streams=p["bootstrap_streams"]),
             "gold_density": gold_density(q, density_cap=p["density_cap"]),
             "anchor": anchor_comparison(q),
             "entity_position": entity_position(q),
