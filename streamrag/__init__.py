@@ -9,8 +9,9 @@ The curated API (:mod:`streamrag.api`), for notebooks::
     sweep = streamrag.read_run("runs/triggers")                         # any run folder
 
 The package root stays import-light: every name below is imported on first use, so
-``import streamrag`` and ``streamrag --help`` are instant. ``tests/test_api.py`` pins the
-names; anything else is reached through its module.
+``import streamrag`` and ``streamrag --help`` are instant; so are the sub-modules
+``streamrag.plots`` (figures of a run) and ``streamrag.sweep`` (grids and their runs).
+``tests/test_api.py`` pins the names; anything else is reached through its module.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ _PUBLIC = {
     "Speculator": "streamrag.speculate.speculator",
 }
 
+_MODULES = ("plots", "sweep")
+"""Sub-modules of the API reached as attributes (``streamrag.plots.plot_pareto(...)``), imported
+on first use."""
+
 __all__ = [
     "Speculator",
     "StreamragError",
@@ -49,6 +54,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f"streamrag.{name}")
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'streamrag' has no attribute {name!r}")
@@ -56,4 +63,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+    return sorted({*globals(), *_PUBLIC, *_MODULES})

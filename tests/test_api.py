@@ -35,6 +35,15 @@ def test_the_public_names_are_pinned() -> None:
         _ = streamrag.nope  # type: ignore[attr-defined]
 
 
+def test_the_api_sub_modules_are_attributes_imported_on_first_use() -> None:
+    code = (
+        "import sys, streamrag; before = 'streamrag.plots' in sys.modules; "
+        "print(before, callable(streamrag.plots.plot_pareto), callable(streamrag.sweep.load_grid), 'plots' in dir(streamrag))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "True", "True"]
+
+
 def test_import_streamrag_stays_light() -> None:
     code = "import sys, streamrag; print(sorted(m for m in ('numpy', 'pandas', 'pydantic', 'structlog') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,21 @@ def test_one_error_inside_task_groups_is_reported_as_itself() -> None:
     assert _unwrapped(BaseExceptionGroup("g", [ExceptionGroup("h", [inner])])) is inner
     two = ExceptionGroup("g", [inner, ValueError("other")])
     assert _unwrapped(two) is two  # two errors are not one: a bug report, not a line
+
+
+def test_data_demo_names_the_built_in_demo_set_with_every_split(tmp_path: Path) -> None:
+    """``DATA demo`` reads the demo set as ``--input demo`` does (every split) in
+    ``analyze``, ``simulate`` and ``predict``; an explicit split still applies."""
+
+    def n(folder: Path) -> int:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8"))["n_questions"]
+
+    assert main(["--quiet", "analyze", "demo", "--no-figures", "--out", str(tmp_path / "a")]) == 0
+    assert main(["--quiet", "analyze", "demo", "--split", "0", "--no-figures", "--out", str(tmp_path / "a0")]) == 0
+    assert (n(tmp_path / "a"), n(tmp_path / "a0")) == (32, 24)
+    sim = ["--quiet", "simulate", "demo", "--scenario", "paper_rq3"]
+    assert main([*sim, "--out", str(tmp_path / "s")]) == 0
+    assert main([*sim, "--set", "data.split=0", "--out", str(tmp_path / "s0")]) == 0
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text(encoding="utf-8"))
+    assert "data.split=all" in manifest["command"]
+    assert main(["--quiet", "predict", "demo", "--scenario", "paper_rq3", "--out", str(tmp_path / "p")]) == 0

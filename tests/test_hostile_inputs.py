@@ -88,7 +88,7 @@ CASES: dict[str, Case] = {
     "data-answer-object": Case({"d.jsonl": _jsonl(GOOD, record(1, answer={"a": 1}))}, ANALYZE,
                                rf"{D}:2: field 'answer': expected a string or a number, got dict"),
     "data-split-missing": Case({"d.jsonl": _jsonl(GOOD, {k: v for k, v in record(1).items() if k != "split"})}, ANALYZE,
-                               rf"{D}:2: field 'split': missing; pass --split all to read records without one"),
+                               rf"{D}:2: field 'split': missing; to read records without one, pass --split all \(a grid: input = \{{source = \"\.\.\.\", split = \"all\"\}}\)"),
     "data-nested-too-deep": Case({"d.jsonl": _jsonl(GOOD, "[" * 100_000 + "]" * 100_000)}, ANALYZE,
                                  rf"{D}:2: not valid JSON \(nested too deeply\)"),
     "data-truncated-bz2": Case({"d.jsonl.bz2": bz2.compress(_jsonl(*(record(i) for i in range(300))).encode())[:-200]},

@@ -173,3 +173,31 @@ def test_scenario_path_is_relative_to_the_grid_and_a_grid_without_axes_is_one_po
     (point,) = _plan(grid).points
     assert point.describe() == "base"
     assert (point.descriptors["trigger"], point.descriptors["L_ms"]) == ("every_word", 250.0)
+
+
+def test_a_sweep_over_records_without_split_says_how_a_grid_reads_them_and_leaves_nothing(tmp_path, capsys):
+    """The refusal names the grid's way to read every split, writes nothing, and the
+    corrected grid then runs in the same folder."""
+    import json
+
+    from streamrag.data.demo import demo_path
+
+    lines = [json.loads(line) for line in demo_path().read_text(encoding="utf-8").splitlines()[:4]]
+    data = tmp_path / "nosplit.jsonl"
+    data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n" for r in lines), encoding="utf-8")
+    body = """
+        kind = "simulate"
+        scenario = "paper_rq3"
+        input = {input}
+        [axes]
+        "latency.L_ms" = [300, 600]
+    """
+    out = tmp_path / "run"
+    refused = _grid(tmp_path, body.replace("{input}", f'"data:{data}"'), "refused.toml")
+    assert main(["sweep", str(refused), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "field 'split'" in err and 'split = "all"' in err
+    assert not out.exists()
+    fixed = _grid(tmp_path, body.replace("{input}", f'{{source = "data:{data}", split = "all"}}'), "fixed.toml")
+    assert main(["--quiet", "sweep", str(fixed), "--out", str(out)]) == 0
+    assert (out / "sweep.csv").is_file()

@@ -7,6 +7,40 @@ import os
 from pathlib import Path
 from typing import Any
 
+DEMO = "demo"
+"""What ``DATA`` names the built-in demo set by (as ``--input demo`` does elsewhere)."""
+
+
+def data_path(text: str | os.PathLike[str] | None) -> Path | None:
+    """A ``DATA`` argument as a path: ``demo`` is the built-in demo set (a local file of
+    that name is given as ``./demo``)."""
+    if text is None:
+        return None
+    if str(text) == DEMO:
+        from streamrag.data.demo import demo_path
+
+        return demo_path()
+    return Path(text)
+
+
+def scenario_demo(args: argparse.Namespace) -> None:
+    """``DATA demo`` of a scenario command (``simulate``, ``predict``): the demo set's
+    path, and every split of it (``data.split=all``) unless ``--set data.split`` says."""
+    if args.data != DEMO:
+        return
+    args.data = str(data_path(DEMO))
+    if not any(o.split("=", 1)[0].strip() == "data.split" for o in args.overrides):
+        args.overrides = ["data.split=all", *args.overrides]
+
+
+class _Split(argparse.Action):
+    """``--split``, remembering that it was given (``args.split_given``): the demo set's
+    default is every split, as its ``--input demo`` is."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None) -> None:
+        namespace.split = values
+        namespace.split_given = True
+
 
 def split_value(text: str) -> int | None:
     """``0``, ``1`` or ``all`` (→ None)."""
@@ -64,9 +98,11 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
         "--split",
         type=split_value,
         default=split_value(default_split),
+        action=_Split,
         metavar="0|1|all",
-        help=f"records of this split (0 = validation; default {default_split})",
+        help=f"records of this split (0 = validation; default {default_split}; DATA demo: all)",
     )
+    parser.set_defaults(split_given=False)
     group.add_argument("--limit", type=positive_int, metavar="N", help="stop after N records")
     group.add_argument("--ids", type=Path, metavar="FILE", help="file of interaction ids to keep, one per line")
     group.add_argument(

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.commands._common import (
+    DEMO,
     add_data_options,
     add_entity_context,
+    data_path,
     non_negative_int,
     open_cache,
     positive_int,
@@ -31,7 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "stabilization.csv, summary.json and figures (paper preset, split 0 by default).",
     )
     p.add_argument(
-        "data", type=Path, nargs="?", metavar="DATA", help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst); or use --corpus"
+        "data",
+        type=data_path,
+        nargs="?",
+        metavar="DATA",
+        help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst), or demo (the built-in demo set); or use --corpus",
     )
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
@@ -275,6 +281,8 @@ def run(args: argparse.Namespace) -> int:
         return run_hotpotqa(args)
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
+    if args.data is not None and args.data == data_path(DEMO) and not args.split_given:
+        args.split = None  # the demo set's questions of every split, as --input demo reads them
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
     from streamrag.base.outputs import check_out_dir

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from streamrag.commands._common import require_inputs
+from streamrag.commands._common import require_inputs, scenario_demo
 
 HELP = "predict saved ms (and the break-even load) analytically, without simulating"
 
@@ -30,7 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "predict", help=HELP, description=HELP, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("data", nargs="?", metavar="DATA", help="CRAG-style JSONL to analyze and predict (full mode)")
+    p.add_argument(
+        "data", nargs="?", metavar="DATA", help="CRAG-style JSONL to analyze and predict (full mode), or demo (every split)"
+    )
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7), with its prefixes.parquet")
     p.add_argument("--evidence", metavar="PREFIXES.parquet", help="per-prefix evidence of --table (default: beside it)")
     p.add_argument("--scenario", required=True, metavar="NAME_OR_TOML", help="built-in scenario name or a TOML file")
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
     if args.evidence and not args.table:
         raise ConfigError("--evidence applies to --table")
+    scenario_demo(args)
     require_inputs(args.data, args.table)
 
     from streamrag.simulator.applies import refuse_inapplicable

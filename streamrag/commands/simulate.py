@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streamrag.commands._common import open_cache, require_inputs
+from streamrag.commands._common import open_cache, require_inputs, scenario_demo
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -34,8 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "data",
         nargs="?",
         metavar="DATA",
-        help="CRAG-style JSONL (.jsonl, .jsonl.bz2, .jsonl.zst) to analyze and simulate (full mode), or a corpus folder "
-        "(BEIR, or the CRAG data folder) for --set data.scope=global",
+        help="CRAG-style JSONL (.jsonl, .jsonl.bz2, .jsonl.zst) to analyze and simulate (full mode), demo (the "
+        "built-in demo set, every split), or a corpus folder (BEIR, or the CRAG data folder) for --set data.scope=global",
     )
     p.add_argument("--table", metavar="TABLE.csv", help="stabilization table (§7) to simulate trace-driven")
     p.add_argument(
@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --cache or --no-cache, not both")
     if args.retriever is not None and args.table:
         raise ConfigError("--retriever applies to DATA (full mode); a table (--table) already holds each question's t*")
+    scenario_demo(args)
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
     from streamrag.base.outputs import check_out_dir

@@ -230,7 +230,12 @@ def read_line(raw: bytes | str, *, path: Path, line_no: int, split: int | None) 
     try:
         record = parse_record(raw, path=path, line_no=line_no)
         if split is not None and record.split is None:
-            raise RecordError(str(path), line_no, "split", "missing; pass --split all to read records without one")
+            raise RecordError(
+                str(path),
+                line_no,
+                "split",
+                'missing; to read records without one, pass --split all (a grid: input = {source = "...", split = "all"})',
+            )
     except RecordError as exc:
         return BadLine(exc, _guess_id(raw))
     return record
