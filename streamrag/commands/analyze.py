@@ -34,7 +34,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "data",
-        type=data_path,
         nargs="?",
         metavar="DATA",
         help="CRAG file (.jsonl, .jsonl.bz2 or .jsonl.zst), or demo (the built-in demo set); or use --corpus",
@@ -281,8 +280,9 @@ def run(args: argparse.Namespace) -> int:
         return run_hotpotqa(args)
     if (args.data is None) == (args.corpus is None):
         raise ConfigError("give DATA (a CRAG file) or --corpus DIR, one of the two")
-    if args.data is not None and args.data == data_path(DEMO) and not args.split_given:
+    if args.data == DEMO and not args.split_given:  # the word (a file of that name is ./demo)
         args.split = None  # the demo set's questions of every split, as --input demo reads them
+    args.data = data_path(args.data)
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
 
     from streamrag.base.outputs import check_out_dir
