@@ -35,7 +35,7 @@ from streamrag.sweep.figures import (
     plot_streamable_heatmaps,
     reference_rows,
 )
-from streamrag.sweep.frontier.leaderboard import plot_frontier
+from streamrag.sweep.frontier.figure import plot_frontier
 
 __all__ = [
     "COLUMN_IN",

@@ -309,20 +309,38 @@ def test_saved_vs_H_draws_and_names_both_h_and_h_plus_g(work, tmp_path):
     assert "saved = H" in labels and f"saved = H + G (G = {G:g} ms)" in labels
 
 
-def test_triggers_have_their_own_open_markers_and_the_oracle_bound_is_on_top(work, tmp_path):
+def _points(ax: Any) -> dict[str, Any]:
+    """The axes' grid-point markers by label (the sweep figures give them the gid ``points``)."""
+    return {c.get_label(): c for c in ax.collections if c.get_gid() == "points"}
+
+
+def test_triggers_by_colour_L_by_shape_and_the_oracle_bound_on_top(work, tmp_path):
     fig = _draw("plot_saved_vs_bounds", work, tmp_path)
     ax = fig.axes[0]
-    points = {c.get_label(): c for c in ax.collections if c.get_label() and not c.get_label().startswith("_")}
-    assert set(points) == {"interval_3w", "every_word", "oracle (bound)", "none"}, set(points)
-    oracle = points.pop("oracle (bound)")
-    assert all(oracle.get_zorder() > c.get_zorder() for c in points.values())
-    assert all(c.get_facecolor().size == 0 or c.get_facecolor()[0][3] == 0 for c in points.values())  # open
-    shapes = {tuple(map(tuple, c.get_paths()[0].vertices.round(3))) for c in points.values()}
-    assert len(shapes) == len(points)  # one marker shape per trigger
+    points = _points(ax)
+    triggers, Ls = ("interval_3w", "every_word", "oracle (bound)", "none"), ("L = 300 ms", "L = 600 ms", "L = 1000 ms")
+    assert set(points) == {f"{t}, {L}" for t in triggers for L in Ls}, set(points)
+    oracle = {name: c for name, c in points.items() if name.startswith("oracle")}
+    others = {name: c for name, c in points.items() if name not in oracle}
+    assert all(o.get_zorder() > c.get_zorder() for o in oracle.values() for c in others.values())
+    assert all(c.get_facecolor().size == 0 or c.get_facecolor()[0][3] == 0 for c in others.values())  # open
+    assert all(c.get_facecolor()[0][3] == 1 for c in oracle.values())  # the bound filled
+
+    def shape(c: Any) -> tuple:
+        return tuple(map(tuple, c.get_paths()[0].vertices.round(3)))
+
+    for L in Ls:  # one shape per L, whatever the trigger; one colour per trigger, whatever L
+        assert len({shape(c) for name, c in points.items() if name.endswith(L)}) == 1
+    assert len({shape(points[f"none, {L}"]) for L in Ls}) == len(Ls)
+    for t in triggers:
+        assert len({tuple(points[f"{t}, {L}"].get_edgecolor()[0]) for L in Ls}) == 1
+    assert set(_legend(fig)) >= {*triggers, *Ls}
     pareto = _draw("plot_pareto", work, tmp_path)
     visible = [a for a in pareto.axes if a.get_visible() and a.get_xlabel()]
     assert len(visible) == 3 and len({round(a.get_position().y0, 3) for a in visible}) == 2  # 3 panels in 2 rows
     assert "oracle (bound)" in _legend(pareto) and "Pareto front (filled markers)" in _legend(pareto)
+    shapes = {name: shape(c) for name, c in _points(visible[0]).items()}
+    assert len(set(shapes.values())) == len(shapes) == 4  # in the pareto, a marker per trigger
 
 
 def _names(folder: Path) -> list[str]:

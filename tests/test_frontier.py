@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _simhelpers import compact, replay, table_q
 
 from streamrag.base.columns import declared_dtypes
 from streamrag.base.errors import ConfigError
@@ -18,7 +20,6 @@ from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep import load_grid
 from streamrag.sweep.frontier.operating import _best_under_budget, _cheapest_reaching, _envelope, bootstrap_weights
 from streamrag.sweep.frontier.tables import FRONTIER_POINTS, OPERATING_POINTS, OPTIMA, read_frontier
-from tests._simhelpers import compact, replay, table_q
 
 # --- hedge ---------------------------------------------------------------------------
 
@@ -163,7 +164,7 @@ def test_frontier_command_writes_the_same_bytes_for_the_same_seed(tmp_path: Path
     assert set(ops["level"][ops["at"] == "budget"]) == {0.25, 0.5, 1.0, 2.0}
     assert "learned" in set(ops["policy"])
     assert "| `learned` |" in (out / "frontier" / "leaderboard.md").read_text(encoding="utf-8")
-    assert "<!-- learned -->" in (out / "frontier" / "frontier.svg").read_text(encoding="utf-8")  # its legend entry
+    assert "<!-- learned (tau) -->" in (out / "frontier" / "frontier.svg").read_text(encoding="utf-8")  # its legend entry
     assert (outs[0] / "frontier" / "frontier.pdf").read_bytes().startswith(b"%PDF")
     # Read back by their declarations: one dtype per column whatever the values.
     tables = read_frontier(out / "frontier")
@@ -171,9 +172,70 @@ def test_frontier_command_writes_the_same_bytes_for_the_same_seed(tmp_path: Path
         assert declared_dtypes(frame) == kind.dtypes(frame.columns)
     assert tables.points["knob_value"].isna().any() and str(tables.points["knob_value"].dtype) == "float64"
     assert str(tables.optima["optimum_fire_t"].dtype) == "Int64" and str(tables.points["bound"].dtype) == "boolean"
-    # The sweep's page shows the frontier's figure (the folder holds PDF and SVG; the page draws SVG).
+    # The sweep's page shows the frontier's figure (the folder holds PDF and SVG; the page draws SVG),
+    # alone: the sweep's own figures would repeat it with a legend entry per point.
     html = write_report(out, tmp_path / "page.html", texts=False).html.read_text(encoding="utf-8")
-    assert '<figure><img alt="frontier" src="data:image/svg+xml;base64,' in html
+    assert re.findall(r'<figure><img alt="([^"]*)" src="data:image/svg\+xml;base64,', html) == ["frontier"]
+    # ... and its leaderboard: a row per policy, ranked as leaderboard.md ranks them.
+    board = re.search(r'<table class="metrics leaderboard">(.*?)</table>', html, re.S).group(1)
+    ranked = re.findall(r"<tr><td>(\d+)</td><td><code>([^<]*)</code>", board)
+    markdown = re.findall(r"^\| (\d+) \| `([^`]*)`", (out / "frontier" / "leaderboard.md").read_text(encoding="utf-8"), re.M)
+    assert ranked == markdown and {p for _, p in ranked} == set(points["policy"]) and len(ranked) == 7
+    assert "<th>saved ms @ ≤ 1</th>" in board and "offline optimum" in html
+
+
+def _many_policies() -> pd.DataFrame:
+    """A frontier table of the built-in grid's ten policies (made up numbers)."""
+    families = [
+        ("none", "none", None, [None]),
+        ("interval_words", "interval", "words", [2, 3, 4, 6, 8]),
+        ("interval_seconds", "interval", "seconds", [0.5, 1.0, 2.0]),
+        ("replace", "replace", "seconds", [0.25, 0.5, 1.0]),
+        ("stable", "stable", "words", [1, 2, 3, 4]),
+        ("hedge", "hedge", "quantile", [0.05, 0.1, 0.25, 0.5]),
+        ("every_word", "every_word", None, [None]),
+        ("oracle", "oracle", None, [None]),
+        ("learned", "learned", "tau", [0.3, 0.45, 0.6, 0.75]),
+        ("learned_rearm", "learned", "tau", [0.3, 0.45, 0.6, 0.75]),
+    ]
+    rng = np.random.default_rng(0)
+    rows = []
+    for policy, kind, knob, values in families:
+        for value in values:
+            extra = 0.0 if policy == "none" else float(rng.uniform(0.04, 6.0))
+            rows.append({
+                "policy": policy, "knob": knob, "knob_value": value, "label": policy if value is None else f"{policy}={value}",
+                "trigger": kind if value is None else f"{kind}({knob}={value})", "n_questions": 100,
+                "extra_calls.mean": extra, "saved_ms.mean": 0.0 if policy == "none" else 400.0 * np.log1p(10 * extra),
+                "optimum_saved_ms": 3500.0, "bound": policy == "oracle", "on_frontier": False,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_frontier_figure_groups_policies_by_kind_labels_knobs_and_fits_its_legend() -> None:
+    from streamrag.sweep.frontier.figure import plot_frontier
+
+    points = _many_policies()
+    fig = plot_frontier(points)
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    bold = [t.get_text() for t in legend.get_texts() if t.get_fontweight() == "bold"]
+    assert bold == ["interval", "learned"]  # a heading only where a kind has more than one policy
+    i, j = texts.index("interval"), texts.index("learned")
+    assert texts[i + 1 : i + 3] == ["interval_words (words)", "interval_seconds (seconds)"]
+    assert texts[j + 1 : j + 3] == ["learned (tau)", "learned_rearm (tau)"]
+    assert {"none", "stable (words)", "hedge (quantile)", "every_word", "oracle (bound)", "replace (seconds)"} <= set(texts)
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines() if line.get_gid() == "policy"}
+    assert sum(len(line.get_xdata()) for line in lines.values()) == len(points)  # every point drawn
+    assert lines["interval_words"].get_color() == lines["interval_seconds"].get_color()  # one colour per kind
+    assert lines["interval_words"].get_marker() != lines["interval_seconds"].get_marker()
+    knobs = sorted(t.get_text() for t in ax.texts)
+    assert knobs == sorted(f"{v:g}" for v in points["knob_value"].dropna())  # each point labelled with its knob value
+    fig.canvas.draw()  # nothing cut off: the legend lies inside the figure
+    box, page = legend.get_window_extent(), fig.bbox
+    assert box.x0 >= page.x0 and box.y0 >= page.y0 and box.x1 <= page.x1 and box.y1 <= page.y1
+    assert ax.get_window_extent().height > 100  # and the panel did not collapse under it
 
 
 def test_a_frontier_knob_takes_numbers_refused_before_anything_runs(tmp_path: Path, capsys) -> None:

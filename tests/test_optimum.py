@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _simhelpers import full_q
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force
@@ -16,7 +17,6 @@ from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.predict.optimum import candidates, optimum_chunk, score
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 from streamrag.simulator.simulate import question_output, replay_question
-from tests._simhelpers import full_q
 
 
 def _question(rng: np.random.Generator, qid: str, n: int) -> SimQuestion:

@@ -37,7 +37,7 @@ def test_builtin_grids_have_the_documented_sizes():
 
 
 def test_triggers_on_a_table_skip_the_policies_that_need_rankings(tmp_path):
-    from tests._simhelpers import small_table
+    from _simhelpers import small_table
 
     table = tmp_path / "bare.csv"  # no prefixes.parquet beside it: only t* is known
     small_table(40).to_csv(table, index=False)
@@ -133,7 +133,7 @@ BAD_GRIDS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_GRIDS))
 def test_bad_grid_is_one_line_error_before_any_work(tmp_path, capsys, case):
-    from tests._simhelpers import small_table
+    from _simhelpers import small_table
 
     body, expected = BAD_GRIDS[case]
     small_table(10).to_csv(tmp_path / "bare.csv", index=False)

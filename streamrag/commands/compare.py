@@ -9,6 +9,7 @@ file. Standard-library imports only at top level; the logic is
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 HELP = "compare a simulate run's per-question savings with a published per-question latency file, or with another run"
 
@@ -80,5 +81,21 @@ def _two_runs(run_a: str, run_b: str, out: object) -> int:
         written = write_run_comparison(comparison, str(out))
     except OSError as exc:
         raise InputError(f"{exc.filename or out}: cannot write: {exc.strerror or exc}") from None
-    print("\n".join([*run_comparison_lines(comparison.data), "wrote " + ", ".join(str(p) for p in written)]))
+    lines = [*run_comparison_lines(comparison.data), *_misfire_lines(comparison.data)]
+    print("\n".join([*lines, "wrote " + ", ".join(str(p) for p in written)]))
     return 0
+
+
+def _misfire_lines(data: dict[str, Any]) -> list[str]:
+    """Each run's mis-fires on the questions compared (``misfire`` in results.csv: speculative
+    calls were fired and none was sufficient, so the answer waited for the fallback call)
+    and its calls fired per question; nothing when the runs' results lack the columns."""
+    n = data["n_matched"]
+    out = []
+    if (misfire := data.get("misfire")) is not None:
+        a, b = ("n/a" if v is None else f"{v:.0f}" for v in (misfire["a"], misfire["b"]))
+        out.append(f"  mis-fires  A {a} of {n} | B {b} of {n} questions (speculative calls fired, none sufficient)")
+    if (calls := data.get("calls_fired")) is not None:
+        a, b = ("n/a" if v is None else f"{v:.2f}" for v in (calls["a"], calls["b"]))
+        out.append(f"  calls fired per question  A {a} | B {b}")
+    return out

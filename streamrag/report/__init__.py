@@ -2,5 +2,6 @@
 
 :mod:`~streamrag.report.page` writes HTML (escaping, the inline style and script);
 :mod:`~streamrag.report.sections` reads a run of each kind (analysis, simulation,
-sweep, load) into the page's parts; :mod:`~streamrag.report.build` puts them together.
+sweep, load) into the page's parts; :mod:`~streamrag.report.build` puts them together;
+:mod:`~streamrag.report.pair` puts two simulation runs on one page, question by question.
 """

@@ -131,6 +131,39 @@ def _summary(summary: Mapping[str, Any] | None, kind: str) -> str:
     return (page.key_value_table(scalars) if scalars else "") + (page.metric_table(metrics) if metrics else "")
 
 
+def _leaderboard(boards: list[Any]) -> str:
+    """A frontier run's leaderboard (:func:`streamrag.sweep.frontier.leaderboard.boards`):
+    per group, the null, ceiling and bound, then one row per policy."""
+    from streamrag.sweep.frontier.leaderboard import BOARD_COLUMNS
+
+    parts = [
+        '<p class="muted">Operating points per policy (frontier/leaderboard.md), ranked by saved ms at ≤ 1 extra '
+        "call per question; knob values in parentheses, 95% bootstrap CIs over questions in brackets; – : no point "
+        "of the policy within the budget.</p>"
+    ]
+    for board in boards:
+        if board.group:
+            parts.append(f"<h3>{page.esc(', '.join(f'{k} = {v}' for k, v in board.group.items()))}</h3>")
+        parts.append(
+            f"<p>{board.n_questions} questions; offline optimum {board.optimum_saved_ms:.0f} ms saved per question "
+            "with no extra call.</p>"
+        )
+        refs = "".join(
+            f"<li><code>{page.esc(policy)}</code> ({page.esc(role)}): {page.esc(numbers)}</li>"
+            for policy, role, numbers in board.references
+        )
+        parts.append(f"<ul>{refs}</ul>" if refs else "")
+        head = "".join(f"<th>{page.esc(c)}</th>" for c in BOARD_COLUMNS)
+        body = "".join(
+            f"<tr><td>{row.rank}</td><td><code>{page.esc(row.policy)}</code>{' (bound)' if row.bound else ''}</td>"
+            + "".join(f"<td>{page.esc(cell)}</td>" for cell in row.cells)
+            + "</tr>"
+            for row in board.rows
+        )
+        parts.append(f'<table class="metrics leaderboard"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    return "".join(parts)
+
+
 def write_report(
     run_dir: str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
@@ -162,17 +195,12 @@ def write_report(
         page.section("Settings and provenance", _settings(run), open_=False),
         page.section("Summary", _summary(run.summary, run.kind)),
     ]
+    if run.boards:
+        body.append(page.section("Leaderboard", _leaderboard(run.boards)))
     if run.figures:
         body.append(page.section("Figures", "".join(page.figure(c, b, m) for c, b, m in run.figures)))
-    misfires = '<label><input type="checkbox" id="only-misfires"> mis-fires only</label>' if "misfire" in run.columns else ""
     unit = {"load": "session", "sweep": "point"}.get(run.kind, "question")
-    body.append(
-        page.section(
-            f"Per {unit}",
-            f'<div class="controls"><input id="filter" type="search" placeholder="filter rows (any cell)"> {misfires}'
-            f'<span id="row-count" class="muted"></span></div><div class="tablewrap"><table id="questions"></table></div>',
-        )
-    )
+    body.append(page.section(f"Per {unit}", page.rows_table(misfires="misfire" in run.columns)))
     if timelines:
         link = (
             f'<p><a href="{page.esc(perfetto.name)}" download>Perfetto trace of the whole run</a> (open in ui.perfetto.dev; one process per {unit})</p>'

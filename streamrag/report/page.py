@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["esc", "figure", "flatten", "json_block", "key_value_table", "metric_table", "page"]
+__all__ = ["esc", "figure", "flatten", "json_block", "key_value_table", "metric_table", "page", "rows_table", "section"]
 
 _ASSET = files("streamrag.report")
 
@@ -78,6 +78,16 @@ def figure(caption: str, data: bytes, mime: str) -> str:
     are shown as they are)."""
     url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     return f'<figure><img alt="{esc(caption)}" src="{url}"><figcaption>{esc(caption)}</figcaption></figure>'
+
+
+def rows_table(*, misfires: bool) -> str:
+    """The place of the sortable, filterable table the script draws from the data's
+    ``table`` (with ``misfires``, a box that keeps the mis-fired rows only)."""
+    box = '<label><input type="checkbox" id="only-misfires"> mis-fires only</label>' if misfires else ""
+    return (
+        f'<div class="controls"><input id="filter" type="search" placeholder="filter rows (any cell)"> {box}'
+        '<span id="row-count" class="muted"></span></div><div class="tablewrap"><table id="questions"></table></div>'
+    )
 
 
 def section(title: str, body: str, *, open_: bool = True) -> str:

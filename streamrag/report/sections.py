@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["KINDS", "Run", "read_report_run", "run_kind", "run_table"]
+    from streamrag.sweep.frontier.leaderboard import Board
+
+__all__ = ["KINDS", "Run", "json_value", "read_report_run", "run_kind", "run_table", "svg_of"]
 
 KINDS = ("analysis", "simulation", "sweep", "load")
 
@@ -75,6 +77,7 @@ class Run:
     id_column: str
     figures: list[tuple[str, bytes, str]] = field(default_factory=list)  # (caption, bytes, mime)
     texts: dict[str, str] = field(default_factory=dict)  # question text by interaction id
+    boards: list[Board] = field(default_factory=list)  # a frontier run's leaderboard, per group
 
 
 def run_kind(run: Path) -> str:
@@ -126,7 +129,7 @@ def _rows(run: Path, kind: str) -> tuple[list[str], list[dict[str, Any]]]:
     if kind == "sweep":
         table = table[[c for c in table.columns if "." not in c or c.endswith(".mean")]]
     columns = [str(c) for c in table.columns]
-    return columns, [{c: _py(v) for c, v in zip(columns, row, strict=True)} for row in table.itertuples(index=False)]
+    return columns, [{c: json_value(v) for c, v in zip(columns, row, strict=True)} for row in table.itertuples(index=False)]
 
 
 def _order(kind: str, columns: Sequence[str]) -> list[str]:
@@ -140,7 +143,7 @@ def _order(kind: str, columns: Sequence[str]) -> list[str]:
     return first + [c for c in columns if c not in first]
 
 
-def _py(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     """A pandas/numpy cell as a JSON value (undefined → None)."""
     if value is None:
         return None
@@ -188,6 +191,12 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
     columns = _order(kind, columns)
     rows = [[rec.get(c) for c in columns] for rec in records]
     out = Run(kind, run, manifest, summary, columns, rows, _ID[kind], texts=found)
+    if kind == "sweep" and (run / "frontier" / "frontier.csv").is_file():
+        from streamrag.sweep.frontier.leaderboard import boards
+        from streamrag.sweep.frontier.tables import read_frontier
+
+        tables = read_frontier(run / "frontier")
+        out.boards = boards(tables.points, tables.operating)
     if figures:
         out.figures = _FIGURES[kind](run, out)
     return out
@@ -196,7 +205,7 @@ def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, te
 # --- figures -------------------------------------------------------------------------
 
 
-def _svg_of(fig: Figure) -> bytes:
+def svg_of(fig: Figure) -> bytes:
     """A figure as SVG bytes (written atomically in a scratch folder, as every figure)."""
     from streamrag.base.figures import save_figure
 
@@ -228,7 +237,7 @@ def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     saved = _column(parts, "saved_ms")
     bound = _column(parts, "H_G_ms")
     misfire = _column(parts, "misfire")
-    return [("saved vs bound", _svg_of(plot_saved(saved, bound, misfire)), "image/svg+xml")]
+    return [("saved vs bound", svg_of(plot_saved(saved, bound, misfire)), "image/svg+xml")]
 
 
 def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
@@ -236,16 +245,24 @@ def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
 
     counted = _column(parts, "counted")
     saved = [s for s, c in zip(_column(parts, "saved_ms"), counted, strict=True) if c is True]
-    return [("saved per counted session", _svg_of(plot_saved(saved, None, None)), "image/svg+xml")]
+    return [("saved per counted session", svg_of(plot_saved(saved, None, None)), "image/svg+xml")]
 
 
 def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     """The sweep's figures drawn again as SVG from its own table (the figures it wrote may
-    be PDF, which a page cannot show, or absent), with its frontier's when it has one; a
-    folder without a manifest (no grid kind) shows the SVG or PNG files it holds."""
+    be PDF, which a page cannot show, or absent); a frontier run's, its frontier figure
+    alone (``streamrag frontier`` turns the sweep's own off: they would repeat it, a
+    legend entry per policy point); a folder without a manifest (no grid kind) shows the
+    SVG or PNG files it holds."""
     from streamrag.sweep.figures import sweep_figures
     from streamrag.sweep.table import read_sweep
 
+    frontier = run / "frontier"
+    if (frontier / "frontier.csv").is_file():
+        from streamrag.sweep.frontier.figure import plot_frontier
+        from streamrag.sweep.frontier.tables import read_frontier
+
+        return [("frontier", svg_of(plot_frontier(read_frontier(frontier).points)), "image/svg+xml")]
     kind = ((parts.manifest or {}).get("grid") or {}).get("kind")
     if kind is None:
         mimes = {".svg": "image/svg+xml", ".png": "image/png"}
@@ -253,13 +270,7 @@ def _sweep_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
         found = sorted(p for p in folder.iterdir() if p.suffix in mimes) if folder.is_dir() else []
         return [(p.stem.replace("_", " "), p.read_bytes(), mimes[p.suffix]) for p in found]
     drawn = [(stem, draw()) for stem, draw in sweep_figures(run, read_sweep(run), kind)]
-    frontier = run / "frontier"
-    if (frontier / "frontier.csv").is_file():
-        from streamrag.sweep.frontier.leaderboard import plot_frontier
-        from streamrag.sweep.frontier.tables import read_frontier
-
-        drawn.append(("frontier", plot_frontier(read_frontier(frontier).points)))
-    return [(stem.replace("_", " "), _svg_of(fig), "image/svg+xml") for stem, fig in drawn]
+    return [(stem.replace("_", " "), svg_of(fig), "image/svg+xml") for stem, fig in drawn]
 
 
 _FIGURES: Mapping[str, Callable[[Path, Run], list[tuple[str, bytes, str]]]] = {

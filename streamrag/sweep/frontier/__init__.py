@@ -2,5 +2,6 @@
 
 - :mod:`~streamrag.sweep.frontier.operating` — operating points on one frontier, and the optimum;
 - :mod:`~streamrag.sweep.frontier.tables` — its three tables, declared;
-- :mod:`~streamrag.sweep.frontier.leaderboard` — a markdown leaderboard and a one-column figure.
+- :mod:`~streamrag.sweep.frontier.leaderboard` — the leaderboard (markdown, and rows for a page) and the files;
+- :mod:`~streamrag.sweep.frontier.figure` — the one-column figure, its legend grouped by policy kind.
 """

@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.base.columns import Dtype, TableKind
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FRONTIER_CSV", "FRONTIER_POINTS", "OPERATING_CSV", "OPERATING_POINTS", "OPTIMA", "OPTIMUM_CSV", "read_frontier"]
+__all__ = [
+    "FRONTIER_CSV",
+    "FRONTIER_POINTS",
+    "OPERATING_CSV",
+    "OPERATING_POINTS",
+    "OPTIMA",
+    "OPTIMUM_CSV",
+    "group_columns",
+    "groups",
+    "read_frontier",
+]
 
 FRONTIER_CSV = "frontier.csv"
 OPERATING_CSV = "operating_points.csv"
@@ -103,3 +113,20 @@ def read_frontier(folder: str | os.PathLike[str]) -> FrontierTables:
         OPERATING_POINTS.read_csv(out / OPERATING_CSV, extra),
         OPTIMA.read_csv(out / OPTIMUM_CSV, extra),
     )
+
+
+def group_columns(frame: pd.DataFrame, kind: TableKind = FRONTIER_POINTS) -> list[str]:
+    """The group columns of a frontier table: the ones ``kind`` does not declare."""
+    return [str(c) for c in frame.columns if kind.dtype(str(c)) is None]
+
+
+def groups(frame: pd.DataFrame, kind: TableKind = FRONTIER_POINTS) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """``frame`` split by its group columns (:func:`group_columns`), in order: each group's
+    values by column, and its rows (one group, ``{}``, without group columns)."""
+    columns = group_columns(frame, kind)
+    if not columns:
+        return [({}, frame)]
+    return [
+        (dict(zip(columns, key if isinstance(key, tuple) else (key,), strict=True)), part)
+        for key, part in frame.groupby(columns, sort=False, dropna=False)
+    ]
