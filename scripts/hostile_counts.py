@@ -42,6 +42,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from fuzz_surfaces import harness_counts  # noqa: E402  (the harness's counts, as the test run's summary sums them)
+
 ORDER = ("hang", "traceback", "lost work", "silent wrong", "interrupted", "clean error", "warning", "ok", "skipped")
 
 
@@ -91,6 +94,7 @@ class Tally:
         self.commands: list[str] = []
         self.library_errors = 0
         self.cases: dict[str, dict[str, Any]] = {}
+        self.reports: list[pytest.TestReport] = []
 
     # --- recording what commands did -------------------------------------------------
 
@@ -163,6 +167,7 @@ class Tally:
         case["outcome"] = self._outcome(case)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reports.append(report)
         case = self.cases.setdefault(report.nodeid, {"failed": False, "skipped": False, "hang": False, "longrepr": ""})
         if report.skipped:
             case["skipped"] = True
@@ -219,8 +224,20 @@ def main(argv: list[str] | None = None) -> int:
         f"  → {counts.get('traceback', 0)} tracebacks, {counts.get('silent wrong', 0)} silent wrong results, "
         f"{counts.get('lost work', 0)} lost work, {counts.get('hang', 0)} hangs"
     )
+    harness = harness_counts(tally.reports)
+    if harness is not None:
+        print(
+            f"hostile harness (its cases above, one per surface): {harness['surfaces']} surfaces, "
+            f"{harness.get('inputs', 0)} damaged inputs, {harness.get('refused', 0)} refused in one line, "
+            f"{harness.get('read', 0)} read, {harness.get('tracebacks', 0)} tracebacks, {harness.get('silent', 0)} silent runs"
+        )
     if args.json:
-        data = {"counts": {o: counts.get(o, 0) for o in ORDER}, "wall_s": round(wall_s, 1), "cases": tally.cases}
+        data = {
+            "counts": {o: counts.get(o, 0) for o in ORDER},
+            "harness": harness,
+            "wall_s": round(wall_s, 1),
+            "cases": tally.cases,
+        }
         args.json.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
     return 1 if bad or int(code) not in (0, 5) else 0
 

@@ -60,3 +60,33 @@ def one_error_line(err: str) -> str:
 def files_under(folder: Path) -> list[Path]:
     """Every file below ``folder`` (none when it does not exist)."""
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def anchor_feature_table(path: Path, n_questions: int = 60, seed: int = 3) -> Path:
+    """A feature table in the anchor's format, labels that depend on t (so a model can learn)."""
+    import numpy as np
+
+    from streamrag.analysis.features.compute import ANCHOR_COLUMNS
+
+    rng = np.random.default_rng(seed)
+    lines = [",".join(ANCHOR_COLUMNS)]
+    for i in range(n_questions):
+        n = int(rng.integers(4, 14))
+        rg = i % 3 != 0
+        t_suf = int(rng.integers(1, n + 1)) if rg else None
+        t_sc = int(rng.integers(1, n + 1))
+        ne = int(rng.integers(1, n + 1))
+        qw = ["who", "what", "how", "other"][i % 4]
+        streak = 1
+        top = 0
+        for t in range(1, n + 1):
+            changed = int(t > 1 and rng.random() < 0.3)
+            streak = 1 if changed or t == 1 else streak + 1
+            top += changed
+            label = "" if t_suf is None else str(int(t >= t_suf))
+            lines.append(
+                f"q{i},simple,movie,{rg},{n},{t},{'' if t_suf is None else t_suf},{t_sc},{streak},{changed},"
+                f"{int(t >= ne)},{max(0, t - ne) if t >= ne else 0},{qw},{label},{int(t >= t_sc)}"
+            )
+    path.write_text("\n".join(lines) + "\n")
+    return path

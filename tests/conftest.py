@@ -61,3 +61,18 @@ def _children_start_in_the_foreground() -> None:
     """
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The hostile harness in numbers: surfaces, damaged inputs, how each ended."""
+    reports = [r for rs in terminalreporter.stats.values() for r in rs if isinstance(r, pytest.TestReport)]
+    from fuzz_surfaces import harness_counts
+
+    total = harness_counts(reports)
+    if total is None:
+        return
+    terminalreporter.write_line(
+        f"hostile harness: {total['surfaces']} surfaces, {total.get('inputs', 0)} damaged inputs "
+        f"({total.get('refused', 0)} refused in one line, {total.get('read', 0)} read), "
+        f"{total.get('tracebacks', 0)} tracebacks, {total.get('silent', 0)} silent runs"
+    )

@@ -135,6 +135,8 @@ def test_without_optional_columns_agreement_is_null(run_dir: Path, tmp_path: Pat
         (PUBLISHED.replace("q2,", "q1,"), "pub.csv:3: column 'interaction_id': 'q1' repeats line 2"),
         (PUBLISHED.replace("q2,1300.5,", "q2,nan,"), "pub.csv:3: column 'measured_saved_ms': 'nan' is not a finite number"),
         ("interaction_id,measured_saved_ms,H_predicted_ms\nx1,1,2\n", "pub.csv: no interaction_id in common"),
+        (PUBLISHED.replace("q3,-50,400,", "q3,-50,1e40,"), "pub.csv:4: column 'H_predicted_ms': 1e40 ms is beyond a day"),
+        (PUBLISHED.replace("q3,-50,400,", "q3,-50,-400,"), "pub.csv:4: column 'H_predicted_ms': -400 is negative"),
     ],
 )  # fmt: skip
 def test_bad_published_file_is_one_line_exit_1(

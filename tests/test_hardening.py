@@ -105,7 +105,7 @@ def test_10_unknown_id_stops_every_command(tmp_path, capsys, command) -> None:
     out = tmp_path / "out"
     code, _, err = run_cli([a.format(data=data, out=out, ids=ids) for a in command], capsys)
     assert code == 1
-    assert one_error_line(err).startswith("--ids: question 'nope' not in ")
+    assert one_error_line(err).startswith(f"{ids}:2: question 'nope' not in ")
     assert files_under(out) == []
 
 

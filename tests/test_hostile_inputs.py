@@ -147,13 +147,40 @@ CASES: dict[str, Case] = {
                             r"grid \S*/g\.toml: axes\.latency\.L_ms: the list of values is empty"),
     "grid-unknown-setting": Case({"g.toml": GRID.replace('"latency.L_ms"', '"latency.L_mz"')},
                                  ["sweep", "{tmp}/g.toml", "--out", "{out}"], r"grid \S*/g\.toml: point 0 \(L_mz=300\): scenario paper_rq3: latency\.L_mz: Extra inputs are not permitted \(got 300\)"),
+    # --- found by the harness (tests/test_fuzz_surfaces.py) --------------------------
+    "scenario-latency-1e308": Case({"s.toml": 'name = "mine"\n[latency]\nL_ms = 1e308\n', "t.csv": _table()},
+                                   ["simulate", "--table", "{tmp}/t.csv", "--scenario", "{tmp}/s.toml", "--out", "{out}"],
+                                   r"scenario \S*/s\.toml: latency\.L_ms: Input should be less than or equal to 86400000 \(got 1e\+308\)"),
+    "override-latency-1e308": Case({"t.csv": _table()}, [*SIM_TABLE, "--set", "latency.L_ms=1e308"],
+                                   r".*latency\.L_ms: Input should be less than or equal to 86400000 \(got 1e\+308\)"),
+    "grid-nested-too-deep": Case({"g.toml": GRID.replace('"generated:20:seed=1"', "[" * 3000 + "]" * 3000)},
+                                 ["sweep", "{tmp}/g.toml", "--out", "{out}"],
+                                 r"grid \S*/g\.toml: invalid TOML: arrays or tables nested too deeply"),
+    "override-nested-too-deep": Case({"t.csv": _table()}, [*SIM_TABLE, "--set", "latency.L_ms=" + "[" * 3000 + "]" * 3000],
+                                     r"--set latency\.L_ms: the value nests arrays or tables too deeply"),
+    "table-int-beyond-int64": Case({"t.csv": _table("b,music,simple,static,8," + "1" + "0" * 40 + ",False,False,4,0.5,,,0")},
+                                   SIM_TABLE, rf"{T}:3: column 'n_passages': 10{{40}} is beyond the 64-bit integers .*"),
+    "transcript-time-1e308": Case({"w.jsonl": _jsonl({"word": "who", "t_ms": 1e308}, {"word": "founded", "t_ms": 1.0})},
+                                  ["live", "--transcript", "{tmp}/w.jsonl", "--out", "{out}"],
+                                  r"\S*/w\.jsonl:1: field 't_ms': 1e\+308 is more than 600000 ms into the turn \(ms, not µs\?\)"),
+    "report-empty-results": Case({"run/results.csv": "", "run/summary.json": "{}"}, ["report", "{tmp}/run", "--out", "{out}/r.html"],
+                                 r"\S*/run/results\.csv: cannot read the table: No columns to parse from file"),
+    "transcript-nested-too-deep": Case({"w.jsonl": _jsonl({"word": "who", "t_ms": 1.0}, "[" * 100_000 + "]" * 100_000)},
+                                       ["live", "--transcript", "{tmp}/w.jsonl", "--out", "{out}"],
+                                       r"\S*/w\.jsonl:2: not valid JSON \(nested too deeply\)"),
+    "hypotheses-nested-too-deep": Case({"d.jsonl": _jsonl(GOOD), "h.jsonl": _jsonl('{"interaction_id": "q0", "hypotheses": '
+                                                                                   + "[" * 100_000 + "]" * 100_000 + "}")},
+                                       [*ANALYZE, "--asr-hypotheses", "{tmp}/h.jsonl"],
+                                       r"\S*/h\.jsonl:1: not valid JSON \(nested too deeply\)"),
+    "override-words-per-second-1e308": Case({"t.csv": _table()}, [*SIM_TABLE, "--set", "input.delta_wps=1e308"],
+                                            r".*input\.delta_wps: Input should be less than or equal to 100 \(got 1e\+308\)"),
     # --- id files ---------------------------------------------------------------------
     "ids-listed-twice": Case({"d.jsonl": _jsonl(GOOD, record(1)), "ids.txt": "q0\nq1 # again\nq0\n"},
                              [*ANALYZE, "--ids", "{tmp}/ids.txt"], r"\S*/ids\.txt:3: id 'q0' is listed twice \(first on line 1\)"),
     "ids-empty": Case({"d.jsonl": _jsonl(GOOD), "ids.txt": "# nothing\n\n"}, [*SIM_DATA, "--ids", "{tmp}/ids.txt"],
                       r"\S*/ids\.txt: the id file lists no interaction id"),
     "ids-unknown": Case({"t.csv": _table(), "ids.txt": "a\nzz\n"}, [*SIM_TABLE, "--ids", "{tmp}/ids.txt"],
-                        r"--ids: question 'zz' not in the input"),
+                        r"\S*/ids\.txt:2: question 'zz' not in \S*/t\.csv"),
     # --- word timings ---------------------------------------------------------------
     "timings-end-before-start": Case(
         {"d.jsonl": _jsonl(GOOD), "w.jsonl": _jsonl({"interaction_id": "q0", "words": [
@@ -187,6 +214,7 @@ def test_hostile_input_is_one_line_exit_1_and_no_output(tmp_path, capsys, name) 
     case = CASES[name]
     for file_name, content in case.files.items():
         target = tmp_path / file_name
+        target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             target.write_bytes(content)
         else:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _inputs import anchor_feature_table as _write_anchor_table
 from _simhelpers import compact, const_scenario, full_q, replay
 from conftest import ANCHOR_REPO
 
@@ -57,32 +58,6 @@ def test_entity_and_question_word_online_and_full() -> None:
     g = prefix_features(_evidence([1] * 3, words=["so", "when", "is"]))
     assert g["question_word_type"].tolist() == ["other", "when", "when"]
     assert g["question_word_type_full"].tolist() == ["when"] * 3
-
-
-def _write_anchor_table(path: Path, n_questions: int = 60, seed: int = 3) -> Path:
-    """A feature table in the anchor's format, labels that depend on t (so a model can learn)."""
-    rng = np.random.default_rng(seed)
-    lines = [",".join(ANCHOR_COLUMNS)]
-    for i in range(n_questions):
-        n = int(rng.integers(4, 14))
-        rg = i % 3 != 0
-        t_suf = int(rng.integers(1, n + 1)) if rg else None
-        t_sc = int(rng.integers(1, n + 1))
-        ne = int(rng.integers(1, n + 1))
-        qw = ["who", "what", "how", "other"][i % 4]
-        streak = 1
-        top = 0
-        for t in range(1, n + 1):
-            changed = int(t > 1 and rng.random() < 0.3)
-            streak = 1 if changed or t == 1 else streak + 1
-            top += changed
-            label = "" if t_suf is None else str(int(t >= t_suf))
-            lines.append(
-                f"q{i},simple,movie,{rg},{n},{t},{'' if t_suf is None else t_suf},{t_sc},{streak},{changed},"
-                f"{int(t >= ne)},{max(0, t - ne) if t >= ne else 0},{qw},{label},{int(t >= t_sc)}"
-            )
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_the_reader_names_file_line_and_column(tmp_path: Path) -> None:

@@ -243,6 +243,7 @@ BAD_MODELS = {
     "NaN coefficient": (_logreg(coef=[float("nan"), 0.0, 1.0]), "logreg.coef.0: Input should be a finite number"),
     "infinite intercept": (_logreg(intercept=float("inf")), "logreg.intercept: Input should be a finite number"),
     "NaN mean": (_logreg(mean=[0.0, float("nan"), 0.0]), "logreg.mean.1: Input should be a finite number"),
+    "an intercept of 1e40": (_logreg(intercept=1e40), "logreg.intercept: Input should be less than or equal to 1000000000"),
     "scale 0": (_logreg(scale=[1.0, 0.0, 1.0]), "logreg.scale: item 1 is 0"),
     "infinite scale": (_logreg(scale=[1.0, 1.0, float("inf")]), "logreg.scale.2: Input should be a finite number"),
     "a coefficient short": (_logreg(coef=[1.0, 1.0]), "mean, scale and coef need one value per column (3)"),

@@ -40,13 +40,20 @@ class CsvRow(NamedTuple):
     fields: dict[str, str]
 
 
+INT64_MAX = 2**63 - 1
+"""The largest integer a table cell may hold (its column's dtype is Int64)."""
+
+
 def parse_int(column: str, raw: str) -> int | None:
     """An integer field (``3`` or ``3.0``); ``None`` when empty."""
     if raw == "":
         return None
     if not _INT_RE.fullmatch(raw):
         raise RowError(column, f"{raw!r} is not an integer")
-    return int(float(raw)) if "." in raw else int(raw)
+    value = int(float(raw)) if "." in raw else int(raw)
+    if abs(value) > INT64_MAX:
+        raise RowError(column, f"{raw} is beyond the 64-bit integers every table column is read as")
+    return value
 
 
 def parse_float(column: str, raw: str) -> float | None:

@@ -38,7 +38,7 @@ from streamrag.base.errors import ConfigError, DataFileError, EmptySelectionErro
 from streamrag.data.chunk_cache import ChunkCache
 from streamrag.data.crag import OnError
 from streamrag.data.pools.corpus import PoolSource, pool_from_crag
-from streamrag.data.selection import Selection, check_ids_found
+from streamrag.data.selection import IdList, Selection, check_ids_found
 from streamrag.retrieval.kinds import RetrieverEnv
 
 __all__ = ["AnalyzedInput", "analyze_input", "input_kind", "open_source"]
@@ -84,6 +84,8 @@ def split_counts(path: Path) -> Counter[Any]:
 
 
 def _empty_selection(path: Path, selection: Selection) -> EmptySelectionError:
+    if isinstance(selection.ids, IdList):
+        return EmptySelectionError(f"{selection.ids.path}: none of its {len(selection.ids)} interaction ids is in {path}")
     if selection.ids is not None:
         return EmptySelectionError(f"{path}: none of the {len(selection.ids)} requested interaction ids is in the input")
     if selection.split is not None and input_kind(path) == "file":

@@ -188,7 +188,10 @@ def read_csv(path: str | os.PathLike[str] | IO[bytes], columns: Mapping[str, Any
     import pandas as pd
 
     text = {name: "str" for name, dtype in columns.items() if dtype == "str"}
-    df = pd.read_csv(path, dtype=text, keep_default_na=False, na_values=[""])
+    try:
+        df = pd.read_csv(path, dtype=text, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError) as exc:  # empty, not CSV, not UTF-8, a declared text column missing
+        raise TableError(f"{path}: cannot read the table: {' '.join(str(exc).split())}") from None
     try:
         return typed_frame(df, columns)
     except (TypeError, ValueError) as exc:

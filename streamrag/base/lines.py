@@ -159,25 +159,36 @@ def iter_lines(
         raw.close()
 
 
+def json_line(raw: str | bytes, path: str | os.PathLike[str], line_no: int) -> Any:
+    """One line of a JSON-lines file parsed; a RecordError naming file and line when it is
+    not UTF-8, not JSON, or nested too deeply for the parser (the one rule every JSON-lines
+    reader uses)."""
+    import json
+
+    from streamrag.base.errors import RecordError
+
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise RecordError(str(path), line_no, "", f"not valid UTF-8 (byte {exc.start})") from None
+    except ValueError as exc:
+        raise RecordError(str(path), line_no, "", f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise RecordError(str(path), line_no, "", "not valid JSON (nested too deeply)") from None
+
+
 def iter_json_objects(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_no, object)`` for each non-blank line of a JSONL file (``.bz2`` too).
 
     Raises :class:`~streamrag.base.errors.RecordError` naming file and line for a line that is
     not UTF-8, not JSON, or not a JSON object; :class:`DataFileError` as :func:`iter_lines`.
     """
-    import json
-
     from streamrag.base.errors import RecordError
 
     for line_no, raw in iter_lines(path):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except UnicodeDecodeError as exc:
-            raise RecordError(str(path), line_no, "", f"not valid UTF-8 (byte {exc.start})") from None
-        except ValueError as exc:
-            raise RecordError(str(path), line_no, "", f"not valid JSON ({exc})") from None
+        obj = json_line(raw, path, line_no)
         if not isinstance(obj, dict):
             raise RecordError(str(path), line_no, "", f"expected a JSON object, got {type(obj).__name__}")
         yield line_no, obj

@@ -67,6 +67,8 @@ def parse_override(item: str) -> Override:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    except RecursionError:
+        raise ConfigError(f"--set {key}: the value nests arrays or tables too deeply") from None
     return key, value
 
 

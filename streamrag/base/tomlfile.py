@@ -43,6 +43,8 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise invalid_toml(where, exc) from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ConfigError(f"{where}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def read_toml(file: str | os.PathLike[str] | Traversable, what: str = "") -> dict[str, Any]:

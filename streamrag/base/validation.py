@@ -29,6 +29,15 @@ from streamrag.base.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 
+MAX_MS = 86_400_000.0
+"""The longest duration a setting or a file may give in milliseconds (a day): a latency,
+delay or word time beyond it is no turn of a conversation, and the virtual clock's
+integer microseconds would overflow on the absurd ones (1e308)."""
+
+MAX_WPS = 100.0
+"""The fastest word rate a setting may give (words per second): ten times the fastest
+speech or typing; beyond it a word's interval rounds to no time on the virtual clock."""
+
 _SCALAR_TAGS: Mapping[type, str] = {int: "int", float: "float", str: "str", bool: "bool"}
 
 

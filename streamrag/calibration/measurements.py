@@ -246,6 +246,8 @@ def _json_documents(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise DataFileError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
         try:
             doc = json.loads(text)
+        except RecursionError:
+            raise RecordError(str(path), 1, "", "not valid JSON (nested too deeply)") from None
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":
                 raise RecordError(str(path), exc.lineno, "", f"not valid JSON ({exc.msg}, column {exc.colno})") from None

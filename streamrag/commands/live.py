@@ -149,6 +149,7 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
         except BaseException:
             await http.aclose()
             raise
+    transcript = read_transcript(args.transcript) if args.transcript else None  # a bad file stops here, before the folder
     writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")
     writers.append(writer)
     questions: list[Any] = []
@@ -157,8 +158,8 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
         if args.replay is not None:
             for turn in _replay_turns(args, rs, questions):
                 yield turn
-        elif args.transcript:
-            yield Turn("transcript-1", read_transcript(args.transcript))
+        elif transcript is not None:
+            yield Turn("transcript-1", transcript)
         else:
             if sys.stdin.isatty():
                 console.print("type a question; Enter ends the turn, Ctrl-D ends the run")

@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from streamrag.base.errors import InputError
 from streamrag.base.validation import SettingsModel
@@ -41,13 +41,36 @@ class Selection(SettingsModel):
     scope: Scope = "per-question"
     population: Population = "all"
 
+    @field_validator("ids", mode="wrap")
+    @classmethod
+    def _keep_id_file(cls, value: Any, handler: Any) -> Any:
+        """An :class:`IdList` stays one (its file and lines name a missing id)."""
+        checked = handler(value)
+        return value if isinstance(value, IdList) else checked
+
     @property
     def split_label(self) -> int | str:
         """The split as outputs record it (``"all"`` for every record)."""
         return "all" if self.split is None else self.split
 
 
-def read_ids(path: str | os.PathLike[str]) -> tuple[str, ...]:
+class IdList(tuple[str, ...]):
+    """Interaction ids read from a file: the ids, with the file (``path``) and the line of
+    each (``lines``) for errors."""
+
+    path: str
+    lines: dict[str, int]
+
+    def __new__(cls, ids: Sequence[str], path: str, lines: dict[str, int]) -> IdList:
+        made = super().__new__(cls, ids)
+        made.path, made.lines = path, lines
+        return made
+
+    def __reduce__(self) -> Any:  # pickled with its file and lines (worker processes)
+        return (IdList, (tuple(self), self.path, self.lines))
+
+
+def read_ids(path: str | os.PathLike[str]) -> IdList:
     """Interaction ids from a file (see the module docstring for the format)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -67,7 +90,7 @@ def read_ids(path: str | os.PathLike[str]) -> tuple[str, ...]:
         ids.append(value)
     if not ids:
         raise InputError(f"{path}: the id file lists no interaction id")
-    return tuple(ids)
+    return IdList(ids, str(path), seen)
 
 
 def check_ids_found(ids: Sequence[str] | None, found: Collection[str], where: str | os.PathLike[str]) -> None:
@@ -77,4 +100,5 @@ def check_ids_found(ids: Sequence[str] | None, found: Collection[str], where: st
     missing = [i for i in ids if i not in found]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise InputError(f"--ids: question {missing[0]!r}{more} not in {where}")
+        named = f"{ids.path}:{ids.lines[missing[0]]}" if isinstance(ids, IdList) else "--ids"
+        raise InputError(f"{named}: question {missing[0]!r}{more} not in {where}")

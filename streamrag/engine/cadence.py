@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr, model_validator
 
 from streamrag.base.errors import ConfigError
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_MS, MAX_WPS, SettingsModel
 from streamrag.engine.timings import WordTimings, read_word_timings
 
 
@@ -47,10 +47,10 @@ class _AsList:
 
 
 class _Cadence(_AsList, SettingsModel):
-    delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
+    delta_wps: float = Field(gt=0, le=MAX_WPS, allow_inf_nan=False, description="words per second")
     pause_prob: float = Field(default=0.0, ge=0, le=1)
-    pause_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    end_of_turn_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    pause_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    end_of_turn_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
 
     @property
     def end_of_turn_us(self) -> int:
@@ -126,9 +126,9 @@ class TimingsCadence(_AsList, SettingsModel):
     kind: Literal["timings"] = "timings"
     path: str
     """JSON lines of ``{interaction_id, words: [{word, start_ms, end_ms}, …]}``."""
-    delta_wps: float = Field(gt=0, allow_inf_nan=False, description="words per second")
+    delta_wps: float = Field(gt=0, le=MAX_WPS, allow_inf_nan=False, description="words per second")
     """Nominal cadence of the analytic bounds H and H_G only; arrivals come from ``path``."""
-    end_of_turn_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    end_of_turn_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
     _timings: WordTimings = PrivateAttr()
 
     @model_validator(mode="after")

@@ -35,7 +35,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_MS, SettingsModel
 
 Z90 = 1.2815515655446004
 """Φ⁻¹(0.9): the standard normal 90th percentile."""
@@ -62,7 +62,7 @@ class ConstantLatency(_Model):
     """Always the same duration."""
 
     kind: Literal["constant"] = "constant"
-    ms: float = Field(ge=0, allow_inf_nan=False)
+    ms: float = Field(ge=0, le=MAX_MS, allow_inf_nan=False)
     source: str = ""
 
     @property
@@ -101,8 +101,8 @@ class LogNormalLatency(_Model):
     """Log-normal fitted to a median (P50) and 90th percentile (P90), in ms."""
 
     kind: Literal["lognormal"] = "lognormal"
-    p50_ms: float = Field(gt=0, allow_inf_nan=False)
-    p90_ms: float = Field(gt=0, allow_inf_nan=False)
+    p50_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
+    p90_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     source: str = ""
 
     @model_validator(mode="after")
@@ -170,7 +170,7 @@ class GammaLatency(_Model):
     kind: Literal["gamma"] = "gamma"
     shape: float = Field(gt=0, allow_inf_nan=False)
     """k, dimensionless."""
-    scale_ms: float = Field(gt=0, allow_inf_nan=False)
+    scale_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     """θ, in ms."""
     source: str = ""
 
@@ -224,7 +224,7 @@ class WeibullLatency(_Model):
     kind: Literal["weibull"] = "weibull"
     shape: float = Field(gt=0, allow_inf_nan=False)
     """k, dimensionless."""
-    scale_ms: float = Field(gt=0, allow_inf_nan=False)
+    scale_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     """λ, in ms."""
     source: str = ""
 
@@ -271,7 +271,7 @@ class ParetoTail(SettingsModel):
     q: float = Field(gt=0, lt=1, allow_inf_nan=False)
     shape: float = Field(lt=0.5, allow_inf_nan=False)
     """ξ, dimensionless."""
-    scale_ms: float = Field(gt=0, allow_inf_nan=False)
+    scale_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     """β, in ms."""
 
     def exceedance_ppf(self, r: np.ndarray) -> np.ndarray:
@@ -316,6 +316,8 @@ class QuantileLatency(_Model):
             raise ValueError("quantile levels q must be strictly increasing")
         if any(b < a for a, b in pairwise(ms)) or ms[0] < 0:
             raise ValueError("durations must be non-negative and non-decreasing in q")
+        if not all(math.isfinite(v) and v <= MAX_MS for v in (*qs, *ms)):
+            raise ValueError(f"quantile levels and durations must be finite, durations at most {MAX_MS:.0f} ms (a day)")
         return self
 
     @property

@@ -55,7 +55,7 @@ def header_version(line: bytes, path: str | os.PathLike[str]) -> int | None:
     a header of another format); ``None`` when the line is an event (no header)."""
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None  # not a header: the event reader says what is wrong with the line
     if not isinstance(data, dict) or FIELD not in data or "qid" in data:
         return None

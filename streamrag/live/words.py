@@ -69,8 +69,9 @@ any spoken turn; a later time is a unit or typing mistake that a live run would 
 def read_transcript(path: str | os.PathLike[str]) -> ScheduledWords:
     """A transcript file: JSON lines ``{"word": str, "t_ms": number ≥ 0}`` in time order,
     UTF-8, every word within :data:`MAX_TURN_MS` of the turn's start."""
-    import json
     import math
+
+    from streamrag.base.lines import json_line
 
     words: list[str] = []
     times: list[int] = []
@@ -86,20 +87,17 @@ def read_transcript(path: str | os.PathLike[str]) -> ScheduledWords:
             raise RecordError(str(path), no, "", "not UTF-8 text") from None
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            raise RecordError(str(path), no, "", "not a JSON object") from None
+        obj = json_line(line, path, no)
         word, t_ms = (obj.get("word"), obj.get("t_ms")) if isinstance(obj, dict) else (None, None)
         if not isinstance(word, str) or not word.strip() or len(word.split()) != 1:
             raise RecordError(str(path), no, "word", f"expected one word, got {word!r}")
         if isinstance(t_ms, bool) or not isinstance(t_ms, int | float) or not math.isfinite(t_ms) or t_ms < 0:
             raise RecordError(str(path), no, "t_ms", f"expected a number of ms ≥ 0, got {t_ms!r}")
+        if t_ms > MAX_TURN_MS:
+            raise RecordError(str(path), no, "t_ms", f"{t_ms} is more than {MAX_TURN_MS} ms into the turn (ms, not µs?)")
         at_us = round(t_ms * 1000)
         if times and at_us < times[-1]:
             raise RecordError(str(path), no, "t_ms", f"{t_ms} is earlier than the word before it")
-        if at_us > MAX_TURN_MS * 1000:
-            raise RecordError(str(path), no, "t_ms", f"{t_ms} is more than {MAX_TURN_MS} ms into the turn (ms, not µs?)")
         words.append(word.strip())
         times.append(at_us)
     if not words:

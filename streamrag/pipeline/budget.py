@@ -57,7 +57,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_MS, SettingsModel
 from streamrag.engine.clock import Clock
 from streamrag.engine.resources import LoadView
 
@@ -151,7 +151,7 @@ class BudgetPolicyConfig(SettingsModel):
     extra calls per session (closed loop; :mod:`streamrag.pipeline.budget`)."""
 
     kind: Literal["budget"] = "budget"
-    budget_ms: float = Field(gt=0, allow_inf_nan=False)
+    budget_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     """The response-time budget (answer ready − end of input) at ``quantile``."""
     quantile: float = Field(default=0.9, gt=0, lt=1)
     max_extra_calls: float = Field(default=1.0, ge=0, allow_inf_nan=False)

@@ -27,7 +27,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from streamrag.base.errors import ConfigError
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_MS, SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion
 
 
@@ -73,9 +73,9 @@ class HedgeTriggerConfig(SettingsModel):
     """The knob q: the remaining input must be expected to exceed L's q-quantile."""
     lengths: dict[int, int] | None = None
     """The length prior (n_words → count); None: CRAG's histogram, filled in when the scenario is read."""
-    threshold_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    threshold_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
     """L_q (ms); None: the scenario's tool-latency model's q-quantile, filled in when the scenario is read."""
-    word_interval_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    word_interval_ms: float | None = Field(default=None, gt=0, le=MAX_MS, allow_inf_nan=False)
     """w = 1000/δ (ms); None: the scenario's cadence, filled in when the scenario is read."""
 
     def fire_words(self, n_words: int) -> frozenset[int]:

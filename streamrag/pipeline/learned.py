@@ -73,7 +73,11 @@ MAX_MODEL_BYTES = 8 << 20
 writes about 0.1 MiB. A file past the cap is refused after reading cap + 1 bytes, and
 anything but a regular file (``/dev/zero``, a pipe) before it is opened: neither is read
 without bound."""
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+MAX_PARAMETER = 1e9
+"""The largest magnitude a saved model's number may have: its features are word counts,
+positions and flags (at most MAX_QUERY_WORDS), so a scaler value, coefficient, threshold
+or log-odds beyond 10⁹ is a damaged file, never a fit (and would saturate every decision)."""
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_PARAMETER, le=MAX_PARAMETER)]
 """A number a model file gives: NaN or ±∞ would make every probability NaN, and a trigger
 comparing NaN ≥ τ never fires — a model that runs and silently does nothing."""
 

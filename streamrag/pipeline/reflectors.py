@@ -51,7 +51,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from streamrag.base.errors import ConfigError
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_MS, SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
 Rejudge = Literal["best_of_completed", "newest"]
@@ -246,7 +246,7 @@ class TopkMatchReflectorConfig(_Config):
 
     kind: Literal["topk_match"] = "topk_match"
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
-    check_ms: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    check_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
 
     def _build(self, q: SimQuestion) -> Reflector:
         return TopkMatchReflector(q, round(self.check_ms * 1000))

@@ -235,8 +235,8 @@ def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
     from streamrag.report.figures import plot_saved
 
     saved = _column(parts, "saved_ms")
-    bound = _column(parts, "H_G_ms")
-    misfire = _column(parts, "misfire")
+    bound = _column(parts, "H_G_ms") if "H_G_ms" in parts.columns else None  # without it: the distribution only
+    misfire = _column(parts, "misfire") if "misfire" in parts.columns else None
     return [("saved vs bound", svg_of(plot_saved(saved, bound, misfire)), "image/svg+xml")]
 
 

@@ -282,8 +282,12 @@ class Selector:
     """:func:`select`'s rules over entries one at a time (:meth:`take`), its counts at the
     end (:meth:`counts`)."""
 
-    def __init__(self, *, population: Population = "all", limit: int | None = None, ids: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, *, population: Population = "all", limit: int | None = None, ids: Sequence[str] | None = None, origin: str = ""
+    ) -> None:
         self.population, self.limit, self.ids = population, limit, ids
+        self.origin = origin
+        """The input's name, for errors (empty: unnamed)."""
         self._wanted = None if ids is None else set(ids)
         self._found: set[str] = set()
         self.n_input = self.n_skipped = self.n_not_in_ids = self.n_population = self.n_limit = self.kept = 0
@@ -313,7 +317,7 @@ class Selector:
     def counts(self) -> dict[str, int]:
         """How many each rule took, once every entry is taken; an id of ``ids`` not in the
         input is an InputError, no question left to replay an EmptySelectionError."""
-        check_ids_found(self.ids, self._found, "the input")
+        check_ids_found(self.ids, self._found, self.origin or "the input")
         counts = {"input_rows": self.n_input, "skipped_in_input": self.n_skipped}
         if self.ids is not None:
             counts["not_in_ids"] = self.n_not_in_ids
@@ -323,12 +327,18 @@ class Selector:
             counts["over_limit"] = self.n_limit
         counts["selected"] = self.kept
         if not self.kept:
-            raise EmptySelectionError(f"no question to simulate ({', '.join(f'{k} {v}' for k, v in counts.items())})")
+            where = f"{self.origin}: " if self.origin else ""
+            raise EmptySelectionError(f"{where}no question to simulate ({', '.join(f'{k} {v}' for k, v in counts.items())})")
         return counts
 
 
 def select(
-    qs: QuestionSet, *, population: Population = "all", limit: int | None = None, ids: Sequence[str] | None = None
+    qs: QuestionSet,
+    *,
+    population: Population = "all",
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    origin: str = "",
 ) -> QuestionSet:
     """Apply ``ids`` (an id not in the input is an error), the population and ``limit``
     (the first ``limit`` questions of the population, input order).
@@ -336,7 +346,7 @@ def select(
     Questions left out stay as skipped entries naming the rule; ``counts`` says how many
     each rule took. Raises EmptySelectionError when no question is left to replay.
     """
-    selector = Selector(population=population, limit=limit, ids=ids)
+    selector = Selector(population=population, limit=limit, ids=ids, origin=origin)
     out = [taken for e in qs.entries if (taken := selector.take(e)) is not None]
     return QuestionSet(out, selector.counts(), qs.evidence_source)
 
@@ -363,11 +373,11 @@ def load_selected(
     selection = scenario.selection(ids)
     if table is not None:
         qs = questions_from_table(table, evidence=evidence, k=scenario.data.k)
-        return select(qs, population=selection.population, limit=selection.limit, ids=ids)
+        return select(qs, population=selection.population, limit=selection.limit, ids=ids, origin=str(table))
     if data is None:
         raise ValueError("load_selected: give data or table")
     # The analyzer reads only the requested ids; population and limit apply after it.
     analyzed = questions_from_data(
         data, scenario.data, selection.model_copy(update={"population": "all", "limit": None}), cache=cache, jobs=jobs, env=env
     )
-    return select(analyzed, population=selection.population, limit=selection.limit)
+    return select(analyzed, population=selection.population, limit=selection.limit, origin=str(data))

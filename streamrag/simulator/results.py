@@ -61,6 +61,7 @@ from pydantic import ConfigDict
 
 from streamrag.analysis import metrics
 from streamrag.base.columns import Dtype, arrow_schema, read_csv
+from streamrag.base.errors import TableError
 from streamrag.simulator.replay.fold import Event, Tally, fold_trace
 
 if TYPE_CHECKING:
@@ -173,8 +174,14 @@ def results_schema(columns: Sequence[str] = RESULT_COLUMNS) -> pa.Schema:
 
 def read_results(path: str | os.PathLike[str] | IO[bytes]) -> pd.DataFrame:
     """A ``results.csv`` as a frame, one dtype per column whatever the values
-    (``skip_reason`` is text even when no question was skipped)."""
-    return read_csv(path, RESULT_DTYPES)
+    (``skip_reason`` is text even when no question was skipped); a TableError naming the
+    file when ``interaction_id`` or ``saved_ms`` is missing (damaged, or not a results
+    table; a reader of other columns checks its own)."""
+    frame = read_csv(path, RESULT_DTYPES)
+    missing = [c for c in ("interaction_id", "saved_ms") if c not in frame.columns]
+    if missing:
+        raise TableError(f"{path}:1: missing column {missing[0]!r} (not a results.csv streamrag wrote, or damaged)")
+    return frame
 
 
 @functools.cache

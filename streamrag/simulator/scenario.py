@@ -60,7 +60,7 @@ from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.base.tomlfile import read_toml
-from streamrag.base.validation import SettingsModel, validated
+from streamrag.base.validation import MAX_MS, SettingsModel, validated
 from streamrag.data.human.asr import AsrConfig
 from streamrag.data.selection import Population, Scope, Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
@@ -120,9 +120,9 @@ class LatencyConfig(_Section):
     L_stage: str = "L"
     """The profile's stage simulated as L: ``L``, or one tool's stage of a profile fitted
     per tool (``L.search_docs``, from ``streamrag calibrate --span 'NAME=L.{ATTR}'``)."""
-    G_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    L_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    F_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    G_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
+    L_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
+    F_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
     stages: dict[Literal["G", "L", "F"], LatencyModel] = Field(default_factory=dict)
 
     def resolve(self) -> LatencyStages:
@@ -253,7 +253,7 @@ class Scenario(_Section):
         """The scenario's question selection (``[data]`` split and scope, ``[select]``)."""
         return Selection(
             split=None if self.data.split == "all" else self.data.split,
-            ids=None if ids is None else tuple(ids),
+            ids=None if ids is None else ids if isinstance(ids, tuple) else tuple(ids),
             limit=self.select.limit,
             scope=self.data.scope,
             population=self.select.population,

@@ -72,7 +72,7 @@ def simulate_table(
     from streamrag.simulator.simulate import check_needs, replay_of, summary_data
 
     selection = rs.scenario.selection(ids)
-    selector = Selector(population=selection.population, limit=selection.limit, ids=ids)
+    selector = Selector(population=selection.population, limit=selection.limit, ids=ids, origin=str(table))
     entries, source = table_entries(table, evidence=evidence, k=rs.scenario.data.k)
     check_needs(rs, trace_driven=source == "")
     model = reflectors.reflector_model(rs.scenario.reflector, evidence_source=source)

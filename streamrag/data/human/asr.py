@@ -67,7 +67,7 @@ from pydantic import Discriminator, Field, Tag
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import DataFileError, InputError, RecordError
 from streamrag.base.lines import iter_question_objects
-from streamrag.base.validation import SettingsModel
+from streamrag.base.validation import MAX_WPS, SettingsModel
 
 VOWELS = "aeiou"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -85,7 +85,7 @@ class RevisionModel(SettingsModel):
     final_words: int = Field(3, ge=1)
     """A word is final once this many later words have arrived."""
     seed: int = 0
-    delta_wps: float = Field(2.5, gt=0.0, allow_inf_nan=False)
+    delta_wps: float = Field(2.5, gt=0.0, le=MAX_WPS, allow_inf_nan=False)
     """Speaking rate for the analyzer's times in ms (word i heard at i/δ; speech ≈ 2.5 w/s,
     design §5). The simulator uses its own cadence."""
 

@@ -150,7 +150,7 @@ def _progress_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
         damaged = "the progress file is damaged; remove it to start again"
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise RecordError(name, line_no, "line", f"not JSON: {damaged}") from None
         if not isinstance(obj, dict):
             raise RecordError(name, line_no, "line", f"not a JSON object: {damaged}")
@@ -173,7 +173,7 @@ def is_progress_file(path: Path) -> bool:
         first = f.readline()
     try:
         header = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(header, dict) and "speak_progress" in header
 

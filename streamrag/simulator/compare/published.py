@@ -49,6 +49,7 @@ import numpy as np
 
 from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int, read_rows
 from streamrag.base.errors import DataFileError, InputError, TableError
+from streamrag.base.validation import MAX_MS
 from streamrag.simulator.compare.bound_rank import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_G_ms, run_L_ms
 from streamrag.simulator.results import spearman, stats
 
@@ -110,6 +111,10 @@ def _parse(path: str, row: CsvRow, required: Sequence[str], optional: Sequence[s
             value = parse_int(column, raw) if column in ints else parse_float(column, raw)
             if value is None and column in required:
                 raise RowError(column, "empty, but a value is required")
+            if value is not None and column.endswith("_ms") and abs(value) > MAX_MS:
+                raise RowError(column, f"{raw} ms is beyond a day ({MAX_MS:.0f} ms): not a turn's latency")
+            if value is not None and column == "H_predicted_ms" and value < 0:
+                raise RowError(column, f"{raw} is negative (H, the hideable latency, is ≥ 0)")
             out[column] = value
     except RowError as exc:
         raise TableError(f"{path}:{row.line}: {exc}") from None
