@@ -32,6 +32,7 @@ _PUBLIC = {
     "list_scenarios": "streamrag.simulator.scenario",
     "StreamragError": "streamrag.base.errors",
     "Speculator": "streamrag.speculate.speculator",
+    "ChunkScorer": "streamrag.retrieval.plugin",
 }
 
 _MODULES = ("plots", "sweep")
@@ -39,6 +40,7 @@ _MODULES = ("plots", "sweep")
 on first use."""
 
 __all__ = [
+    "ChunkScorer",
     "Speculator",
     "StreamragError",
     "__version__",

@@ -13,6 +13,7 @@ from _inputs import record, run_cli, write_jsonl
 import streamrag
 
 API = [
+    "ChunkScorer",
     "Speculator",
     "StreamragError",
     "__version__",

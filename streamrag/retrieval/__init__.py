@@ -5,6 +5,9 @@
 - :mod:`~streamrag.retrieval.ranking`: ``rank_topk``, ``rank_topk_rows``, ``full_ranking`` (score desc, id asc);
 - :mod:`~streamrag.retrieval.prefix`: ``prefix_rankings`` (top-k of every word prefix);
 - :mod:`~streamrag.retrieval.base`: the ``Retriever`` role and ``BM25Retriever``;
+- :mod:`~streamrag.retrieval.plugin`: the ``ChunkScorer`` role (a user's own retriever class,
+  ``--retriever path/to/file.py:Class``; public as ``streamrag.ChunkScorer``) and ``PythonRetriever``,
+  which ranks every prefix with it;
 - :mod:`~streamrag.retrieval.dense.retriever`: ``DenseRetriever`` (cosine of embeddings), ``exact_topk``
   (blocked brute force at any corpus size); :mod:`~streamrag.retrieval.dense.embed`: the
   ``Embedder`` role and ``HashingEmbedder``; :mod:`~streamrag.retrieval.dense.minilm`:

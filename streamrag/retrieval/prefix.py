@@ -34,7 +34,7 @@ import numpy as np
 
 from streamrag.base.errors import EmptyCorpusError, EmptyQueryError, NothingToRankError
 from streamrag.retrieval.bm25 import BM25Index
-from streamrag.retrieval.ranking import _topk, rank_topk_rows
+from streamrag.retrieval.ranking import _topk, check_rankable, rank_topk_rows
 from streamrag.retrieval.tokenize import Tokenizer, word_tokens
 
 __all__ = [
@@ -160,14 +160,8 @@ def prefix_rankings(index: BM25Index, query: str, *, k: int = 3, tokenizer: Toke
         EmptyCorpusError: the index has no chunk.
         ValueError: k < 1.
     """
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k}")
     words = word_tokens(query, tokenizer if tokenizer is not None else index.tokenizer)
-    if not words:
-        raise EmptyQueryError(f"query {query!r} has no words: nothing to rank")
-    if index.n_docs == 0:
-        raise EmptyCorpusError("the corpus has no chunks: nothing to rank")
-    k_eff = min(k, index.n_docs)
+    k_eff = check_rankable(query, len(words), index.n_docs, k)
     if _use_dense(index, words):
         all_scores = _dense_prefix_scores(index, words)
         topk = rank_topk_rows(all_scores, k_eff)

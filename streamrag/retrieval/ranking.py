@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["best_of_distinct", "full_ranking", "rank_topk", "rank_topk_rows"]
+__all__ = ["best_of_distinct", "check_rankable", "full_ranking", "rank_topk", "rank_topk_rows"]
 
 # Below this size a full stable sort beats partition + repair (measured: 4 µs vs 11 µs at
 # N = 150, 20 µs vs 14 µs at N = 1000, k = 3).
@@ -103,3 +103,18 @@ def best_of_distinct(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
         tied = tied[np.argpartition(ids[tied], need - 1)[:need]]
     sel = np.concatenate((above, tied))
     return sel[np.lexsort((ids[sel], neg[sel]))]
+
+
+def check_rankable(query: str, n_words: int, n_chunks: int, k: int) -> int:
+    """The top-k depth every retriever ranks a query's prefixes to, ``min(k, n_chunks)``,
+    after the checks they all make: ValueError for k < 1, EmptyQueryError for a query of
+    no words, EmptyCorpusError for no chunk."""
+    from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
+
+    if k < 1:
+        raise ValueError(f"k must be ≥ 1, got {k}")
+    if not n_words:
+        raise EmptyQueryError(f"query {query!r} has no words: nothing to rank")
+    if n_chunks == 0:
+        raise EmptyCorpusError("the corpus has no chunks: nothing to rank")
+    return min(k, n_chunks)

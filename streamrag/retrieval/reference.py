@@ -24,9 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.bm25 import BM25Params
 from streamrag.retrieval.prefix import PrefixRankings
+from streamrag.retrieval.ranking import check_rankable
 from streamrag.retrieval.tokenize import RegexTokenizer, Tokenizer
 
 __all__ = ["RankBM25Retriever"]
@@ -61,14 +61,8 @@ class RankBM25Retriever:
 
     def rank(self, query: str, *, k: int = 3) -> PrefixRankings:
         """Top-k of every prefix ``q[1:t]``, each scored from scratch."""
-        if k < 1:
-            raise ValueError(f"k must be ≥ 1, got {k}")
         words = query.split()
-        if not words:
-            raise EmptyQueryError(f"query {query!r} has no words: nothing to rank")
-        if self.n_chunks == 0:
-            raise EmptyCorpusError("the corpus has no chunks: nothing to rank")
-        k_eff = min(k, self.n_chunks)
+        k_eff = check_rankable(query, len(words), self.n_chunks, k)
         ids = np.arange(self.n_chunks)
         topk = np.empty((len(words), k_eff), dtype=np.int32)
         scores = np.zeros(self.n_chunks, dtype=np.float64)

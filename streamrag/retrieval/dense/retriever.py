@@ -33,12 +33,11 @@ from typing import Protocol
 
 import numpy as np
 
-from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.bm25 import BM25Index
 from streamrag.retrieval.dense.embed import Embedder
 from streamrag.retrieval.prefix import PrefixRankings
-from streamrag.retrieval.ranking import rank_topk_rows
+from streamrag.retrieval.ranking import check_rankable, rank_topk_rows
 from streamrag.retrieval.tokenize import Tokenizer
 
 __all__ = [
@@ -214,16 +213,10 @@ class DenseRetriever:
             EmptyCorpusError: there is no chunk.
             ValueError: k < 1.
         """
-        if k < 1:
-            raise ValueError(f"k must be ≥ 1, got {k}")
         words = query.split()
-        if not words:
-            raise EmptyQueryError(f"query {query!r} has no words: nothing to rank")
-        if self.n_chunks == 0:
-            raise EmptyCorpusError("the corpus has no chunks: nothing to rank")
+        k_eff = check_rankable(query, len(words), self.n_chunks, k)
         prefixes = [" ".join(words[:t]) for t in range(1, len(words) + 1)]
         grid = self._embed_grid(prefixes)
-        k_eff = min(k, self.n_chunks)
         if self.n_chunks <= _block_rows(len(prefixes), k_eff):
             scores = grid @ np.asarray(self.embeddings, dtype=np.float64).T
             topk = rank_topk_rows(scores, k_eff)

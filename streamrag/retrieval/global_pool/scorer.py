@@ -57,12 +57,11 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
 from streamrag.retrieval.base import chunk_coverage
 from streamrag.retrieval.global_pool.bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
 from streamrag.retrieval.global_pool.index import GlobalIndex
 from streamrag.retrieval.global_pool.rankings import ChunkValues, GlobalPrefixRankings
-from streamrag.retrieval.ranking import _topk, best_of_distinct
+from streamrag.retrieval.ranking import _topk, best_of_distinct, check_rankable
 
 if TYPE_CHECKING:
     from streamrag.retrieval.global_pool.blocks import BlockRanker
@@ -417,14 +416,9 @@ class PrefixScorer:
 
     def rank(self, query: str, *, k: int = 3) -> GlobalPrefixRankings:
         """:func:`global_prefix_rankings` with this scorer's accumulator."""
-        if k < 1:
-            raise ValueError(f"k must be ≥ 1, got {k}")
         index = self.index
         word_tokens_ = [index.tokenizer(w) for w in query.split()]
-        if not word_tokens_:
-            raise EmptyQueryError(f"query {query!r} has no words: nothing to rank")
-        if index.n_docs == 0:
-            raise EmptyCorpusError("the corpus has no chunks: nothing to rank")
+        check_rankable(query, len(word_tokens_), index.n_docs, k)
         words = [index.term_ids(tokens) for tokens in word_tokens_]
         try:
             topk, top_scores = self.rank_words(words, k)
