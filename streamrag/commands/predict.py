@@ -1,8 +1,11 @@
 """``streamrag predict``: the analytic predictor's one-line answer (no replay).
 
-Mean saved ms per question with its error band (:mod:`streamrag.simulator.predict.saving`); for
-a scenario with ``[load]``, also the break-even offered load with its band
-(:mod:`streamrag.simulator.predict.load`). ``--out FILE.json`` keeps the numbers.
+Mean saved ms per question with its error band, the calls fired per question (refires
+included) (:mod:`streamrag.simulator.predict.saving`), the p50 and p90 user's gain
+(:mod:`streamrag.simulator.predict.users`); for a scenario with ``[load]``, also the
+break-even offered load of the median paired difference and of the p90 user, each with
+its band and as turns/s (:mod:`streamrag.simulator.predict.load`). ``--out FILE.json``
+keeps the numbers.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def prediction_json(pop: Any, load: Any, rs: Any, counts: dict[str, int]) -> dict[str, Any]:
-    """What ``--out`` writes: the population prediction, its parts, and the load answer."""
+def prediction_json(pop: Any, load: Any, rs: Any, counts: dict[str, int], users: dict[str, Any]) -> dict[str, Any]:
+    """What ``--out`` writes: the population prediction, its parts, the p50/p90 user's answer
+    latency and gain (``baseline_ms``, ``streaming_ms``, ``answer_ms_difference``: the names
+    of ``simulate``'s summary and load runs), and the load answer."""
     data: dict[str, Any] = {
         "scenario": rs.scenario.name,
         "rules": rs.rules(),
@@ -56,21 +61,45 @@ def prediction_json(pop: Any, load: Any, rs: Any, counts: dict[str, int]) -> dic
         "hit_rate": pop.hit_rate,
         "saved_on_hit_ms": pop.saved_on_hit_ms,
         "misfire_cost_ms": pop.misfire_cost_ms,
-        "calls_fired_mean": pop.calls_fired_mean,
+        "calls_fired": {"mean": pop.calls_fired_mean, "counts": "tool calls started, refires included, as results.csv"},
+        **users,
     }
     if load is not None:
+        from streamrag.sweep.break_even import CROSSINGS
+
+        crossings = {}
+        for name, c in load.crossings.items():
+            crossings[name] = {
+                "offered_load": c.break_even,
+                "low": c.low,
+                "high": c.high,
+                "by_waits": c.by_waits,
+                "turns_per_s": load.turns_per_s(c.break_even),
+                "turns_per_s_low": load.turns_per_s(c.low),
+                "turns_per_s_high": load.turns_per_s(c.high),
+                "difference": CROSSINGS[name][0],
+                "meaning": CROSSINGS[name][1],
+            }
+        # The median paired difference's keys stay at the top (``break_even.by_waits``).
         data["break_even"] = {
-            "offered_load": load.break_even,
-            "low": load.low,
-            "high": load.high,
-            "by_waits": load.by_waits,
+            **{k: v for k, v in crossings["median_saved"].items() if k not in ("difference", "meaning")},
             "crossing": "median per-session paired difference, baseline − streaming",
+            "crossings": crossings,
+            "turns_per_s_per_offered_load": load.turns_per_s_at_full_load,
         }
     return data
 
 
 def _fmt(value: float | None) -> str:
     return "not below 0.99" if value is None else f"{value:.3f}"
+
+
+def _load_text(load: Any, name: str, label: str) -> str:
+    c = load.crossings[name]
+    if c.break_even is None:
+        return f"{label} {_fmt(None)}"
+    rates = f"{load.turns_per_s(c.break_even):.2f} [{load.turns_per_s(c.low):.2f}, {load.turns_per_s(c.high):.2f}] turns/s"
+    return f"{label} {_fmt(c.break_even)} [{_fmt(c.low)}, {_fmt(c.high)}] = {rates}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,27 +113,40 @@ def run(args: argparse.Namespace) -> int:
     require_inputs(args.data, args.table)
 
     from streamrag.simulator.applies import refuse_inapplicable
-    from streamrag.simulator.predict.saving import predict_population
+    from streamrag.simulator.predict.saving import call_latency, predict_population, stage_atoms
+    from streamrag.simulator.predict.timelines import TimelineCache
+    from streamrag.simulator.predict.users import LATENCY_ATOMS, Packed, user_latencies
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     rs = load_scenario(args.scenario, args.overrides)
     refuse_inapplicable(rs, "table" if args.table else "data")
     qs = load_selected(rs.scenario, data=args.data, table=args.table, evidence=args.evidence, ids=None, cache=None, jobs=1)
-    pop = predict_population(qs.questions, rs)
+    timelines = TimelineCache(qs.questions, rs)  # replayed once, shared by the saving and the load model
+    pop = predict_population(qs.questions, rs, timelines.at)
+    x, f = call_latency(rs, LATENCY_ATOMS), stage_atoms(rs.stages.F, LATENCY_ATOMS)
+    users = user_latencies(Packed(pop.lines), x, f, rs.scenario.input.end_of_turn_us / 1000)
+    gain = users["answer_ms_difference"]
     load = None
     line = (
         f"predicted mean saved {pop.saved_ms:.1f} ± {pop.band_ms:.1f} ms per question over {pop.n_questions} question(s) "
-        f"[{rs.scenario.name}; hit rate {pop.hit_rate:.1%}, {pop.calls_fired_mean:.2f} calls fired]"
+        f"[{rs.scenario.name}; hit rate {pop.hit_rate:.1%}, {pop.calls_fired_mean:.2f} calls fired, refires included]; "
+        f"p50 / p90 user's gain {gain['median']:.1f} / {gain['p90']:.1f} ms"
     )
     if rs.scenario.load is not None:
         from streamrag.simulator.predict.load import predict_break_even
 
-        load = predict_break_even(qs.questions, rs)
-        line += f"; break-even offered load {_fmt(load.break_even)} [{_fmt(load.low)}, {_fmt(load.high)}]"
+        load = predict_break_even(qs.questions, rs, timelines)
+        line += (
+            "; break-even offered load: "
+            + _load_text(load, "median_saved", "median paired difference")
+            + "; "
+            + _load_text(load, "p90", "p90 user")
+        )
     if args.out:
         from streamrag.base.atomic import write_text_atomic
 
-        write_text_atomic(args.out, json.dumps(prediction_json(pop, load, rs, qs.counts), indent=2, allow_nan=False) + "\n")
+        data = prediction_json(pop, load, rs, qs.counts, users)
+        write_text_atomic(args.out, json.dumps(data, indent=2, allow_nan=False) + "\n")
     print(line)
     return 0

@@ -28,14 +28,14 @@ The answer is the midpoint of the two wait models' break-evens, the band their r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.predict.queue import WAIT_MODELS, queue_load, solve_queue, virtual_wait_atoms
+from streamrag.simulator.predict.queue import WAIT_MODELS, QueueLoad, queue_load, solve_queue, virtual_wait_atoms
 from streamrag.simulator.predict.queueing import allen_cunneen_wait_s, erlang_c
 from streamrag.simulator.predict.saving import (
     Atoms,
@@ -46,11 +46,21 @@ from streamrag.simulator.predict.saving import (
     point,
     stage_atoms,
     supported,
-    timeline,
 )
+from streamrag.simulator.predict.timelines import TimelineCache
+from streamrag.simulator.predict.users import Packed, population_cdf
 from streamrag.simulator.scenario import ResolvedScenario
 
 LOAD_ATOMS = 24
+_QUANTILE_ATOMS = 256
+"""Atoms of the baseline's answer latency whose quantile the p90 user's crossing reads."""
+_TIE_MS = 1e-6
+CROSSINGS = ("median_saved", "p90")
+"""The statistics whose break-even is predicted, named as ``sweep``'s ``break_even.csv``
+crossings (:mod:`streamrag.sweep.break_even`): ``median_saved`` — the median per-session
+paired difference (``saved_ms.median``); ``p90`` — the p90 user's gain, baseline p90 −
+streaming p90 answer latency (``answer_ms_difference.p90``)."""
+_USER_QUANTILE = {"p90": 0.9}
 SHARED_ATOMS = 9
 """Atoms of the one wait a session's calls share (each is a full per-question sum)."""
 _WAIT_GRID_MS = np.concatenate([[0.0], np.geomspace(5.0, 120_000.0, 23)])
@@ -88,7 +98,7 @@ def wait_atoms(p_wait: float, mean_waiting_ms: float, k: int = LOAD_ATOMS) -> At
 class LoadModel:
     """Both systems' waits against the offered load, and the break-even (module docstring)."""
 
-    def __init__(self, questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
+    def __init__(self, questions: Sequence[SimQuestion], rs: ResolvedScenario, timelines: TimelineCache | None = None) -> None:
         self.servers = load_setting(rs)
         self.questions = list(questions)
         if not self.questions:
@@ -98,21 +108,33 @@ class LoadModel:
         self.g = stage_atoms(rs.stages.G, LOAD_ATOMS)
         self.l_atoms = stage_atoms(rs.stages.L, LOAD_ATOMS)
         self.cancel_frees = rs.scenario.resources.tool.cancel == "frees"  # type: ignore[union-attr]
+        self.f = stage_atoms(rs.stages.F, LOAD_ATOMS)
+        self._timelines = TimelineCache(self.questions, rs) if timelines is None else timelines
         self._lines: dict[float, list[Timeline]] = {}
-        self.offers = {
-            model: [queue_load(self.lines(w), self.g.mean_ms, w, self.l_atoms, self.cancel_frees, model) for w in _WAIT_GRID_MS]
-            for model in WAIT_MODELS
-        }
+        self._packed: dict[float, Packed] = {}
+        self._offers: dict[tuple[str, int], QueueLoad] = {}
+
+    def offer(self, model: str, i: int) -> QueueLoad:
+        """What the sessions offer the streaming queue at the ``i``-th grid wait (computed
+        when first asked: the fixed-point search stops at its first crossing)."""
+        key = (model, i)
+        if key not in self._offers:
+            w = float(_WAIT_GRID_MS[i])
+            self._offers[key] = queue_load(self.lines(w), self.g.mean_ms, w, self.l_atoms, self.cancel_frees, model)
+        return self._offers[key]
 
     def lines(self, wait_ms: float) -> list[Timeline]:
         key = round(wait_ms, 3)
         if key not in self._lines:
-            nominal = self.x.mean_ms + wait_ms
-            self._lines[key] = [timeline(q, self.rs, nominal) for q in self.questions]
+            self._lines[key] = self._timelines.at(self.x.mean_ms + wait_ms)
         return self._lines[key]
 
     def rate_per_ms(self, offered: float) -> float:
         return offered * self.servers / self.l_atoms.mean_ms
+
+    def turns_per_s(self, offered: float) -> float:
+        """The arrival rate (turns/s) that offers load ρ: ``λ = ρ·c/E[L]``."""
+        return 1000.0 * self.rate_per_ms(offered)
 
     def baseline_wait(self, offered: float) -> tuple[float, float]:
         """(P(wait), mean wait of a waiting arrival, ms) of the baseline's tool queue."""
@@ -129,21 +151,21 @@ class LoadModel:
         """(E[V] in ms, V as atoms) of the streaming queue at the fixed point w = E[V](w)
         (:mod:`~streamrag.simulator.predict.queue`); (inf, None) when none is stable."""
         lam = self.rate_per_ms(offered)
-        offers = self.offers[model]
+        means: dict[int, float] = {}
 
-        def mean_v(i: int) -> float:
-            queue = solve_queue(self.servers, lam, offers[i])
-            return np.inf if queue is None else 1000.0 * queue.mean_wait_s
+        def gap(i: int) -> float:  # E[V] at the i-th grid wait, less that wait
+            if i not in means:
+                queue = solve_queue(self.servers, lam, self.offer(model, i))
+                means[i] = np.inf if queue is None else 1000.0 * queue.mean_wait_s
+            return means[i] - float(_WAIT_GRID_MS[i])
 
-        means = [mean_v(i) for i in range(len(_WAIT_GRID_MS))]
-        gaps = [m - w for m, w in zip(means, _WAIT_GRID_MS, strict=True)]
-        for i in range(len(gaps) - 1):
-            if gaps[i] >= 0 > gaps[i + 1] or gaps[i] == 0:
+        for i in range(len(_WAIT_GRID_MS) - 1):
+            g0, g1 = gap(i), gap(i + 1)
+            if g0 >= 0 > g1 or g0 == 0:
                 a, b = _WAIT_GRID_MS[i], _WAIT_GRID_MS[i + 1]
-                g0, g1 = gaps[i], gaps[i + 1]
                 t = g0 / (g0 - g1) if np.isfinite(g0) and g0 != g1 else 0.0
                 near = i if t <= 0.5 else i + 1
-                queue = solve_queue(self.servers, lam, offers[near])
+                queue = solve_queue(self.servers, lam, self.offer(model, near))
                 assert queue is not None
                 atoms = virtual_wait_atoms(queue, LOAD_ATOMS)
                 w = a + (b - a) * t
@@ -161,38 +183,87 @@ class LoadModel:
         p_b, waiting_b = self.baseline_wait(offered)
         vb = wait_atoms(p_b, waiting_b)
         lines = self.lines(w)
+        base = add(self.x, vb, LOAD_ATOMS)
         if model == "shared":  # one V for all of a session's calls
             shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
-            return float(
-                np.mean(
-                    [
-                        sum(
-                            p * p_not_gaining(line, self.x, vb, point(v))
-                            for v, p in zip(shared.values_ms, shared.probs, strict=True)
-                        )
-                        for line in lines
-                    ]
-                )
-            )
-        return float(np.mean([p_not_gaining(line, self.x, vb, vs) for line in lines]))
+            shifted = [(v, p, add(self.x, point(v), LOAD_ATOMS)) for v, p in zip(shared.values_ms, shared.probs, strict=True)]
 
-    def break_even(self, model: str = "independent", lo: float = 0.01, hi: float = 0.99, tol: float = 0.002) -> float | None:
-        """The smallest offered load at which the median paired difference is ≤ 0 (None: not below ``hi``)."""
-        if self.share_not_gaining(lo, model) >= 0.5:
+            def one(line: Timeline) -> float:
+                return sum(p * p_not_gaining(line, self.x, vb, point(v), y=y, base=base) for v, p, y in shifted)
+
+        else:
+            y = add(self.x, vs, LOAD_ATOMS)
+
+            def one(line: Timeline) -> float:
+                return p_not_gaining(line, self.x, vb, vs, y=y, base=base)
+
+        return float(np.mean(per_line(lines, one)))
+
+    def user_not_gaining(self, offered: float, model: str, q: float) -> bool:
+        """Whether the ``q``-quantile user gains nothing at offered load ρ: streaming's
+        q-quantile answer latency ≥ the baseline's (:mod:`~streamrag.simulator.predict.users`),
+        i.e. P(streaming < baseline's quantile) < q."""
+        w, vs = self.streaming_wait(offered, model)
+        if vs is None:
+            return True
+        vb = wait_atoms(*self.baseline_wait(offered))
+        baseline = add(add(self.x, vb, _QUANTILE_ATOMS), self.f, _QUANTILE_ATOMS)
+        key = round(w, 3)
+        if key not in self._packed:
+            self._packed[key] = Packed(self.lines(w))
+        if model == "shared":  # one V for all of a session's calls
+            shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
+            ys = [(p, add(self.x, point(v), LOAD_ATOMS)) for v, p in zip(shared.values_ms, shared.probs, strict=True)]
+        else:
+            ys = [(1.0, add(self.x, vs, LOAD_ATOMS))]
+        below = population_cdf(self._packed[key], ys, self.f, np.array(baseline.quantile_ms(q) - _TIE_MS))
+        return float(below) < q
+
+    def not_gaining(self, offered: float, model: str, crossing: str) -> bool:
+        """Whether the crossing's statistic (:data:`CROSSINGS`) gains nothing at ρ."""
+        if crossing == "median_saved":
+            return self.share_not_gaining(offered, model) >= 0.5
+        return self.user_not_gaining(offered, model, _USER_QUANTILE[crossing])
+
+    def break_even(
+        self,
+        model: str = "independent",
+        lo: float = 0.01,
+        hi: float = 0.99,
+        tol: float = 0.002,
+        crossing: str = "median_saved",
+    ) -> float | None:
+        """The smallest offered load at which the crossing's statistic (default: the median
+        paired difference) is ≤ 0 (None: not below ``hi``)."""
+        if self.not_gaining(lo, model, crossing):
             return lo
-        if self.share_not_gaining(hi, model) < 0.5:
+        if not self.not_gaining(hi, model, crossing):
             return None
         while hi - lo > tol:
             mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if self.share_not_gaining(mid, model) >= 0.5 else (mid, hi)
+            lo, hi = (lo, mid) if self.not_gaining(mid, model, crossing) else (mid, hi)
         return (lo + hi) / 2
 
 
-def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms) -> float:
+def per_line(lines: Sequence[Timeline], one: Callable[[Timeline], float]) -> list[float]:
+    """``[one(line) for line in lines]``, computing ``one`` once per distinct timeline
+    (questions of one length and verdicts share theirs)."""
+    memo: dict[tuple[object, ...], float] = {}
+    out = []
+    for line in lines:
+        value = memo.get(line.key)
+        if value is None:
+            value = memo[line.key] = one(line)
+        out.append(value)
+    return out
+
+
+def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms, *, y: Atoms | None = None, base: Atoms | None = None) -> float:
     """P(baseline − streaming answer latency ≤ 0) of one session, with X = G + L per call,
     V_b the baseline's wait and V_s each streaming call's wait (all independent, except
-    that the call on the full query shares its X with the baseline)."""
-    y = add(x, vs, LOAD_ATOMS)
+    that the call on the full query shares its X with the baseline). ``y`` = X + V_s and
+    ``base`` = X + V_b when the caller has them (the same for every session)."""
+    y = add(x, vs, LOAD_ATOMS) if y is None else y
     check = line.check_ms
     full = [i for i, t in enumerate(line.fired_t) if t == line.n_words]
     if line.deciding.any():
@@ -203,14 +274,15 @@ def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms) -> float:
             return np.prod(y.at_least(b[:, None] + others[None, :]), axis=1) if others.size else np.ones_like(b)
 
         if last is None:
-            base = add(x, vb, LOAD_ATOMS)
+            base = add(x, vb, LOAD_ATOMS) if base is None else base
             b = base.values_ms
             return float(base.probs @ np.where(b <= check + 1e-6, 1.0, p_others(b)))
+        own = vs.at_least(vb.values_ms + line.offsets_ms[last])  # X_n + V_n − d_n ≥ X_n + V_b
+        b_all = x.values_ms[:, None] + vb.values_ms[None, :]  # one row per atom of X_n
+        gaining = np.where(b_all <= check + 1e-6, 1.0, p_others(b_all.ravel()).reshape(b_all.shape) * own)
         total = 0.0
-        for xv, px in zip(x.values_ms, x.probs, strict=True):
-            b = xv + vb.values_ms
-            own = vs.at_least(vb.values_ms + line.offsets_ms[last])  # X_n + V_n − d_n ≥ X_n + V_b
-            total += px * float(vb.probs @ np.where(b <= check + 1e-6, 1.0, p_others(b) * own))
+        for px, row in zip(x.probs, gaining, strict=True):
+            total += px * float(vb.probs @ row)
         return total
     # Mis-fire: D = V_b − V_f − R with R = max(check, max_i (Y_i − d_i)⁺).
     offsets = line.offsets_ms
@@ -224,20 +296,52 @@ def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadPrediction:
+class Crossing:
+    """One statistic's break-even offered load: the midpoint of the two wait models' (the
+    one found, if only one is), the band their range."""
+
     break_even: float | None
-    """The midpoint of the two wait models' break-evens (the one found, if only one is)."""
     low: float | None
     high: float | None
     by_waits: dict[str, float | None]
 
 
-def predict_break_even(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> LoadPrediction:
-    """The break-even offered load (baseline tool utilization) and its band over the wait
-    models (:data:`~streamrag.simulator.predict.queue.WAIT_MODELS`)."""
-    model = LoadModel(questions, rs)
-    found = {name: model.break_even(name) for name in WAIT_MODELS}
+@dataclass(frozen=True, slots=True)
+class LoadPrediction:
+    """The break-even of the median paired difference (``break_even``, ``low``, ``high``,
+    ``by_waits``), every crossing's (:data:`CROSSINGS`), and the arrival rate per unit of
+    offered load."""
+
+    break_even: float | None
+    low: float | None
+    high: float | None
+    by_waits: dict[str, float | None]
+    crossings: dict[str, Crossing] = field(default_factory=dict)
+    turns_per_s_at_full_load: float | None = None
+    """Turns/s at offered load 1 (``c/E[L]``): turns/s = ρ × this."""
+
+    def turns_per_s(self, offered: float | None) -> float | None:
+        """The arrival rate (turns/s) of an offered load."""
+        if offered is None or self.turns_per_s_at_full_load is None:
+            return None
+        return offered * self.turns_per_s_at_full_load
+
+
+def crossing_of(model: LoadModel, crossing: str) -> Crossing:
+    found = {name: model.break_even(name, crossing=crossing) for name in WAIT_MODELS}
     values = [v for v in found.values() if v is not None]
     low, high = (min(values), max(values)) if values else (None, None)
     center = (low + high) / 2 if low is not None and high is not None else None
-    return LoadPrediction(center, low, high, found)
+    return Crossing(center, low, high, found)
+
+
+def predict_break_even(
+    questions: Sequence[SimQuestion], rs: ResolvedScenario, timelines: TimelineCache | None = None
+) -> LoadPrediction:
+    """The break-even offered load (baseline tool utilization) of every crossing
+    (:data:`CROSSINGS`: the median paired difference and the p90 user's gain), each with
+    its band over the wait models (:data:`~streamrag.simulator.predict.queue.WAIT_MODELS`)."""
+    model = LoadModel(questions, rs, timelines)
+    crossings = {name: crossing_of(model, name) for name in CROSSINGS}
+    m = crossings["median_saved"]
+    return LoadPrediction(m.break_even, m.low, m.high, m.by_waits, crossings, model.turns_per_s(1.0))

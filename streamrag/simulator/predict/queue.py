@@ -99,8 +99,12 @@ def queue_load(
     """The population's offer to the queue (:class:`QueueLoad`) at a nominal wait."""
     patience: list[float] = []
     served, total, square = 0.0, 0.0, 0.0
-    for line in lines:
-        p, s, t, q = session_jobs(line, mean_g_ms, wait_ms, l_atoms, cancel_frees, model)
+    memo: dict[tuple[object, ...], tuple[list[float], float, float, float]] = {}
+    for line in lines:  # each distinct timeline once, summed in the sessions' order
+        got = memo.get(line.key)
+        if got is None:
+            got = memo[line.key] = session_jobs(line, mean_g_ms, wait_ms, l_atoms, cancel_frees, model)
+        p, s, t, q = got
         patience += p
         served, total, square = served + s, total + t, square + q
     values = np.array(patience)

@@ -32,8 +32,8 @@ approximations and the simulator's own sampling noise can move.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from streamrag.engine.latency import ConstantLatency, LatencyModel
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.reflectors import Reflector
+from streamrag.pipeline.triggers import Trigger
 from streamrag.simulator.replay.closed import replay_arm
 from streamrag.simulator.scenario import ResolvedScenario
 
@@ -59,6 +60,11 @@ class Atoms:
 
     values_ms: np.ndarray
     probs: np.ndarray
+    tail: np.ndarray = field(init=False, repr=False, compare=False)
+    """P(X ≥ values_ms[i]) at each i, then 0 (what :meth:`at_least` and :meth:`greater` read)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tail", np.concatenate([np.cumsum(self.probs[::-1])[::-1], [0.0]]))
 
     @property
     def mean_ms(self) -> float:
@@ -71,14 +77,12 @@ class Atoms:
     def at_least(self, x_ms: np.ndarray) -> np.ndarray:
         """P(X ≥ x) at each x (ties within :data:`_TIE_MS` count as equal)."""
         idx = np.searchsorted(self.values_ms, np.asarray(x_ms) - _TIE_MS, side="left")
-        tail = np.concatenate([np.cumsum(self.probs[::-1])[::-1], [0.0]])
-        return tail[idx]
+        return self.tail[idx]
 
     def greater(self, x_ms: np.ndarray) -> np.ndarray:
         """P(X > x) at each x (right-continuous in x)."""
         idx = np.searchsorted(self.values_ms, np.asarray(x_ms) + _TIE_MS, side="right")
-        tail = np.concatenate([np.cumsum(self.probs[::-1])[::-1], [0.0]])
-        return tail[idx]
+        return self.tail[idx]
 
     def quantile_ms(self, q: float) -> float:
         return float(self.values_ms[min(len(self.values_ms) - 1, int(np.searchsorted(np.cumsum(self.probs), q - 1e-12)))])
@@ -151,6 +155,14 @@ class Timeline:
     turn_end_ms: float
     check_ms: float
     n_words: int
+    key: tuple[object, ...] = field(init=False, repr=False, compare=False)
+    """Everything above as one hashable value: two timelines with equal keys predict alike
+    (the load model computes each distinct one once)."""
+
+    def __post_init__(self) -> None:
+        arrays = (self.offsets_ms, self.deciding, self.sufficient, self.held)
+        parts = (self.fired_t, *(np.asarray(a).tobytes() for a in arrays), self.turn_end_ms, self.check_ms, self.n_words)
+        object.__setattr__(self, "key", parts)
 
 
 def supported(rs: ResolvedScenario) -> None:
@@ -166,13 +178,45 @@ def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:
     return rs.scenario.input.word_times_list_us(q.n_words, None, question_id=q.interaction_id)
 
 
-def timeline(q: SimQuestion, rs: ResolvedScenario, x_nominal_ms: float, reflector: Reflector | None = None) -> Timeline:
+class _Noting:
+    """A trigger that notes the words at which it offered a fire (for
+    :class:`~streamrag.simulator.predict.timelines.TimelineCache`)."""
+
+    __slots__ = ("inner", "kills_in_flight", "offered", "tick_us")
+
+    def __init__(self, inner: Trigger, offered: list[int]) -> None:
+        self.inner, self.offered = inner, offered
+        self.tick_us, self.kills_in_flight = inner.tick_us, inner.kills_in_flight
+
+    def on_word(self, t: int) -> bool:
+        if self.inner.on_word(t):
+            self.offered.append(t)
+            return True
+        return False
+
+    def on_tick(self, t: int) -> bool:
+        return self.inner.on_tick(t)
+
+    def fired(self, t: int) -> None:
+        self.inner.fired(t)
+
+
+def timeline(
+    q: SimQuestion,
+    rs: ResolvedScenario,
+    x_nominal_ms: float,
+    reflector: Reflector | None = None,
+    offered: list[int] | None = None,
+) -> Timeline:
     """Fire the scenario's trigger on the words through the streaming arm's own machine on
     the nominal timeline (every call taking ``x_nominal_ms``,
     :func:`~streamrag.simulator.replay.closed.replay_arm`), judge each call with its
-    reflector, and find which calls decide (module docstring)."""
+    reflector, and find which calls decide (module docstring). The words at which the
+    trigger offered a fire are appended to ``offered`` when given."""
     sc, rules = rs.scenario, rs.arm_rules
-    trigger = sc.trigger.build(q)
+    trigger: Trigger = sc.trigger.build(q)
+    if offered is not None:
+        trigger = _Noting(trigger, offered)
     if trigger.kills_in_flight:
         raise ConfigError(f"trigger.kind: {sc.trigger.kind!r} kills calls in flight; predict models the other triggers")
     reflector = reflector or sc.reflector.build(q)
@@ -211,6 +255,10 @@ class QuestionPrediction:
     var_ms2: float
     hit: bool
     n_fired: int
+    """The trigger's calls on the nominal timeline (a held call included, started or not)."""
+    calls_fired: float
+    """Expected tool calls started, as ``calls_fired`` in ``results.csv`` counts them
+    (:func:`expected_calls`): the trigger's started calls and the refire of a mis-fire."""
     fragile: bool
     """Its set O could change if random latencies reorder completions (see the band)."""
     alt_saved_ms: float
@@ -231,13 +279,27 @@ def expected_saving(line: Timeline, x: Atoms) -> tuple[float, float, bool]:
     return -mean_r, max(0.0, check**2 + second - mean_r**2), False
 
 
+def expected_calls(line: Timeline, x: Atoms) -> float:
+    """E[calls started] of a question: every call not held; a held call (fired on the last
+    word) only if the reflector's first look finds no deciding result in, i.e. with
+    probability ``Π_{j∈O, not held} P(X > d_j + check)`` (1 for a mis-fire); and the refire
+    of a mis-fire. With constant latencies this is the count the simulator measures."""
+    held = line.held
+    if not line.deciding.any():
+        return float(len(line.fired_t)) + 1.0
+    early = line.deciding & ~held
+    p_wait = float(np.prod(x.greater(line.offsets_ms[early] + line.check_ms))) if early.any() else 1.0
+    return float((~held).sum()) + float(held.sum()) * p_wait
+
+
 def spread_ms(x: Atoms) -> float:
     """How far random latencies can move one completion against another: P90 − P10 of X."""
     return x.quantile_ms(0.9) - x.quantile_ms(0.1)
 
 
-def predict_question(q: SimQuestion, rs: ResolvedScenario, x: Atoms) -> QuestionPrediction:
-    line = timeline(q, rs, x.mean_ms)
+def predict_question(q: SimQuestion, rs: ResolvedScenario, x: Atoms, line: Timeline | None = None) -> QuestionPrediction:
+    """One question's prediction, on its nominal ``line`` (replayed when not given)."""
+    line = timeline(q, rs, x.mean_ms) if line is None else line
     saved, var, hit = expected_saving(line, x)
     alt = line
     blocked = line.sufficient & ~line.deciding
@@ -257,7 +319,8 @@ def predict_question(q: SimQuestion, rs: ResolvedScenario, x: Atoms) -> Question
         gaps = np.abs(line.offsets_ms[:, None] - line.offsets_ms[None, :])[blocked][:, ~line.sufficient]
         fragile = bool(gaps.size and gaps.min() < spread_ms(x))
     alt_saved = expected_saving(alt, x)[0]
-    return QuestionPrediction(q.interaction_id, saved, var, hit, len(line.fired_t), fragile, alt_saved)
+    calls = expected_calls(line, x)
+    return QuestionPrediction(q.interaction_id, saved, var, hit, len(line.fired_t), calls, fragile, alt_saved)
 
 
 def call_latency(rs: ResolvedScenario, k: int = N_ATOMS) -> Atoms:
@@ -280,17 +343,27 @@ class PopulationPrediction:
     saved_on_hit_ms: float | None
     misfire_cost_ms: float | None
     calls_fired_mean: float
+    """Mean expected tool calls started per question, refires included (``calls_fired.mean``)."""
     questions: tuple[QuestionPrediction, ...]
+    lines: tuple[Timeline, ...] = ()
+    """Every question's nominal timeline (in order)."""
 
 
-def predict_population(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> PopulationPrediction:
+def predict_population(
+    questions: Sequence[SimQuestion],
+    rs: ResolvedScenario,
+    timelines: Callable[[float], list[Timeline]] | None = None,
+) -> PopulationPrediction:
     """Every question's prediction and the population's mean with its band:
-    ``band = 1.96·√(Σ Var_q)/N + mean over fragile questions' |saved − alt_saved| / N``."""
+    ``band = 1.96·√(Σ Var_q)/N + mean over fragile questions' |saved − alt_saved| / N``.
+    ``timelines(x_ms)`` gives every question's timeline when the caller keeps them
+    (:class:`~streamrag.simulator.predict.timelines.TimelineCache`)."""
     supported(rs)
     if not questions:
         raise ConfigError("predict: no questions to predict (check select.population)")
     x = call_latency(rs)
-    preds = tuple(predict_question(q, rs, x) for q in questions)
+    lines = timelines(x.mean_ms) if timelines is not None else [timeline(q, rs, x.mean_ms) for q in questions]
+    preds = tuple(predict_question(q, rs, x, line) for q, line in zip(questions, lines, strict=True))
     n = len(preds)
     saved = np.array([p.saved_ms for p in preds])
     hits = np.array([p.hit for p in preds])
@@ -305,6 +378,7 @@ def predict_population(questions: Sequence[SimQuestion], rs: ResolvedScenario) -
         hit_rate=float(hits.mean()),
         saved_on_hit_ms=float(saved[hits].mean()) if hits.any() else None,
         misfire_cost_ms=float(-saved[~hits].mean()) if (~hits).any() else None,
-        calls_fired_mean=float(np.mean([p.n_fired for p in preds])),
+        calls_fired_mean=float(np.mean([p.calls_fired for p in preds])),
         questions=preds,
+        lines=tuple(lines),
     )

@@ -1,0 +1,77 @@
+"""Benchmark: ``streamrag predict`` end to end on 1,371 generated questions, from a shell.
+
+What a user runs (README, ``predict``): ``streamrag generate gen.csv --table --questions 1371
+--seed 0`` once, then ``streamrag predict --table gen.csv --scenario S [--set ...] --out
+pred.json`` for the scenarios below — ``paper_rq3`` (the retrieved-gold questions, no
+load) and ``load`` with both latency profiles (all 1,371 questions, both break-evens).
+Measured per command: CPU seconds of the child (user + sys, best of ``--repeat`` runs)
+beside the floor every command pays, ``python -c "import numpy, pandas, pyarrow"``, and
+the printed answer. Issue 44's goal: ≤ 2 s of CPU per command.
+
+Usage: ``python benchmarks/bench_predict.py [--repeat 3]``
+Writes ``benchmarks/out/bench_predict.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_average, save
+
+STREAMRAG = Path(sys.executable).with_name("streamrag")
+CASES = {
+    "paper_rq3": ["--scenario", "paper_rq3"],
+    "load": ["--scenario", "load"],
+    "load_arora2025": ["--scenario", "load", "--set", "latency.profile=arora2025"],
+}
+
+
+def _cpu(cmd: list[str]) -> tuple[float, str]:
+    """(CPU s of the child, its stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout.strip()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per command (the best is kept)")
+    ap.add_argument("--questions", type=int, default=1371)
+    args = ap.parse_args()
+    result: dict[str, object] = {"questions": args.questions, "repeat": args.repeat, "load_average_at_start": load_average()}
+    floor = min(_cpu([sys.executable, "-c", "import numpy, pandas, pyarrow"])[0] for _ in range(args.repeat))
+    result["floor_cpu_s"] = floor
+    print(f"floor (import numpy, pandas, pyarrow): {floor:.2f} s CPU")
+    with tempfile.TemporaryDirectory() as tmp:
+        table = Path(tmp) / "gen.csv"
+        subprocess.run(
+            [str(STREAMRAG), "generate", str(table), "--table", "--questions", str(args.questions), "--seed", "0"],
+            check=True,
+            capture_output=True,
+        )
+        runs: dict[str, object] = {}
+        for name, extra in CASES.items():
+            cmd = [str(STREAMRAG), "predict", "--table", str(table), *extra, "--out", str(Path(tmp) / f"{name}.json")]
+            times, printed = [], ""
+            for _ in range(args.repeat):
+                cpu, printed = _cpu(cmd)
+                times.append(cpu)
+            best = min(times)
+            runs[name] = {"command": " ".join(["streamrag", *cmd[1:]]), "cpu_s": best, "cpu_s_runs": times,
+                          "over_floor_s": best - floor, "printed": printed}  # fmt: skip
+            print(f"{name}: {best:.2f} s CPU (floor {floor:.2f} s) — {printed}")
+        result["runs"] = runs
+    result["load_average_at_end"] = load_average()
+    print(f"wrote {save('bench_predict', result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
