@@ -42,8 +42,6 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from fuzz_surfaces import harness_counts  # noqa: E402  (the harness's counts, as the test run's summary sums them)
 
 ORDER = ("hang", "traceback", "lost work", "silent wrong", "interrupted", "clean error", "warning", "ok", "skipped")
 
@@ -224,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         f"  → {counts.get('traceback', 0)} tracebacks, {counts.get('silent wrong', 0)} silent wrong results, "
         f"{counts.get('lost work', 0)} lost work, {counts.get('hang', 0)} hangs"
     )
+    sys.path.insert(0, str(ROOT / "tests"))  # after the run: hypothesis imported first would escape its rewriting
+    from fuzz_surfaces import harness_counts  # the harness's counts, as the test run's summary sums them
+
     harness = harness_counts(tally.reports)
     if harness is not None:
         print(
