@@ -142,7 +142,9 @@ def _configure_figures(dpi: float, figure_format: str | None) -> None:
     figures.FORMAT = figure_format
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, process: bool = False) -> int:
+    """The command line; ``process``: this call is the whole process (the console script
+    and ``python -m streamrag``), so a command ending on a signal drops later ones."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         _configure_figures(args.dpi, args.figure_format)
-        with terminations_interrupt():
+        with terminations_interrupt(process=process):
             code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
@@ -201,8 +203,8 @@ def _reader_gone() -> int:
 
 
 def entry() -> None:  # pragma: no cover - console script shim
-    sys.exit(main())
+    sys.exit(main(process=True))
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(main(process=True))

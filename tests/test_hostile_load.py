@@ -355,9 +355,9 @@ def test_a_load_run_started_in_the_background_ends_on_sigterm_with_its_line(tmp_
     finally:
         signal.signal(signal.SIGINT, handler)
     _wait_for(lambda: out.is_dir() and any(p.name.startswith(".trace-") and p.stat().st_size > 0 for p in out.iterdir()))
-    for _ in range(3):  # several signals, at different moments of the run
+    for _ in range(600):  # signals until it exits: the run, its unwinding and the interpreter's shutdown each get some
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.2)
+        time.sleep(0.05)
         if proc.poll() is not None:
             break
     _, err = proc.communicate(timeout=60)

@@ -133,9 +133,14 @@ def cancellation_as_interrupt() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def terminations_interrupt() -> Iterator[None]:
+def terminations_interrupt(*, process: bool = False) -> Iterator[None]:
     """SIGTERM and SIGHUP act as SIGINT for the block (main thread only: elsewhere a
-    handler cannot be set and the defaults stay)."""
+    handler cannot be set and the defaults stay).
+
+    ``process``: the block is the whole process's command (the console script). When it
+    ends on a termination, later ones are dropped until the process exits: its line and
+    exit code (128 + the signal) are decided, and a second SIGTERM during the
+    interpreter's shutdown would otherwise kill it by the signal instead."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -145,8 +150,11 @@ def terminations_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
+        ending = process and bool(_received)
         for sig, handler in saved.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_IGN if ending else handler)
+        if ending:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
