@@ -97,7 +97,7 @@ def _measurements(folder: Path) -> None:
 
 def _transcript(folder: Path) -> None:
     words = ["who", "founded", "acme", "robotics", "in", "boston"]
-    _jsonl(folder / "w.jsonl", [{"word": w, "t_ms": 310.0 * i} for i, w in enumerate(words)])
+    _jsonl(folder / "w.jsonl", [{"word": w, "t_ms": 31.0 * i} for i, w in enumerate(words)])  # live runs on the real clock
 
 
 def _ids(folder: Path) -> None:
@@ -194,7 +194,7 @@ SURFACES: tuple[Surface, ...] = (
     Surface("grid", ("sweep", "grid"), "g.toml", "toml", ("sweep", "{tmp}/g.toml", "--out", OUT, "--jobs", "1"), _grid),
     Surface("measurements", ("calibrate", "measurements"), "m.csv", "csv",
             ("calibrate", "{tmp}/m.csv", "--out", "{out}/p.toml"), _measurements, numbers=("duration_ms",), header=True),
-    Surface("transcript", ("live", "transcript"), "w.jsonl", "jsonl", ("live", "--transcript", "{tmp}/w.jsonl", "--out", OUT),
+    Surface("transcript", ("live", "transcript"), "w.jsonl", "jsonl", ("live", "--transcript", "{tmp}/w.jsonl", "--set", "latency.G_ms=1", "--set", "latency.F_ms=1", "--out", OUT),
             _transcript, numbers=("t_ms",)),
     Surface("id-file", ("analyze", "ids"), "ids.txt", "lines",
             ("analyze", "{tmp}/d.jsonl", "--ids", "{tmp}/ids.txt", "--out", OUT, "--no-cache", "--jobs", "1", "--no-figures"),
@@ -241,6 +241,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("analyze", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("compare", "run_dir"): _RUN,
     ("fit-input", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
+    ("fit-input", "validate"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("frontier", "grid"): "a grid file: the grid surface's reader (sweep/grid.py)",
     ("frontier", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
     ("ingest", "data"): _RECORDS,

@@ -78,7 +78,7 @@ def test_a_malformed_row_names_file_line_and_field_and_is_skipped_only_when_aske
 def test_typing_another_text_is_seeded_and_always_ends_on_that_text(tmp_path: Path) -> None:
     logs = read_keystrokes(_log(tmp_path / "k", _typed("the cat <<<r car is here <<<<ere")))
     profile = typist_profile("7", logs.participants["7"])
-    assert profile.episode_rate["s"] > 0  # both runs begin right after a space
+    assert profile.runs.rate["s"] > 0  # both runs begin right after a space
     text = "who directed the movie inception in 2010?"
     a = typed_keys(text, profile, np.random.default_rng(3))
     assert a == typed_keys(text, profile, np.random.default_rng(3))
@@ -198,13 +198,14 @@ def test_every_planned_backspace_run_is_typed_so_runs_per_key_match_the_log() ->
     # Runs drawn close together overlap; each must still happen (a second slip while
     # retyping), not be dropped: the model then starts as many runs per key as the
     # participants' logs say (dropping the overlaps gave 0.938 of the logged rate).
+    from streamrag.data.human.backspace_runs import opportunities
     from streamrag.data.human.typed import typists
 
     text = "what was the closing price of halvorsen energy stock on march 1 2024"
     rng = np.random.default_rng(0)
     expected = typed = 0.0
     for profile in typists(KEYSTROKES, "fit").profiles:
-        rates = sum(profile.episode_rate["s" if text[end] == " " else "c"] for end in range(1, len(text)))
+        rates = sum(profile.runs.rate[cls] for cls, n in opportunities(text).items() for _ in range(n))
         for _ in range(20):
             _, keys = typed_keys(text, profile, rng)
             typed += sum(1 for i, ch in enumerate(keys) if ch == "\b" and keys[i - 1] != "\b")

@@ -12,17 +12,19 @@ participant becomes a **typist profile**, drawn from their own logged sentences 
   lower-cased character bigram when they typed it at least ``MIN_BIGRAM`` times, else
   for the pair's class (letter→letter, letter→space, space→letter, space→space); a
   word's key intervals are then rescaled to sum to its drawn word time;
-- **backspace episodes**: the participant's rate of backspace runs begun right after a
-  space and right after another key (per such key of the typed sentences), the run lengths of each, the
-  pause before a run, the interval between backspaces and the pause before typing resumes.
+- **backspace runs**: the participant's logged structure of runs
+  (:mod:`streamrag.data.human.backspace_runs`): per start class (right after a space, or
+  1, 2, 3, 4+ characters into a word) the runs per such key of the shown sentences and
+  the logged ``(characters deleted, retyped unchanged)`` pairs; and the pause before a
+  run, the interval between backspaces and the pause before typing resumes.
 
-Typing question ``q`` (``typed_keys``): at each key, with the rate of its class, a run of
-``b`` backspaces (drawn from that class's run lengths) is planned to follow it; the
-``b`` keys it takes back are typed first with the first one wrong (a QWERTY neighbour
-of the intended key), then deleted, and typing resumes at the intended key. A run begun
-right after a space with ``b ≥ 2`` takes back a word already heard with the typo, and
-the retyped word revises it — as a logged run that reaches across a space does. Every
-interval is one draw from the pools above.
+Typing question ``q`` (``typed_keys``): at each key, with the rate of its start class, a
+logged run is drawn and placed to end right after that key
+(:func:`~streamrag.data.human.backspace_runs.plan_runs`): the keys it deletes are typed
+first — the first one wrong (a QWERTY neighbour, or a premature space in place of a
+word's last character) unless the logged run was retyped unchanged — then deleted, and
+typing resumes. A run that deletes a space takes back a word already heard, and the
+retyped word revises it, as in the logs. Every interval is one draw from the pools above.
 
 Which participant types which question is seeded by the question's id (``seed``), so a
 question's keys never depend on the other questions of a run, and under load each
@@ -41,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.base.errors import InputError
+from streamrag.data.human.backspace_runs import RunPools, plan_runs, run_pools
 from streamrag.data.human.keystrokes import KeystrokeLogs, Skipped, TypedSentence, heard, log_files, read_keystrokes
 
 MIN_BIGRAM = 3
@@ -71,10 +74,9 @@ class TypistProfile:
     word_ms: dict[int, np.ndarray]
     """Word length → logged times from the space before a word to the space after it
     (words typed without a backspace)."""
-    episode_rate: dict[str, float]
-    """``"s"`` / ``"c"``: backspace runs begun right after a space / another key, per such
-    key of the sentences typed."""
-    run_lengths: dict[str, np.ndarray]
+    runs: RunPools
+    """Backspace runs: rates and logged ``(n_deleted, retyped_same)`` draws by where
+    they start (:mod:`streamrag.data.human.backspace_runs`)."""
     before_run_ms: np.ndarray
     within_run_ms: np.ndarray
     after_run_ms: np.ndarray
@@ -90,32 +92,25 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
     klass: dict[str, list[float]] = defaultdict(list)
     words: dict[int, list[float]] = defaultdict(list)
     everything: list[float] = []
-    runs: dict[str, list[float]] = {"s": [], "c": []}
-    typed = {"s": 0, "c": 0}
     before: list[float] = []
     within: list[float] = []
     after: list[float] = []
     for s in sentences:
         chars, times = s.chars, s.press_ms
-        run, run_class = 0, "c"
         last_space: int | None = None
         clean = True
         for i, ch in enumerate(chars):
             gap = float(times[i] - times[i - 1]) if i else None
             if ch == "\b":
-                if not run:
-                    run_class = "s" if i and chars[i - 1] == " " else "c"
-                run += 1
                 clean = False
                 if gap is not None:
                     (within if chars[i - 1] == "\b" else before).append(gap)
                 continue
-            if run:
-                runs[run_class].append(run)
-                run = 0
-                if gap is not None:
-                    after.append(gap)
-            elif gap is not None and chars[i - 1] != "\b":
+            if gap is None:
+                pass
+            elif chars[i - 1] == "\b":
+                after.append(gap)
+            else:
                 prev = chars[i - 1]
                 bigram[(prev + ch).lower()].append(gap)
                 klass[pair_class(prev, ch)].append(gap)
@@ -124,13 +119,6 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
                 if last_space is not None and clean and i - last_space > 1:
                     words[i - last_space - 1].append(float(times[i] - times[last_space]))
                 last_space, clean = i, True
-        if run:
-            runs[run_class].append(run)
-        # Rates per key of the text (not per key pressed: retyped keys are the runs' own),
-        # as typed_keys draws them once per key of the new text.
-        text = " ".join(s.sentence.split())
-        typed["s"] += text.count(" ")
-        typed["c"] += len(text) - text.count(" ")
     all_ms = np.asarray(everything or [200.0], dtype=np.float64)
     return TypistProfile(
         participant,
@@ -138,8 +126,7 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
         {k: np.asarray(v) for k, v in klass.items()},
         all_ms,
         {k: np.asarray(v) for k, v in words.items()},
-        {k: len(runs[k]) / typed[k] if typed[k] else 0.0 for k in ("s", "c")},
-        {k: _arr(runs[k], np.ones(1)) for k in ("s", "c")},
+        run_pools([(s.sentence, s.chars) for s in sentences]),
         _arr(before, all_ms),
         _arr(within, all_ms),
         _arr(after, all_ms),
@@ -193,31 +180,19 @@ def _clean_intervals(text: str, profile: TypistProfile, rng: np.random.Generator
 def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> tuple[list[float], str]:
     """``(press times in ms from the first key, characters with "\\b" for backspace)``:
     ``text`` typed by ``profile`` (module docstring). The keys always end on ``text``."""
-    episodes: dict[int, int] = {}  # start → end of each planned backspace run
-    last_end = 0
-    for end in range(1, len(text)):
-        cls = "s" if text[end] == " " else "c"
-        if rng.random() < profile.episode_rate[cls]:
-            b = int(_draw(profile.run_lengths[cls], rng))
-            # A run reaching into the previous run's keys erases only what was retyped
-            # since (a second slip while retyping), so every drawn run happens and the
-            # runs per key stay the logged rate.
-            start = max(end - b + 1, last_end + 1, 1)
-            episodes[start] = end
-            last_end = end
+    planned = plan_runs(text, profile.runs, rng, _typo)
     clean = _clean_intervals(text, profile, rng)
-    times: list[float] = [0.0]
-    keys: list[str] = [text[0]]
+    times: list[float] = []
+    keys: list[str] = []
     t = 0.0
-    for pos in range(1, len(text)):
-        run_end = episodes.get(pos)
-        if run_end is not None:
-            wrong = _typo(text[pos], rng) + text[pos + 1 : run_end + 1]
-            for j, ch in enumerate(wrong):
+    for pos in range(len(text)):
+        run = planned.get(pos)
+        if run is not None:
+            for j, ch in enumerate(run.keys):
                 t += clean[pos] if j == 0 else _interval(profile, keys[-1], ch, rng)
                 times.append(t)
                 keys.append(ch)
-            for j in range(len(wrong)):
+            for j in range(len(run.keys)):
                 t += _draw(profile.within_run_ms if j else profile.before_run_ms, rng)
                 times.append(t)
                 keys.append("\b")
@@ -275,12 +250,17 @@ def typists(root: str | os.PathLike[str], use: str = "all", held_out_share: floa
     return _cached(str(root), stamp, use, held_out_share, split_seed)
 
 
-def type_question(text: str, pool: Typists, rng: np.random.Generator) -> tuple[list[tuple[str, ...]], list[float]]:
-    """``text`` typed by one participant drawn from ``pool``: hypotheses' words and times."""
+def type_keys(text: str, pool: Typists, rng: np.random.Generator) -> tuple[list[float], str]:
+    """``text`` typed by one participant drawn from ``pool``: press times and keys
+    (:func:`typed_keys`)."""
     if not text.strip():
         raise InputError("a typed question needs at least one word")
     profile = pool.profiles[int(rng.integers(len(pool.profiles)))]
-    times, keys = typed_keys(" ".join(text.split()), profile, rng)
-    out = heard(times, keys)
+    return typed_keys(" ".join(text.split()), profile, rng)
+
+
+def type_question(text: str, pool: Typists, rng: np.random.Generator) -> tuple[list[tuple[str, ...]], list[float]]:
+    """``text`` typed by one participant drawn from ``pool``: hypotheses' words and times."""
+    out = heard(*type_keys(text, pool, rng))
     assert out is not None  # the keys end on the text, which has a word
     return out
