@@ -33,6 +33,7 @@ _PUBLIC = {
     "StreamragError": "streamrag.base.errors",
     "Speculator": "streamrag.speculate.speculator",
     "ChunkScorer": "streamrag.retrieval.plugin",
+    "advise": "streamrag.advice.run",
 }
 
 _MODULES = ("plots", "sweep")
@@ -44,6 +45,7 @@ __all__ = [
     "Speculator",
     "StreamragError",
     "__version__",
+    "advise",
     "analyze",
     "compare_runs",
     "demo_path",

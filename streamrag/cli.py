@@ -40,6 +40,7 @@ COMMANDS = (
     "list",
     "schema",
     "frontier",
+    "advise",
     "speak",
     "fit-input",
     "train-trigger",

@@ -275,6 +275,10 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("train-trigger", "test"): "a feature table: the features surface's reader (TRAIN and TEST are read alike)",
     ("analyze", "retriever"): _PLUGIN,
     ("simulate", "retriever"): _PLUGIN,
+    ("advise", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
+    ("advise", "measurements"): "measured durations: the measurements surface's reader (calibrate's read_measurements)",
+    ("advise", "situation"): "a situation TOML: read_toml and a SettingsModel, as the scenario surface's reader; "
+    "tests/test_advise.py refuses damaged and absurd ones in one line naming the file",
 }
 """File arguments no surface fuzzes, each with the reason (an empty reason fails a test)."""
 

@@ -17,6 +17,7 @@ API = [
     "Speculator",
     "StreamragError",
     "__version__",
+    "advise",
     "analyze",
     "compare_runs",
     "demo_path",

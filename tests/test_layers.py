@@ -29,10 +29,12 @@ speculate    the Speculator (agents), LiveKit and Pipecat adapters base, engine,
 live         real clock, real tools, real words                    everything above but sweep
 sweep        grids, points, executors, the sweep table             base, data, analysis, engine, simulator
 report       a run folder as one self-contained HTML page          base, analysis, simulator, sweep
+advice       a deployer's situation → a row per policy, a          base, data, engine, calibration, pipeline,
+             recommendation (``streamrag advise``)                 simulator, speculate, sweep, report
 commands     one module per ``streamrag`` subcommand               everything above
 (root)       ``streamrag``, ``api``, ``cli``, ``__main__``,        base, data, retrieval, analysis, engine,
              ``plots`` (every plot function, public)               calibration, simulator, speculate, sweep, report,
-                                                                   commands
+                                                                   advice, commands
 ===========  ====================================================  ====================================================
 
 There are no import circles between modules. A package's ``__init__`` and its own submodule
@@ -70,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
     "live": {"base", "data", "retrieval", "analysis", "engine", "calibration", "pipeline", "simulator", "speculate"},
     "sweep": {"base", "data", "analysis", "engine", "simulator"},
     "report": {"base", "analysis", "simulator", "sweep"},
+    "advice": {"base", "data", "engine", "calibration", "pipeline", "simulator", "speculate", "sweep", "report"},
     "commands": {
         "base",
         "data",
@@ -83,6 +86,7 @@ ALLOWED: dict[str, set[str]] = {
         "sweep",
         "report",
         "learn",
+        "advice",
     },
     ENTRY: {
         "base",
@@ -95,6 +99,7 @@ ALLOWED: dict[str, set[str]] = {
         "speculate",
         "sweep",
         "report",
+        "advice",
         "commands",
     },
 }

@@ -1,0 +1,12 @@
+"""``streamrag advise``: a deployer's situation in, one row per policy and a recommendation out.
+
+- :mod:`~streamrag.advice.situation` — the situation, stated once (flags or TOML), and the G/F ends;
+- :mod:`~streamrag.advice.sweep_end` — one end through the frontier (its grid, sweep and frontier);
+- :mod:`~streamrag.advice.needs` — what a policy needs at run time (its trigger's declaration,
+  the Speculator's check);
+- :mod:`~streamrag.advice.rows` — per policy, its best operating point within the budget and its users;
+- :mod:`~streamrag.advice.load` — ``predict``'s break-even and a load simulation at the stated rate;
+- :mod:`~streamrag.advice.recommend` — the recommendation, why each other lost, robustness;
+- :mod:`~streamrag.advice.output` — the files and the console table;
+- :mod:`~streamrag.advice.run` — :func:`~streamrag.advice.run.advise`, the whole.
+"""

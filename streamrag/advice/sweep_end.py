@@ -1,0 +1,114 @@
+"""One end of the G/F range through the frontier: its grid, its sweep, its frontier.
+
+The grid is the built-in ``frontier`` grid (every policy over its knob, one harness) with
+the situation in its ``[base]``: the end's latency profile (written beside the run), the
+words per second and the seed; and the situation's input. The grid's text is kept in the
+run folder (``grid.toml``), so ``streamrag frontier RUN/grid.toml --out X`` recomputes the
+same points (a test does).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamrag.base.bundled import grids_dir
+from streamrag.base.tomlfile import parse_toml
+from streamrag.calibration.profile import dumps_toml, write_profile
+from streamrag.simulator.scenario import ResolvedScenario
+from streamrag.sweep.frontier.operating import Frontier, compute_frontier
+from streamrag.sweep.grid import Grid, grid_from_tables
+from streamrag.sweep.inputs import InputSpec, parse_input
+from streamrag.sweep.resumable import SweepResult, point_dir, run_sweep
+
+from .situation import LatencyEnd, Situation
+
+FRONTIER_GRID = "frontier"
+N_BOOT = 1000
+"""Bootstrap resamples over questions (the frontier's default)."""
+
+
+def input_source(spec: InputSpec) -> str:
+    """An input spec as a source string with absolute paths (the grid file's ``input``)."""
+    if spec.kind in ("table", "data"):
+        return f"{spec.kind}:{spec.path}"
+    if spec.kind == "generated":
+        return f"generated:{spec.n_questions}:seed={spec.seed}"
+    return spec.source
+
+
+def end_profile(end: LatencyEnd, path: Path) -> Path:
+    """The end's three stages as a profile file (``latency.profile`` of the grid)."""
+    stages = {s: end.stages[s].model_dump(mode="json", exclude_none=True) for s in ("G", "L", "F")}
+    tables = {"name": f"advise-{end.name}", "description": end.assumes, "source": "streamrag advise", "stages": stages}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_profile(path, tables)
+    return path
+
+
+def grid_text(situation: Situation, profile: Path, source: str, end: LatencyEnd) -> str:
+    """The built-in frontier grid's text with the situation (module docstring)."""
+    text = (grids_dir() / f"{FRONTIER_GRID}.toml").read_text(encoding="utf-8")
+    head = {
+        "name": f"advise-{end.name}",
+        "description": f"streamrag advise: every policy over its knob; {end.assumes}",
+        "input": source,
+    }
+    for key, value in head.items():
+        line = f"{key} = {json.dumps(value)}"
+        text, n = re.subn(rf"^{key} = .*$", line.replace("\\", "\\\\"), text, count=1, flags=re.M)
+        if n != 1:  # the built-in grid changed shape: fail loudly, not silently
+            raise RuntimeError(f"the built-in frontier grid has no line '{key} = ...'")
+    base = {"latency.profile": str(profile), "input.delta_wps": situation.words_per_s, "seed": situation.seed}
+    return text.rstrip("\n") + "\n\n# streamrag advise: the situation\n[base]\n" + dumps_toml(base)
+
+
+@dataclass(frozen=True, slots=True)
+class EndRun:
+    """One end's finished sweep and frontier."""
+
+    end: LatencyEnd
+    result: SweepResult
+    frontier: Frontier
+    folder: Path
+
+    def settings(self, key: str) -> ResolvedScenario:
+        """The scenario a point ran (resolved)."""
+        return next(p.job.settings for p in self.result.plan.runnable if p.key == key)
+
+    def summary(self, key: str) -> dict[str, Any]:
+        """The point's ``summary.json`` (simulate's)."""
+        data: dict[str, Any] = json.loads((point_dir(self.result.out, key) / "summary.json").read_text(encoding="utf-8"))
+        return data
+
+    def questions(self, key: str) -> list[Any]:
+        """The questions the point replayed (as the frontier selects them)."""
+        from streamrag.simulator.questions import select_for
+        from streamrag.sweep.inputs import ref_analysis
+
+        point = next(p for p in self.result.plan.runnable if p.key == key)
+        selected = select_for(
+            self.result.plan.inputs.questions(ref_analysis(point.job.input_ref)), point.job.settings.scenario.selection()
+        )
+        return list(selected.questions)
+
+
+def run_end(situation: Situation, end: LatencyEnd, folder: Path, profile: Path, *, jobs: int, on_point: Any = None) -> EndRun:
+    """Sweep the frontier grid for one end into ``folder`` (resumed when it ran before),
+    its three stages written as the profile file ``profile``."""
+    spec = parse_input(situation.input, base_dir=Path.cwd())
+    text = grid_text(situation, end_profile(end, profile), input_source(spec), end)
+    grid: Grid = grid_from_tables(parse_toml(text, "advise grid"), text=text, origin=str(folder / "grid.toml"), base_dir=folder)
+    cache = None
+    if grid.input.kind == "data":
+        from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
+
+        cache = ChunkCache(default_cache_dir())
+    grid = grid.model_copy(update={"output": grid.output.model_copy(update={"figures": False})})
+    command = ["streamrag", "frontier", str(folder / "grid.toml"), "--out", str(folder), "--seed", str(situation.seed)]
+    result = run_sweep(grid, folder, resume=True, jobs=jobs, cache=cache, on_point=on_point, command=command)
+    frontier = compute_frontier(result, n_boot=N_BOOT, seed=situation.seed, jobs=jobs)
+    return EndRun(end, result, frontier, folder)
