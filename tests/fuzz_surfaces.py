@@ -187,7 +187,7 @@ SURFACES: tuple[Surface, ...] = (
             numbers=("n_words", "n_passages", "t_sc", "phi_sc", "t_suf", "phi_suf", "volatility", "gold_density"), header=True),
     Surface("table-simulate", ("simulate", "table"), "t.csv", "csv",
             ("simulate", "--table", "{tmp}/t.csv", "--scenario", "paper_rq3", "--out", OUT), _table,
-            numbers=("n_words", "n_passages", "t_sc", "t_suf"), header=True),
+            numbers=("n_words", "n_passages", "t_sc", "t_suf"), header=True, optional=("n_passages",)),
     Surface("scenario", ("simulate", "scenario"), "s.toml", "toml",
             ("simulate", "--table", "{tmp}/t.csv", "--scenario", "{tmp}/s.toml", "--out", OUT), _scenario,
             numbers=("seed", "L_ms", "G_ms", "F_ms", "words", "delta_wps")),

@@ -137,6 +137,7 @@ def test_without_optional_columns_agreement_is_null(run_dir: Path, tmp_path: Pat
         ("interaction_id,measured_saved_ms,H_predicted_ms\nx1,1,2\n", "pub.csv: no interaction_id in common"),
         (PUBLISHED.replace("q3,-50,400,", "q3,-50,1e40,"), "pub.csv:4: column 'H_predicted_ms': 1e40 ms is beyond a day"),
         (PUBLISHED.replace("q3,-50,400,", "q3,-50,-400,"), "pub.csv:4: column 'H_predicted_ms': -400 is negative"),
+        (PUBLISHED.replace("q5,600,300,comparison,9,4", "q5,600,300,comparison,9,-1"), "pub.csv:6: column 't_star': -1 is not a positive"),
     ],
 )  # fmt: skip
 def test_bad_published_file_is_one_line_exit_1(

@@ -115,6 +115,8 @@ def _parse(path: str, row: CsvRow, required: Sequence[str], optional: Sequence[s
                 raise RowError(column, f"{raw} ms is beyond a day ({MAX_MS:.0f} ms): not a turn's latency")
             if value is not None and column == "H_predicted_ms" and value < 0:
                 raise RowError(column, f"{raw} is negative (H, the hideable latency, is ≥ 0)")
+            if value is not None and column in ints and value < 1:
+                raise RowError(column, f"{raw} is not a positive count (a word count, or a word position from 1)")
             out[column] = value
     except RowError as exc:
         raise TableError(f"{path}:{row.line}: {exc}") from None
