@@ -74,9 +74,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--retriever",
         default=None,
-        metavar="KIND",
-        help="prefix ranking for DATA (same as --set data.retriever=...); dense = all-MiniLM-L6-v2 "
-        "cosine, judged by reflector.cosine_threshold (default 0.4)",
+        metavar="KIND|TARGET",
+        help="prefix ranking for DATA (same as --set data.retriever=...): a kind (dense = all-MiniLM-L6-v2 "
+        "cosine, judged by reflector.cosine_threshold, default 0.4) or your own class, path/to/file.py:Class "
+        "or package.module:Class (docs/retrievers.md)",
     )
     p.set_defaults(run=run)
 
