@@ -67,13 +67,8 @@ def break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario) -> d
 
     pred = predict_break_even(questions, rs_load, TimelineCache(questions, rs_load))
     out: dict[str, Any] = {"turns_per_s_per_offered_load": pred.turns_per_s_at_full_load}
-    for name, c in pred.crossings.items():
-        out[f"break_even.{name}.offered_load"] = c.break_even
-        out[f"break_even.{name}.low"] = c.low
-        out[f"break_even.{name}.high"] = c.high
-        out[f"break_even.{name}.turns_per_s"] = pred.turns_per_s(c.break_even)
-        out[f"break_even.{name}.turns_per_s_low"] = pred.turns_per_s(c.low)
-        out[f"break_even.{name}.turns_per_s_high"] = pred.turns_per_s(c.high)
+    for name in pred.crossings:
+        out |= {f"break_even.{name}.{field}": value for field, value in pred.record(name).items()}
     return out
 
 

@@ -69,14 +69,11 @@ def prediction_json(pop: Any, load: Any, rs: Any, counts: dict[str, int], users:
 
         crossings = {}
         for name, c in load.crossings.items():
+            record = load.record(name)
             crossings[name] = {
-                "offered_load": c.break_even,
-                "low": c.low,
-                "high": c.high,
+                **{k: record[k] for k in ("offered_load", "low", "high")},
                 "by_waits": c.by_waits,
-                "turns_per_s": load.turns_per_s(c.break_even),
-                "turns_per_s_low": load.turns_per_s(c.low),
-                "turns_per_s_high": load.turns_per_s(c.high),
+                **{k: v for k, v in record.items() if k.startswith("turns_per_s")},
                 "difference": CROSSINGS[name][0],
                 "meaning": CROSSINGS[name][1],
             }

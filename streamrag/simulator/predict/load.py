@@ -326,6 +326,19 @@ class LoadPrediction:
             return None
         return offered * self.turns_per_s_at_full_load
 
+    def record(self, name: str) -> dict[str, float | None]:
+        """Crossing ``name``'s break-even, band and their arrival rates: the fields
+        ``predict --out`` and ``advise`` write (``by_waits`` left to the caller)."""
+        c = self.crossings[name]
+        return {
+            "offered_load": c.break_even,
+            "low": c.low,
+            "high": c.high,
+            "turns_per_s": self.turns_per_s(c.break_even),
+            "turns_per_s_low": self.turns_per_s(c.low),
+            "turns_per_s_high": self.turns_per_s(c.high),
+        }
+
 
 def crossing_of(model: LoadModel, crossing: str) -> Crossing:
     found = {name: model.break_even(name, crossing=crossing) for name in WAIT_MODELS}
