@@ -285,7 +285,7 @@ EXEMPT: dict[tuple[str, str], str] = {
 NOT_FILES = {
     "out", "convert", "png", "perfetto", "figure", "cache", "index_dir",  # written, not read
     "log_level", "figure_format", "dpi", "scheduler", "url", "llm_url", "llm_model", "llm_key_env", "name",
-    "description", "question_id", "what", "kind", "overrides", "spans", "turn", "features", "qrels",
+    "description", "question_id", "what", "kind", "overrides", "settings", "spans", "turn", "features", "qrels",
 }  # fmt: skip
 """Argument dests that name no input file (outputs, values, addresses)."""
 

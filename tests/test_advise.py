@@ -23,9 +23,21 @@ from streamrag.cli import main
 
 SITUATION = ["--tool-p50-ms", "800", "--tool-p90-ms", "2000", "--turns-per-s", "2", "--tool-workers", "4"]
 FAST = ["--load-sessions", "300"]  # the load simulation's sessions: fewer than the default, same code
-POLICIES = ["interval_words", "interval_seconds", "replace", "stable", "hedge", "every_word", "learned", "learned_rearm"]
-"""The built-in frontier grid's policies less the null (``none``) and the bound (``oracle``)."""
-RANKING_POLICIES = {"replace", "stable", "learned", "learned_rearm"}
+POLICIES = [
+    "interval_words",
+    "interval_seconds",
+    "replace",
+    "stable",
+    "hedge",
+    "every_word",
+    "learned_tool",
+    "learned_local",
+    "learned_rearm_tool",
+    "learned_rearm_local",
+]
+"""The built-in frontier grid's policies less the null (``none``) and the bound (``oracle``),
+each learned one twice: its rankings searches on the tool, or a local index's."""
+RANKING_POLICIES = {"replace", "stable", *(p for p in POLICIES if p.startswith("learned"))}
 
 
 def _main(argv: list[str]) -> tuple[int, str]:
@@ -80,20 +92,25 @@ def test_the_GF_range_is_reported_when_G_and_F_are_not_given(demo: tuple[Path, s
     assert "G/F range" in data["answer"] and "end arora2025: G and F not given" in stdout
 
 
-def test_with_only_the_tool_ranking_policies_are_not_recommended_and_say_why(demo: tuple[Path, str]) -> None:
+def test_with_only_the_tool_a_ranking_per_word_is_a_search_charged_and_a_local_index_is_refused(demo: tuple[Path, str]) -> None:
     data = _advice(demo[0])
     rec = data["recommendation"]
     assert rec["policy"] not in RANKING_POLICIES
     for row in data["rows"]:
-        if row["policy"] in ("learned", "learned_rearm"):
-            assert row["runs_on"] == "local index"
-            assert row["needs"] == "a ranking of every word prefix: a local index, or a search per word"
-            assert "--ranker tool" in row["not_deployable"] and "search per word" in row["verdict"]
+        if row["policy"].endswith("_local"):
+            assert row["runs_on"] == "local index" and "local index, 0 ms per word" in row["needs"]
+            assert "--ranker tool" in row["not_deployable"] and "_tool twin" in row["verdict"]
+        elif row["policy"].endswith("_tool"):  # deployable with only the tool: its searches are counted
+            assert row["runs_on"] == "tool" and row["not_deployable"] == ""
+            assert "search per word on the tool, counted" in row["needs"]
+            cheapest = float(row["no_point"].split("makes ")[1].rstrip(")"))
+            assert cheapest > 5  # a search per word: the demo's questions have about ten words
         elif row["policy"] in ("stable", "replace"):
             assert row["runs_on"] == "replay only" and row["not_deployable"]
         else:
             assert row["runs_on"] == "tool" and row["not_deployable"] == "" and row["needs"] == ""
-    assert "search per word" in rec["why_others_lost"]["learned"]
+    assert "_tool twin" in rec["why_others_lost"]["learned_local"]
+    assert "no point within" in rec["why_others_lost"]["learned_tool"]
 
 
 def test_a_row_equals_the_frontier_and_predict_at_the_same_point(demo: tuple[Path, str], tmp_path: Path, capsys) -> None:
@@ -176,7 +193,7 @@ def test_given_G_and_F_one_end_on_a_generated_input_and_a_local_index_allows_lea
     assert isinstance(advice.rows, pd.DataFrame) and advice.rows["policy"].tolist() == POLICIES
     assert advice.rows["end"].unique().tolist() == ["given"] and advice.ends[0]["assumes"] == "G and F as given"
     assert advice.recommendation["holds_across_G_F_range"] is None and "G/F range" not in advice.answer
-    learned = advice.rows[advice.rows["policy"] == "learned"].iloc[0]
+    learned = advice.rows[advice.rows["policy"] == "learned_local"].iloc[0]
     assert learned["runs_on"] == "local index" and learned["not_deployable"] == ""
     assert advice.rows["at_load.source"].dropna().eq("not simulated (load_sessions = 0)").all()
     data = _advice(tmp_path / "gen")

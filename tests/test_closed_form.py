@@ -48,7 +48,7 @@ TRIGGERS: list[dict[str, Any]] = [
 NEEDS_RANKINGS = {"replace", "stable"}
 
 
-def _scenario(trigger: dict[str, Any], r: random.Random, evidence: bool) -> ResolvedScenario:
+def _scenario(trigger: dict[str, Any], r: random.Random, evidence: bool, rank_r: random.Random) -> ResolvedScenario:
     kinds = ["heuristic", "gold", "topk_match"] if evidence else ["heuristic", "gold"]
     reflector: dict[str, Any] = {
         "kind": r.choice(kinds),
@@ -67,6 +67,8 @@ def _scenario(trigger: dict[str, Any], r: random.Random, evidence: bool) -> Reso
     cap = r.choice([None, 1, 2, 4])
     if cap is not None:
         pipeline["max_threads"] = cap
+    if trigger["kind"] in NEEDS_RANKINGS or trigger["kind"] == "learned":  # rankings that cost something
+        pipeline["ranking"] = rank_r.choice(["free", "tool", "local"])
     raw = {
         "name": "closed",
         "trigger": trigger,
@@ -97,7 +99,7 @@ def _latency(r: random.Random) -> int:
     return on_grid if r.random() < 0.8 else on_grid + r.randint(1, U)
 
 
-def _plan(q: SimQuestion, r: random.Random) -> QuestionPlan:
+def _plan(q: SimQuestion, r: random.Random, rs: ResolvedScenario, rank_r: random.Random) -> QuestionPlan:
     words, at = [], 0
     for i in range(q.n_words):
         at += r.choice([U, U, 2 * U]) if i == 0 or r.random() > 0.1 else 0  # now and then two words at once
@@ -110,6 +112,7 @@ def _plan(q: SimQuestion, r: random.Random) -> QuestionPlan:
         g_us=tuple(_latency(r) for _ in range(n)),
         l_us=tuple(_latency(r) for _ in range(n)),
         f_us=r.choice([0, U, 123_456]),
+        rank_us=() if rs.arm_rules.ranking == "free" else tuple(_latency(rank_r) for _ in range(n)),
     )
 
 
@@ -160,12 +163,13 @@ def test_the_learned_trigger_replays_identically_on_the_closed_form_and_the_engi
 
 def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -> None:
     r = random.Random(f"closed-form {trigger}")
-    rows_engine, rows_closed, n_misfires, n_skips = [], [], 0, 0
+    rank_r = random.Random(f"rankings {trigger}")  # its own stream: the other draws stay as they were
+    rows_engine, rows_closed, n_misfires, n_skips, n_ranked = [], [], 0, 0, 0
     for i in range(60):
         evidence = evidence_only or trigger["kind"] in NEEDS_RANKINGS or r.random() < 0.7
-        rs = _scenario(trigger, r, evidence)
+        rs = _scenario(trigger, r, evidence, rank_r)
         q = _question(f"q{i}", r, evidence)
-        plan = _plan(q, r)
+        plan = _plan(q, r, rs, rank_r)
         reference = _engine_events(plan, rs)
         traced = replay_events(plan, rs)
         assert dump_events(traced) == dump_events(reference), (i, rs.scenario)
@@ -179,7 +183,9 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
         rows_closed.append(_row(q, rs, plan=plan))
         n_misfires += bool(row.misfire)
         n_skips += bool(row.skipped_fires)
+        n_ranked += bool(row.rankings)
     assert results_csv(rows_closed) == results_csv(rows_engine)
+    assert (n_ranked > 0) == (trigger["kind"] in NEEDS_RANKINGS or trigger["kind"] == "learned")
     if trigger["kind"] != "none":  # the population exercised what the rules are about
         assert n_misfires > 0
         assert n_skips > 0 or trigger["kind"] in ("oracle", "replace", "hedge", "learned")

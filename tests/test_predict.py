@@ -197,3 +197,28 @@ def test_predict_cli_refuses_what_it_does_not_model(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "trigger.kind" in err
     assert main(["predict", "--table", str(tmp_path / "missing.csv"), "--scenario", "paper_rq3"]) == 1
+
+
+def test_a_streaming_queue_unstable_at_the_lower_grid_wait_still_gives_a_break_even(capsys) -> None:
+    # every_word on the load scenario: at one grid wait the streaming queue has no stable
+    # solution and at the next it has; the fixed point is taken at the stable end (this
+    # was an assertion's traceback)
+    assert main(["--quiet", "predict", "demo", "--scenario", "load", "--set", "trigger.kind=every_word"]) == 0
+    out = capsys.readouterr().out
+    assert "break-even offered load: median paired difference" in out and "turns/s" in out
+
+
+def test_advise_reports_why_predict_gives_no_break_even_for_a_policy_it_does_not_model() -> None:
+    from streamrag.advice.load import load_break_even, loaded
+    from streamrag.advice.situation import Situation
+
+    situation = Situation(tool_p50_ms=800, tool_p90_ms=2000, turns_per_s=1, tool_workers=4)
+    questions = [full_q("a", [[0, 1], [2, 1], [2, 1], [2, 1]], gold={2})]
+    for sets, why in (
+        (["trigger.kind=replace"], "kills calls in flight"),
+        (["trigger.kind=stable", "pipeline.ranking=tool"], "searches per word"),
+    ):
+        rs = load_scenario("paper_rq3", sets)
+        row = load_break_even(questions, loaded(rs, situation), situation)
+        assert why in row["break_even.source"] and "break_even.median_saved.turns_per_s" not in row
+        assert row["turns_per_s_per_offered_load"] == pytest.approx(1000.0 * 4 / rs.L_ms)  # c / E[L] (L constant)

@@ -72,6 +72,24 @@ def break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario) -> d
     return out
 
 
+def load_break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario, situation: Situation) -> dict[str, Any]:
+    """:func:`break_even`, or where ``predict`` does not model the policy (a trigger that
+    kills calls in flight, a search per word on the tool) no crossing, its reason
+    (``break_even.source``), and the arrival rate per unit of offered load as predict
+    computes it (``c/E[L]``: the baseline's tool utilization)."""
+    from streamrag.simulator.predict.load import LOAD_ATOMS
+    from streamrag.simulator.predict.saving import stage_atoms, unpredictable
+
+    why = unpredictable(rs_load, rs_load.scenario.trigger.build(questions[0])) if questions else ""
+    if not why:
+        return break_even(questions, rs_load)
+    mean_l_ms = stage_atoms(rs_load.stages.L, LOAD_ATOMS).mean_ms
+    return {
+        "turns_per_s_per_offered_load": 1000.0 * situation.tool_workers / mean_l_ms,
+        "break_even.source": f"not predicted ({why}); the load simulation at the stated rate is the check",
+    }
+
+
 def at_load(questions: Sequence[SimQuestion], rs_load: ResolvedScenario, offered_load: float, n_sessions: int) -> dict[str, Any]:
     """The load simulation at the stated rate (``at_load.*``); not run when the tool
     workers cannot serve the baseline itself (offered load ≥ 1) or ``n_sessions`` is 0."""
@@ -102,19 +120,22 @@ def at_load(questions: Sequence[SimQuestion], rs_load: ResolvedScenario, offered
 
 
 def write_scenarios(rs: ResolvedScenario, situation: Situation, out: Path, header: str, description: str) -> tuple[Path, Path]:
-    """``scenario.toml`` (the policy alone: what the Speculator loads) and
+    """``scenario.toml`` (the policy alone: what the Speculator loads, its rankings' price
+    left out) and
     ``load_scenario.toml`` (with the situation's load: what ``predict`` and ``simulate``
     take to reproduce the row), both with the latency profile beside them."""
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.calibration.profile import dumps_toml
+    from streamrag.base.tomlfile import dumps_toml
 
     profile = Path(rs.scenario.latency.profile)
     relative = (
         str(profile.relative_to(out.resolve())) if profile.is_absolute() and profile.is_relative_to(out.resolve()) else None
     )
     tables = {**scenario_tables(rs, profile=relative), "name": "advise", "description": description}
+    pipeline = {k: v for k, v in tables.get("pipeline", {}).items() if k not in ("ranking", "local_rank_ms")}
+    live = {**tables, "pipeline": pipeline}  # the Speculator's ranker costs what it costs: no price to set
     files = []
-    for name, data in (("scenario.toml", tables), ("load_scenario.toml", with_load(tables, situation))):
+    for name, data in (("scenario.toml", live), ("load_scenario.toml", with_load(tables, situation))):
         path = out / name
         write_text_atomic(path, header + dumps_toml(data))
         files.append(path)

@@ -4,7 +4,11 @@ A trigger config declares ``needs`` (``rankings``: each word prefix's top-k; ``t
 the question's stabilization point) and ``ranks_online`` (it can rank the words heard
 itself, given a local ranker). Whether a live agent can run it is the Speculator's own
 check (:func:`~streamrag.speculate.speculator.check_scenario`), asked twice: with only the
-tool (no ranker) and with a local index (a ranker). Nothing is restated here.
+tool (no ranker) and with a local index (a ranker), on the scenario with its rankings
+free (the Speculator pays a ranking's real cost; ``pipeline.ranking`` prices it in
+simulation). What the point's own ``pipeline.ranking`` says then decides where it runs:
+``tool`` — a search per word on the tool, charged in its calls and load, so it runs with
+only the tool; ``local`` — it needs a local index. Nothing is restated here.
 """
 
 from __future__ import annotations
@@ -45,14 +49,23 @@ class LocalIndex:
 
 def run_time_needs(rs: ResolvedScenario) -> RunTimeNeeds:
     """The needs of ``rs``'s trigger (module docstring); ``rs`` replays turns alone."""
-    trigger = rs.scenario.trigger
+    sc = rs.scenario
+    trigger = sc.trigger
     text = "; ".join(RANKINGS_TEXT if n == "rankings" else T_STAR_TEXT for n in sorted(trigger.needs))
+    ranking = sc.pipeline.ranking
+    if ranking == "tool":
+        text = "a ranking of every word prefix: a search per word on the tool, counted in the calls and the load"
+    elif ranking == "local":
+        text = f"a ranking of every word prefix: a local index, {sc.pipeline.local_rank_ms:g} ms per word charged"
+    pipeline = sc.pipeline.model_copy(update={"ranking": "free", "local_rank_ms": 0.0})
+    live = rs.model_copy(update={"scenario": sc.model_copy(update={"pipeline": pipeline})})
     for runs_on, ranker in (("tool", None), ("local index", LocalIndex())):
         try:
-            check_scenario(rs, known=False, ranker=ranker)
+            check_scenario(live, known=False, ranker=ranker)
         except ConfigError:
             continue
-        return RunTimeNeeds(text, runs_on)  # type: ignore[arg-type]
+        where = "tool" if ranking == "tool" else runs_on  # its rankings are the tool's searches, charged
+        return RunTimeNeeds(text, where)  # type: ignore[arg-type]
     return RunTimeNeeds(text, "replay only")
 
 
@@ -64,7 +77,6 @@ def allowed(needs: RunTimeNeeds, ranker: Literal["tool", "local"]) -> str:
         )
     if needs.runs_on == "local index" and ranker == "tool":
         return (
-            f"needs {RANKINGS_TEXT}; with only the tool (--ranker tool) that is one more search per word, "
-            "which the simulated calls per turn do not count"
+            "needs a local index ranking every word prefix; with only the tool (--ranker tool), its _tool twin is the one to run"
         )
     return ""

@@ -196,6 +196,8 @@ def console_text(advice: Advice) -> str:
             f"{_num(be, '{:.2f}')} [{_num(r['break_even.median_saved.turns_per_s_low'], '{:.2f}')}, "
             f"{_num(r['break_even.median_saved.turns_per_s_high'], '{:.2f}')}]"
             if be is not None and not (isinstance(be, float) and math.isnan(be))
+            else "not predicted"
+            if r.get("break_even.source")
             else "none below ρ 0.99"
         )
         lines.append(

@@ -126,6 +126,8 @@ def sentence(rec: dict[str, Any], rows: Sequence[dict[str, Any]], ends: Sequence
             if first.get("break_even.p90.turns_per_s") is not None
             else f"; it stops paying at about {turns:.2f} turns/s"
         )
+    elif first.get("break_even.source"):
+        parts.append(f"; break-even {first['break_even.source']}")
     else:
         parts.append("; predict finds no break-even below offered load 0.99")
     if len(ends) > 1:

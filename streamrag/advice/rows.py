@@ -24,7 +24,7 @@ import numpy as np
 from streamrag.sweep.frontier.operating import LEVEL, bootstrap_weights
 from streamrag.sweep.table import read_point_results
 
-from .load import at_load, break_even, loaded
+from .load import at_load, load_break_even, loaded
 from .needs import allowed, run_time_needs
 from .situation import Situation
 from .sweep_end import N_BOOT, EndRun
@@ -119,7 +119,7 @@ def policy_rows(run: EndRun, situation: Situation, *, on_row: Any = None) -> lis
         rs = run.settings(key)
         rs_load = loaded(rs, situation)
         questions = run.questions(key)
-        row.update(break_even(questions, rs_load))
+        row.update(load_break_even(questions, rs_load, situation))
         offered = situation.turns_per_s / row["turns_per_s_per_offered_load"]
         row["at_load.turns_per_s"] = situation.turns_per_s
         row["at_load.offered_load"] = offered

@@ -26,11 +26,13 @@ def advise(
     out: str | os.PathLike[str],
     *,
     jobs: int = 1,
+    scheduler: str | None = None,
     on_progress: Any = None,
 ) -> Advice:
     """Answer ``situation`` (a :class:`~streamrag.advice.situation.Situation`, a mapping of
     its keys, or a situation TOML file) into the folder ``out``; ``jobs`` processes run
-    each frontier sweep. ``on_progress(done, total)`` counts policies answered."""
+    each frontier sweep, or a Dask ``scheduler`` (its address) does. ``on_progress(done,
+    total)`` counts policies answered."""
     import pandas as pd
 
     from .output import write_advice
@@ -40,6 +42,8 @@ def advise(
 
     if jobs < 1:
         raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
+    if scheduler and jobs != 1:
+        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
     if isinstance(situation, Situation):
         sit = situation
     elif isinstance(situation, Mapping):
@@ -54,7 +58,9 @@ def advise(
     runs = []
     done = [0]
     for end in ends:
-        run = run_end(sit, end, folder / "runs" / end.name, folder / "latency" / f"{end.name}.toml", jobs=jobs)
+        run = run_end(
+            sit, end, folder / "runs" / end.name, folder / "latency" / f"{end.name}.toml", jobs=jobs, scheduler=scheduler
+        )
         runs.append(run)
         total = len(ends) * max(1, run.frontier.points["policy"].nunique() - 2)  # less the null and the bound
 

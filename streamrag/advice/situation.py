@@ -19,6 +19,10 @@ key                    what                                                     
 ``ranker``             what the agent can rank each word prefix with: ``tool``       tool
                        (only the tool: a ranking per word is a search) or
                        ``local`` (a local index)
+``local_rank_ms``      a local index's time to rank one word prefix (ms),           0
+                       charged to the ``*_local`` policies' trigger
+``settings``           scenario settings for every simulated point, ``key=value``    none
+                       as ``--set`` takes them (say ``pipeline.max_threads=2``)
 ``seed``               the latency draws' and the bootstrap's seed                  0
 ``load_sessions``      sessions of the load simulation at the stated rate (0:       3000
                        none; the break-even is ``predict``'s either way)
@@ -68,8 +72,21 @@ class Situation(SettingsModel):
     tool_workers: int = Field(ge=1, le=MAX_WORKERS)
     max_extra_calls: float = Field(default=1.0, ge=0, le=MAX_EXTRA_CALLS, allow_inf_nan=False)
     ranker: Literal["tool", "local"] = "tool"
+    local_rank_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    settings: tuple[str, ...] = ()
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     load_sessions: int = Field(default=3000, ge=0, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _settings_parse(self) -> Situation:
+        from streamrag.base.overrides import parse_override
+
+        for item in self.settings:
+            try:
+                parse_override(item)
+            except ConfigError as exc:
+                raise ValueError("settings: " + str(exc).removeprefix("--set ")) from None
+        return self
 
     @model_validator(mode="after")
     def _one_tool_latency(self) -> Situation:
@@ -125,6 +142,10 @@ def read_situation(path: str | os.PathLike[str] | None, flags: dict[str, Any]) -
         given = Path(raw["measurements"]).expanduser()
         raw["measurements"] = str(given if given.is_absolute() else Path(path).resolve().parent / given)
     data = {**raw, **{k: v for k, v in flags.items() if v is not None}}
+    if isinstance(raw.get("settings"), list) and flags.get("settings"):  # the flags' settings after the file's
+        data["settings"] = [*raw["settings"], *flags["settings"]]
+    if isinstance(data.get("settings"), list):
+        data["settings"] = tuple(data["settings"])
     for name in ("G_ms", "F_ms"):  # TOML: [p50, p90]; pydantic takes the list as the tuple
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.base.bundled import grids_dir
-from streamrag.base.tomlfile import parse_toml
-from streamrag.calibration.profile import dumps_toml, write_profile
+from streamrag.base.tomlfile import dumps_toml, parse_toml
+from streamrag.calibration.profile import write_profile
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.sweep.frontier.operating import Frontier, compute_frontier
-from streamrag.sweep.grid import Grid, grid_from_tables
+from streamrag.sweep.grid import Grid, grid_from_tables, with_sets
 from streamrag.sweep.inputs import InputSpec, parse_input
 from streamrag.sweep.resumable import SweepResult, point_dir, run_sweep
 
@@ -49,6 +49,29 @@ def end_profile(end: LatencyEnd, path: Path) -> Path:
     return path
 
 
+RANKED_POLICIES = ("learned", "learned_rearm")
+"""The built-in grid's policies that rank each word prefix heard (a deployable ``learned``
+trigger): advise prices their rankings (:mod:`~streamrag.pipeline.ranking`)."""
+
+
+def priced_rankings(text: str, local_rank_ms: float) -> str:
+    """The frontier grid with each of :data:`RANKED_POLICIES` replaced by two: ``P_tool``
+    (a search per word on the tool) and ``P_local`` (a local index, ``local_rank_ms`` per word)."""
+    for policy in RANKED_POLICIES:
+        pattern = rf"^{policy} = \{{(.*)\}}$"
+        found = re.search(pattern, text, flags=re.M)
+        if found is None:  # the built-in grid changed shape: fail loudly, not silently
+            raise RuntimeError(f"the built-in frontier grid has no line '{policy} = {{ ... }}'")
+        inner = found.group(1).strip()
+        local = json.dumps(local_rank_ms)
+        lines = (
+            f'{policy}_tool = {{ {inner}, "pipeline.ranking" = "tool" }}\n'
+            f'{policy}_local = {{ {inner}, "pipeline.ranking" = "local", "pipeline.local_rank_ms" = {local} }}'
+        )
+        text = text[: found.start()] + lines + text[found.end() :]
+    return text
+
+
 def grid_text(situation: Situation, profile: Path, source: str, end: LatencyEnd) -> str:
     """The built-in frontier grid's text with the situation (module docstring)."""
     text = (grids_dir() / f"{FRONTIER_GRID}.toml").read_text(encoding="utf-8")
@@ -62,6 +85,7 @@ def grid_text(situation: Situation, profile: Path, source: str, end: LatencyEnd)
         text, n = re.subn(rf"^{key} = .*$", line.replace("\\", "\\\\"), text, count=1, flags=re.M)
         if n != 1:  # the built-in grid changed shape: fail loudly, not silently
             raise RuntimeError(f"the built-in frontier grid has no line '{key} = ...'")
+    text = priced_rankings(text, situation.local_rank_ms)
     base = {"latency.profile": str(profile), "input.delta_wps": situation.words_per_s, "seed": situation.seed}
     return text.rstrip("\n") + "\n\n# streamrag advise: the situation\n[base]\n" + dumps_toml(base)
 
@@ -96,12 +120,24 @@ class EndRun:
         return list(selected.questions)
 
 
-def run_end(situation: Situation, end: LatencyEnd, folder: Path, profile: Path, *, jobs: int, on_point: Any = None) -> EndRun:
+def run_end(
+    situation: Situation,
+    end: LatencyEnd,
+    folder: Path,
+    profile: Path,
+    *,
+    jobs: int,
+    scheduler: str | None = None,
+    on_point: Any = None,
+) -> EndRun:
     """Sweep the frontier grid for one end into ``folder`` (resumed when it ran before),
-    its three stages written as the profile file ``profile``."""
+    its three stages written as the profile file ``profile``, the situation's
+    ``settings`` in its ``[base]``; ``scheduler``: a Dask scheduler's address."""
     spec = parse_input(situation.input, base_dir=Path.cwd())
+    origin = str(folder / "grid.toml")
     text = grid_text(situation, end_profile(end, profile), input_source(spec), end)
-    grid: Grid = grid_from_tables(parse_toml(text, "advise grid"), text=text, origin=str(folder / "grid.toml"), base_dir=folder)
+    text, tables = with_sets(text, parse_toml(text, "advise grid"), situation.settings, origin)
+    grid: Grid = grid_from_tables(tables, text=text, origin=origin, base_dir=folder)
     cache = None
     if grid.input.kind == "data":
         from streamrag.data.chunk_cache import ChunkCache, default_cache_dir
@@ -109,6 +145,8 @@ def run_end(situation: Situation, end: LatencyEnd, folder: Path, profile: Path, 
         cache = ChunkCache(default_cache_dir())
     grid = grid.model_copy(update={"output": grid.output.model_copy(update={"figures": False})})
     command = ["streamrag", "frontier", str(folder / "grid.toml"), "--out", str(folder), "--seed", str(situation.seed)]
-    result = run_sweep(grid, folder, resume=True, jobs=jobs, cache=cache, on_point=on_point, command=command)
+    if scheduler:  # the settings are in grid.toml already
+        command += ["--scheduler", scheduler]
+    result = run_sweep(grid, folder, resume=True, jobs=jobs, scheduler=scheduler, cache=cache, on_point=on_point, command=command)
     frontier = compute_frontier(result, n_boot=N_BOOT, seed=situation.seed, jobs=jobs)
     return EndRun(end, result, frontier, folder)

@@ -44,17 +44,14 @@ no creation time (the input's hash identifies the data).
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from streamrag.base.atomic import write_text_atomic
-from streamrag.base.tomlfile import parse_toml
+from streamrag.base.tomlfile import dumps_toml, parse_toml
 from streamrag.calibration.fit import ALPHA, MIN_N, PARAMETRIC, SUPPORT_MIN_ABOVE, TAIL_MIN_EXCEEDANCES, TAIL_Q, StageFit
 from streamrag.calibration.measurements import Measurements
 from streamrag.engine.latency import QuantileLatency
@@ -145,47 +142,3 @@ def write_profile(path: str | os.PathLike[str], tables: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------------ TOML
-
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else _string(key)
-
-
-def _string(text: str) -> str:
-    # JSON's escapes are TOML's (\" \\ \n \t \uXXXX); TOML also forbids a raw DEL.
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"not a finite number: {value}")
-        return repr(value)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, list | tuple):
-        inner = [_value(v) for v in value]
-        if value and isinstance(value[0], list | tuple):  # quantile points: one pair per line
-            return "[\n" + "".join(f"    {v},\n" for v in inner) + "]"
-        return "[" + ", ".join(inner) + "]"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
-def dumps_toml(tables: dict[str, Any], prefix: str = "") -> str:
-    """A TOML document of nested tables of strings, numbers, booleans and lists
-    (values first, then one ``[header]`` per sub-table, depth first)."""
-    lines = [f"{_key(k)} = {_value(v)}" for k, v in tables.items() if not isinstance(v, dict)]
-    out = "\n".join(lines) + ("\n" if lines else "")
-    for key, value in tables.items():
-        if isinstance(value, dict):
-            path = f"{prefix}.{_key(key)}" if prefix else _key(key)
-            body = dumps_toml(value, path)
-            has_values = any(not isinstance(v, dict) for v in value.values())
-            out += ("\n" if out else "") + (f"[{path}]\n" if has_values or not value else "") + body
-    return out

@@ -17,8 +17,11 @@ Latencies: the tool's p50/p90 (a log-normal through both) or --measurements (fit
 `streamrag calibrate` fits it). --G-ms / --F-ms (query generation, answer generation):
 MS (constant) or P50/P90 (log-normal); when not given, advise answers at both ends of the
 built-in profiles (paper-rq3: constants; arora2025: log-normal) and says whether the
-answer changes. --ranker tool (default): the agent has only the tool, so policies needing
-a ranking of every word prefix are not recommended; --ranker local: it has a local index.
+answer changes. Policies that read a ranking of every word prefix (learned) run twice:
+*_tool ranks each prefix with a search on the tool (each search counted in the extra
+calls and the load, the trigger looking at a word when its search is back) and *_local
+with a local index (--local-rank-ms per word). --ranker tool (default): the agent has
+only the tool, so the *_local policies are not recommended; --ranker local: it has one.
 
 Writes in --out: advice.html (one page), advice.json, advice.csv, advice.parquet (one row per G/F end x policy:
 the p50 and p90 user's answer latency and gain, extra calls, mis-fire and slower-turn
@@ -47,12 +50,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--ranker", choices=("tool", "local"), help="what ranks each word prefix: only the tool (default), a local index"
     )
+    p.add_argument(
+        "--local-rank-ms", dest="local_rank_ms", type=float, metavar="MS", help="a local index's time per word ranked (0)"
+    )
     p.add_argument("--seed", type=int, metavar="S", help="latency draws' and bootstrap's seed (0)")
     p.add_argument(
         "--load-sessions", dest="load_sessions", type=int, metavar="N", help="sessions of the load simulation (3000; 0: none)"
     )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (reruns reuse its finished points)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        dest="settings",
+        metavar="KEY=VALUE",
+        help="a scenario setting for every simulated point (repeatable; the situation file's key: settings)",
+    )
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes for the frontier sweeps (default 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run the frontier sweeps on this Dask scheduler (tcp://host:port)")
     p.set_defaults(run=run)
 
 
@@ -68,6 +83,8 @@ FLAGS = (
     "tool_workers",
     "max_extra_calls",
     "ranker",
+    "local_rank_ms",
+    "settings",
     "seed",
     "load_sessions",
 )
@@ -89,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
     situation = read_situation(args.situation, flags)
     with task_progress("advise: policies", None) as update:
-        advice = advise(situation, args.out, jobs=args.jobs, on_progress=update)
+        advice = advise(situation, args.out, jobs=args.jobs, scheduler=args.scheduler, on_progress=update)
     print(console_text(advice))
     print("wrote " + ", ".join(str(f) for f in advice.files))
     return 0

@@ -15,6 +15,7 @@ examples:
   streamrag generate T.csv --table --questions 1371 --seed 0
   streamrag frontier --input table:T.csv --out runs/frontier --jobs 2
   streamrag frontier my_frontier.toml --out runs/mine --resume
+  streamrag frontier --input demo --set latency.profile=mine.toml --set input.delta_wps=2.5 --out runs/mine
 
 GRID (default: the built-in `frontier` grid) is a simulate grid with a variants axis
 `policy` whose entries are policies and whose list-valued key is each policy's knob.
@@ -24,6 +25,8 @@ extra calls, mis-fire and net-negative rates, each with a bootstrap CI; on_front
 optimum_saved_ms, pct_of_optimal, regret_ms), operating_points.csv (per policy: at
 budgets of 0.25/0.5/1/2 extra calls per question, and at savings of 300/600 ms),
 optimum.csv (each question's offline optimum), leaderboard.md, frontier.pdf/.svg.
+--set KEY=VALUE goes into the grid's [base] for every point (a file it names is relative
+to the current folder); the run folder's grid.toml holds the grid as run.
 """
 
 
@@ -40,6 +43,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="continue the sweep in DIR: finished points are not recomputed")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap resamples over questions (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap resamples (default 0)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="overrides",
+        metavar="KEY=VALUE",
+        help="a scenario setting for every point, over the grid's [base] (repeatable)",
+    )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run points on this Dask distributed scheduler (tcp://host:port)")
     p.set_defaults(run=run)
 
 
@@ -58,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap: must be ≥ 1, got {args.bootstrap}")
-    grid = load_grid(args.grid, input=args.input)
+    if args.scheduler and args.jobs != 1:
+        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
+    grid = load_grid(args.grid, input=args.input, sets=args.overrides)
     check_frontier_grid(grid)
     # The sweep's own figures would repeat the frontier's: it draws its own.
     grid = grid.model_copy(update={"output": grid.output.model_copy(update={"figures": False})})
@@ -73,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
         command += ["--input", args.input]
     if args.bootstrap != 1000 or args.seed != 0:
         command += ["--bootstrap", str(args.bootstrap), "--seed", str(args.seed)]
+    for item in args.overrides:
+        command += ["--set", item]
+    if args.scheduler:
+        command += ["--scheduler", args.scheduler]
     if args.resume:
         command.append("--resume")
     with task_progress(f"frontier {grid.name}: points", None) as update:
@@ -82,7 +100,16 @@ def run(args: argparse.Namespace) -> int:
             def on_point(event: PointDone) -> None:
                 update(event.n_done, event.n_pending)
 
-        result = run_sweep(grid, args.out, resume=args.resume, jobs=args.jobs, cache=cache, on_point=on_point, command=command)
+        result = run_sweep(
+            grid,
+            args.out,
+            resume=args.resume,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            cache=cache,
+            on_point=on_point,
+            command=command,
+        )
     n = sum(1 for e in result.plan.inputs.questions().entries) if grid.input.trace_driven else None
     try:
         with task_progress("frontier: offline optimum", n, unit="items") as progress:

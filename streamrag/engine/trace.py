@@ -21,6 +21,11 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
                   call took (``elapsed_us``)
 ``gen_error``     (live, G by an LLM) query generation failed (``error``); the call
                   searches the prefix words (``query``) instead
+``rank``          (``pipeline.ranking`` tool or local) the ranking of prefix ``word``
+                  starts (a search on the tool, or the local index)
+``rank_done``     that ranking's ``outcome``: ``in`` (the trigger looks at the words whose
+                  rankings are in, in order), ``lost`` (a full queue), ``cancelled``
+                  (still out at end of turn)
 ``gen_done``      query generation ended; the tool call (L) starts
 ``tool_done``     the tool result is in (``top``: its top-k in full mode)
 ``tool_error``    (live) the tool call failed (``error``: timeout, unreachable, bad
@@ -48,7 +53,8 @@ Under shared capacity (load runs) a session's trace starts with ``session`` (its
 question and absolute arrival) and holds its jobs' resource events — ``enqueue`` (had to
 wait; ``queued`` jobs waiting), ``serve`` (on server ``server``), ``finish``,
 ``withdraw`` (cancelled), ``reject`` (a full queue) — each naming the ``resource``, the
-``stage`` (G, L, F) and the ``call``.
+``stage`` (G, L, F; R: a ranking search on the tool) and the ``call`` (a ranking's:
+−t, for word t).
 """
 
 from __future__ import annotations
@@ -80,6 +86,17 @@ class WordEvent(_Event):
 class InputEndEvent(_Event):
     kind: Literal["input_end"] = "input_end"
     n_words: int
+
+
+class RankEvent(_Event):
+    kind: Literal["rank"] = "rank"
+    word: int
+
+
+class RankDoneEvent(_Event):
+    kind: Literal["rank_done"] = "rank_done"
+    word: int
+    outcome: Literal["in", "lost", "cancelled"]
 
 
 class FireEvent(_Event):
@@ -202,7 +219,8 @@ class FailedEvent(_Event):
     arm: Arm
 
 
-Stage = Literal["G", "L", "F"]
+Stage = Literal["G", "L", "F", "R"]
+"""Query generation, the tool call, response generation, a ranking search on the tool."""
 
 
 class EnqueueEvent(_Event):
@@ -260,6 +278,8 @@ class SessionEvent(_Event):
 TraceEvent = Annotated[
     WordEvent
     | InputEndEvent
+    | RankEvent
+    | RankDoneEvent
     | FireEvent
     | SkipEvent
     | ThreadStartEvent

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from streamrag.engine.clock import Priority
 from streamrag.pipeline.calls import Call
+from streamrag.pipeline.ranking import Ranking, RankingInbox
 from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
 from streamrag.pipeline.triggers import Trigger
 
@@ -59,7 +60,10 @@ class ArmRules:
       word sees the freed slot;
     - ``rejudge``: ``best_of_completed`` | ``newest`` (what is judged after a completion);
     - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
-      sufficient.
+      sufficient;
+    - ``ranking``: ``free`` | ``tool`` | ``local`` — what a ranking of a word prefix costs
+      a trigger that reads it (:mod:`~streamrag.pipeline.ranking`): nothing, or the trigger
+      looks at word t only when its ranking is in.
     """
 
     max_threads: int | None = 4
@@ -68,6 +72,7 @@ class ArmRules:
     slot_release: SlotRelease = "after_words"
     rejudge: Rejudge = "best_of_completed"
     fallback: Fallback = "refire"
+    ranking: Ranking = "free"
 
     def judged_after(self, finished: list[_C], newest: _C) -> list[_C]:
         """What the reflector judges when a result comes in while it waits (``rejudge``):
@@ -115,6 +120,14 @@ class ArmDriver(Protocol):
         """The fallback call on the full query was lost: the session failed."""
         ...
 
+    def rank(self, t: int) -> None:
+        """Rank prefix t (``ranking`` is not ``free``); report :meth:`ArmMachine.ranked`."""
+        ...
+
+    def unrank(self, t: int) -> None:
+        """Withdraw prefix t's ranking, still out at the end of the turn."""
+        ...
+
 
 class _Closed:
     """The driver of an arm that is over: any action is a bug."""
@@ -122,7 +135,7 @@ class _Closed:
     def _over(self, *_: object) -> None:
         raise RuntimeError("the streaming arm is over: no action may follow")
 
-    start = stop = answer = _over
+    start = stop = answer = rank = unrank = _over
 
     def fail(self) -> None:
         self._over()
@@ -161,12 +174,15 @@ class ArmMachine:
         "held",
         "hold_at_turn_end",
         "in_flight",
+        "inbox",
         "last_fire_t",
         "n_cancelled",
+        "n_ranked",
         "n_skipped",
         "question",
         "reaim",
         "rec",
+        "reflecting",
         "reflector",
         "refuse",
         "release_after_words",
@@ -238,6 +254,11 @@ class ArmMachine:
         """The call whose result the answer is built from, once the reflector decided."""
         self.fallback = False
         """The answer did not come from a speculative call."""
+        self.inbox = None if rules.ranking == "free" else RankingInbox()
+        """Rankings the trigger waits for (None: they are free, it looks at each word)."""
+        self.n_ranked = 0
+        """Rankings started (``ranking`` not ``free``)."""
+        self.reflecting = False
 
     # -- input and trigger ------------------------------------------------------------
 
@@ -249,8 +270,23 @@ class ArmMachine:
             n = self.question.n_words
             if t == n:
                 self.rec.emit("input_end", n_words=n)
-        if self.trigger.on_word(t) or self.deferred:
+        if self.inbox is not None:
+            self.n_ranked += 1
+            self.inbox.out.append(t)
+            if self.tracing:
+                self.rec.emit("rank", word=t)
+            self.driver.rank(t)
+        elif self.trigger.on_word(t) or self.deferred:
             self._opportunity(t, at_us)
+
+    def ranked(self, t: int, at_us: int, ok: bool = True) -> None:
+        """Word t's ranking came in at ``at_us`` (``ok``) or was lost to a full queue: the
+        trigger looks at the words now readable, in order, until the turn has ended."""
+        if self.tracing:
+            self.rec.emit("rank_done", word=t, outcome="in" if ok else "lost")
+        for word_t, landed in self.inbox.land(t, ok):  # type: ignore[union-attr]
+            if landed and not self.reflecting and (self.trigger.on_word(word_t) or self.deferred):
+                self._opportunity(word_t, at_us)
 
     def tick(self, at_us: int) -> None:
         """A time-based trigger opportunity at ``at_us``."""
@@ -384,6 +420,13 @@ class ArmMachine:
     def reflect(self) -> None:
         """The turn ended: the reflector starts (its first look follows after its check
         time, :meth:`first_look`)."""
+        self.reflecting = True
+        if self.inbox is not None:
+            for t in self.inbox.out:  # the turn's full query is the reflector's to fire
+                self.driver.unrank(t)
+                if self.tracing:
+                    self.rec.emit("rank_done", word=t, outcome="cancelled")
+            self.inbox.out.clear()
         if self.tracing:
             self.rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
 

@@ -22,6 +22,9 @@ class QuestionPlan:
     """Tool latency of a call on prefix t at index t-1."""
     f_us: int
     """Response-generation latency (both arms)."""
+    rank_us: tuple[int, ...] = ()
+    """How long ranking prefix t takes, at index t-1 (``pipeline.ranking`` tool or local;
+    empty when rankings are free)."""
 
     @property
     def input_end_us(self) -> int:

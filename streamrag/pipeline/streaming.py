@@ -36,8 +36,8 @@ from typing import Any
 import anyio
 
 from streamrag.base.errors import StreamragError
-from streamrag.engine.clock import Clock, Priority
-from streamrag.engine.resources import Job
+from streamrag.engine.clock import Clock, Priority, Timer
+from streamrag.engine.resources import SPECULATIVE, Job
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.arm import ArmMachine, ArmRules, input_schedule
 from streamrag.pipeline.baseline import BaselineArm
@@ -88,6 +88,9 @@ class StreamingArm:
         self.error: StreamragError | None = None
         """A user's reflector failed while judging: :meth:`run` raises it."""
         self._decided = anyio.Event()
+        self._ranks: dict[int, Job | Timer] = {}
+        """Rankings still out (``rules.ranking`` tool: a job on the tool; local: a timer)."""
+        self._rank_on_tool = rules.ranking == "tool"
 
     @property
     def calls(self) -> list[Call]:
@@ -176,6 +179,34 @@ class StreamingArm:
 
     def stop(self, call: Call) -> None:
         call.cancel()
+
+    def rank(self, t: int) -> None:
+        """Rank prefix t: a search on the tool (speculative work), or the local index's time."""
+        work_us = self.plan.rank_us[t - 1]
+        if self._rank_on_tool:
+            job = Job(
+                work_us,
+                job_class=SPECULATIVE,
+                on_done=partial(self._ranked, t, True),
+                on_reject=partial(self._ranked, t, False),
+                rec=self.rec,
+                stage="R",
+                call=-t,
+                arm="streaming",
+                prefix_t=t,
+            )
+            self._ranks[t] = job
+            self.services.tool.submit(job)
+        else:
+            done = partial(self._ranked, t, True)
+            self._ranks[t] = self.clock.call_at_us(self.clock.now_us() + work_us, Priority.COMPLETION, done)
+
+    def unrank(self, t: int) -> None:
+        self._ranks.pop(t).cancel()
+
+    def _ranked(self, t: int, ok: bool) -> None:
+        del self._ranks[t]
+        self.machine.ranked(t, self.clock.now_us(), ok)
 
     def answer(self, call: Call) -> None:
         self._decided.set()

@@ -121,14 +121,20 @@ class ResultRow:
     calls_on_revised: int | None = None
     """ASR hypotheses only (a column then, before ``question_type``; see
     :func:`result_columns`): calls fired on a hypothesis a later one revised."""
+    rankings: int | None = None
+    """``pipeline.ranking`` tool or local only (a column then): rankings of word prefixes
+    started; with ``tool`` each is a search on the tool, a call beside ``calls_fired``."""
+    ranking_busy_ms: float | None = None
+    """Their time: the tool's (searches) or the agent's (a local index)."""
 
     @property
     def replayed(self) -> bool:
         return not self.skip_reason
 
 
-_OPTIONAL_COLUMNS = ("calls_on_revised",)
-"""Fields that are a column only when some row has them (:func:`result_columns`)."""
+_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms")
+"""Fields that are a column only when some row has them (:func:`result_columns`), before
+``question_type`` in this order."""
 
 
 _FIELDS: dict[str, Any] = typing.get_type_hints(ResultRow, include_extras=True)
@@ -145,7 +151,8 @@ def _aggregated(kind: str) -> tuple[str, ...]:
 
 
 RESULT_COLUMNS: tuple[str, ...] = tuple(name for name in _FIELDS if name not in _OPTIONAL_COLUMNS)
-"""The columns of ``results.csv``, in order (a run over ASR hypotheses adds ``calls_on_revised``)."""
+"""The columns of ``results.csv``, in order (a run over ASR hypotheses adds ``calls_on_revised``,
+one whose rankings cost something ``rankings`` and ``ranking_busy_ms``)."""
 
 NUMERIC_COLUMNS: tuple[str, ...] = _aggregated("numeric")
 """Columns aggregated to ``mean, median, p10, p90, min, max`` in ``summary.json``."""
@@ -286,6 +293,8 @@ def tally_result(
         negative=baseline_us < streaming_us,
         question_type=question_type,
         calls_on_revised=None if revised is None else sum(bool(revised[p - 1]) for p in t.fired_on.values()),
+        rankings=t.rankings or None,  # a question has ≥ 1 word: 0 means rankings were free
+        ranking_busy_ms=t.ranking_us / 1000 if t.rankings else None,
     )
 
 
@@ -300,12 +309,14 @@ def _fmt(value: Any) -> str:
 
 
 def result_columns(rows: Sequence[ResultRow]) -> tuple[str, ...]:
-    """:data:`RESULT_COLUMNS`, and ``calls_on_revised`` before ``question_type`` when the
-    questions were ASR hypotheses (a run over word prefixes keeps today's columns)."""
-    if not any(r.calls_on_revised is not None for r in rows):
+    """:data:`RESULT_COLUMNS`, and before ``question_type`` each optional column some row
+    has: ``calls_on_revised`` (ASR hypotheses), ``rankings`` and ``ranking_busy_ms``
+    (rankings that cost something); a plain run keeps the plain columns."""
+    extra = tuple(c for c in _OPTIONAL_COLUMNS if any(getattr(r, c) is not None for r in rows))
+    if not extra:
         return RESULT_COLUMNS
     at = RESULT_COLUMNS.index("question_type")
-    return (*RESULT_COLUMNS[:at], "calls_on_revised", *RESULT_COLUMNS[at:])
+    return (*RESULT_COLUMNS[:at], *extra, *RESULT_COLUMNS[at:])
 
 
 def results_csv(rows: Sequence[ResultRow]) -> bytes:
@@ -359,9 +370,10 @@ class ResultColumns:
         from array import array
 
         self.n = 0
-        self._numeric = {name: array("d") for name in (*NUMERIC_COLUMNS, "calls_on_revised")}
+        self._numeric = {name: array("d") for name in (*NUMERIC_COLUMNS, *_OPTIONAL_COLUMNS)}
         self._hits = dict.fromkeys(BOOL_COLUMNS, 0)
         self._revised = False
+        self._ranked = False
 
     @classmethod
     def of(cls, rows: Sequence[ResultRow]) -> ResultColumns:
@@ -384,6 +396,7 @@ class ResultColumns:
             if getattr(row, name):
                 self._hits[name] += 1
         self._revised = self._revised or row.calls_on_revised is not None
+        self._ranked = self._ranked or row.rankings is not None
 
     def column(self, name: str) -> np.ndarray:
         """A numeric column as floats (NaN where a row has no value)."""
@@ -412,6 +425,9 @@ class ResultColumns:
             on_revised, fired = col("calls_on_revised"), col("calls_fired")
             out["calls_on_revised"] = stats(on_revised)
             out["calls_on_revised_share"] = float(on_revised.sum() / fired.sum()) if fired.sum() else None
+        if self._ranked:
+            out["rankings"] = stats(col("rankings"))
+            out["ranking_busy_ms"] = stats(col("ranking_busy_ms"))
         saved = col("saved_ms")
         out["spearman_H_saved"] = spearman(col("H_ms"), saved)
         out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)

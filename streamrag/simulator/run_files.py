@@ -81,6 +81,8 @@ _SUMMARY_FIELDS: dict[str, Any] = {
     **dict.fromkeys(BOOL_COLUMNS, (Rate, ...)),
     "calls_on_revised": (Stats | None, Field(None, description="ASR hypotheses only")),
     "calls_on_revised_share": (float | None, Field(None, description="ASR hypotheses only")),
+    "rankings": (Stats | None, Field(None, description="pipeline.ranking tool or local only: rankings per question")),
+    "ranking_busy_ms": (Stats | None, Field(None, description="pipeline.ranking tool or local only: their time")),
     "spearman_H_saved": (Correlation, ...),
     "spearman_H_G_saved": (Correlation, ...),
     "parameters": (dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),

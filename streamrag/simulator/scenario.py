@@ -15,7 +15,9 @@ Sections::
                  pause_ms, end_of_turn_ms; timings: path (word times per question)
     [trigger]    kind = interval | replace | stable | every_word | oracle | none | hedge, …
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
-                 capped_fire, turn_end_order (the anchor's rules)
+                 capped_fire, turn_end_order, slot_release (the anchor's rules);
+                 ranking = free | tool | local, local_rank_ms (what a ranking of a word
+                 prefix costs a trigger that reads one: :mod:`streamrag.pipeline.ranking`)
     [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
     [latency]    profile: a built-in name (calibration/profiles/NAME.toml) or a profile
                  file (a path ending in .toml, e.g. from ``streamrag calibrate``);
@@ -73,6 +75,7 @@ from streamrag.pipeline.calls import Services
 from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.learned import is_model_path, list_models, model_sha256
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
+from streamrag.pipeline.ranking import Ranking
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
 from streamrag.pipeline.triggers import IntervalTriggerConfig, TriggerConfig
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
@@ -100,6 +103,24 @@ class PipelineConfig(_Section):
     flight and a slot it frees serves only later words (``after_words``, the anchor's
     asyncio harness), or the slot is free for that word (``at_completion``, the engine's
     completions-first order)."""
+    ranking: Ranking = "free"
+    """What a ranking of a word prefix costs a trigger that reads one
+    (:mod:`~streamrag.pipeline.ranking`): ``free`` (computed offline, the anchor's), ``tool``
+    (a search per word on the tool, counted in the calls and the load) or ``local`` (a
+    local index, ``local_rank_ms`` per ranking)."""
+    local_rank_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """The local index's time per ranking (``ranking = "local"`` only)."""
+
+    @model_validator(mode="after")
+    def _local_rank_ms_with_local(self) -> PipelineConfig:
+        if self.local_rank_ms and self.ranking != "local":
+            raise ValueError(f"local_rank_ms: applies to ranking = 'local' only (ranking is {self.ranking!r})")
+        return self
+
+    @property
+    def local_rank_us(self) -> int:
+        """``local_rank_ms`` in µs, as a plan takes it."""
+        return round(self.local_rank_ms * 1000)
 
     @property
     def thread_cap(self) -> int | None:
@@ -249,6 +270,15 @@ class Scenario(_Section):
     """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load.run`);
     absent: every question replayed alone."""
 
+    @model_validator(mode="after")
+    def _ranking_read_by_the_trigger(self) -> Scenario:
+        if self.pipeline.ranking != "free" and "rankings" not in self.trigger.needs:
+            raise ValueError(
+                f"pipeline.ranking: {self.pipeline.ranking!r} applies to a trigger that reads the rankings of "
+                f"word prefixes (learned, stable, replace); trigger {self.trigger.kind!r} reads none"
+            )
+        return self
+
     def selection(self, ids: Sequence[str] | None = None) -> Selection:
         """The scenario's question selection (``[data]`` split and scope, ``[select]``)."""
         return Selection(
@@ -268,12 +298,13 @@ class ResolvedScenario(_Section):
 
     def rules(self) -> dict[str, Any]:
         """Which pipeline rules ran, for every output: ``{"preset": "paper" | "custom",
-        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's six rules)."""
+        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's six rules and the rankings' price)."""
         sc = self.scenario
         settings: dict[str, Any] = {
             "pipeline.capped_fire": sc.pipeline.capped_fire,
             "pipeline.turn_end_order": sc.pipeline.turn_end_order,
             "pipeline.slot_release": sc.pipeline.slot_release,
+            "pipeline.ranking": sc.pipeline.ranking,
             "reflector.rejudge": sc.reflector.rejudge,
             "reflector.fallback": sc.reflector.fallback,
         }
@@ -292,6 +323,7 @@ class ResolvedScenario(_Section):
             turn_end_order=sc.pipeline.turn_end_order,
             slot_release=sc.pipeline.slot_release,
             rejudge=sc.reflector.rejudge,
+            ranking=sc.pipeline.ranking,
             fallback=sc.reflector.fallback,
         )
 
@@ -385,6 +417,7 @@ PAPER_RULES: dict[str, str] = {
     "pipeline.capped_fire": "defer",
     "pipeline.turn_end_order": "reflector_first",
     "pipeline.slot_release": "after_words",
+    "pipeline.ranking": "free",
     "reflector.rejudge": "best_of_completed",
     "reflector.fallback": "refire",
     "reflector.coverage": "distinct",

@@ -68,6 +68,12 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
         rng = stream(sc.seed, key, f"latency.{stage}") if model.needs_rng else None
         return model.sample_list_us(rng, size)
 
+    ranking = sc.pipeline.ranking
+    if ranking == "tool":  # a search per word on the tool: its latency, drawn apart from the calls'
+        model = rs.stages.L
+        rank_us = tuple(model.sample_list_us(stream(sc.seed, key, "latency.R") if model.needs_rng else None, n))
+    else:
+        rank_us = (sc.pipeline.local_rank_us,) * n if ranking == "local" else ()
     return QuestionPlan(
         question=q,
         word_us=word_us,
@@ -75,6 +81,7 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
         g_us=tuple(draw("G", n)),
         l_us=tuple(draw("L", n)),
         f_us=draw("F", 1)[0],
+        rank_us=rank_us,
     )
 
 

@@ -199,8 +199,8 @@ class _ResultsFile:
             self._start(result_columns([first]))
             rows = [*self._held, *rows]
             self._held = []
-        elif "calls_on_revised" not in self._columns and any(r.calls_on_revised is not None for r in rows):
-            raise RuntimeError("results.csv: a row over ASR hypotheses after rows over word prefixes")  # pragma: no cover
+        elif any(r.replayed for r in rows) and result_columns([r for r in rows if r.replayed]) != self._columns:
+            raise RuntimeError("results.csv: rows of another column set after the first")  # pragma: no cover
         self._fh.write(results_lines(rows, self._columns))  # type: ignore[arg-type]
 
     def _start(self, columns: tuple[str, ...]) -> None:

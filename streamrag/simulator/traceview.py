@@ -84,6 +84,7 @@ def spans_and_instants(events: list[dict[str, Any]], *, words: Sequence[str] | N
     open_g: dict[str, tuple[int, int]] = {}
     open_l: dict[str, tuple[int, int]] = {}
     open_f: dict[str, tuple[int, int]] = {}
+    open_rank: dict[int, tuple[int, int]] = {}
     # Shared resources (load runs): a stage that had to wait starts when served; its
     # wait is a span "W" on the call's lane, its service a span on the server's track.
     waiting: dict[tuple[str, str], tuple[int, int]] = {}
@@ -100,6 +101,10 @@ def spans_and_instants(events: list[dict[str, Any]], *, words: Sequence[str] | N
 
         if k == "session":
             mark("input", "session", f"session asks {e['question']}")
+        elif k == "rank":  # a priced ranking of word prefix t (pipeline.ranking): its own lane
+            open_rank[e["word"]] = (t, seq)
+        elif k == "rank_done":
+            close(f"ranking {e['word']}", "R", open_rank.pop(e["word"]), cancelled=e["outcome"] != "in")
         elif k in ("enqueue", "serve", "finish", "withdraw", "reject"):
             lane = _stage_lane(e)
             key = (lane, e["stage"])
@@ -181,14 +186,17 @@ def _stage_lane(e: dict[str, Any]) -> str:
     """The lane of a resource event's stage: its call's, or the response's."""
     if e["stage"] == "F":
         return "baseline" if e["arm"] == "baseline" else "response"
+    if e["stage"] == "R":
+        return f"ranking {-e['call']}"
     return "baseline" if e["arm"] == "baseline" else f"call {e['call']}"
 
 
 def lane_order(spans: list[Span], instants: list[Instant]) -> list[str]:
     seen = {s.lane for s in spans} | {i.lane for i in instants}
     calls = sorted((lane for lane in seen if lane.startswith("call ")), key=lambda s: int(s.split()[1]))
+    rankings = sorted((lane for lane in seen if lane.startswith("ranking ")), key=lambda s: int(s.split()[1]))
     servers = sorted(lane for lane in seen if " #" in lane)
-    order = ["input", *calls, "reflector", "response", "baseline", *servers]
+    order = ["input", *rankings, *calls, "reflector", "response", "baseline", *servers]
     return [lane for lane in order if lane in seen]
 
 
@@ -205,10 +213,10 @@ def headline(events: list[dict[str, Any]]) -> dict[str, float]:
 
 # --- terminal ------------------------------------------------------------------------
 
-_SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green", "W": "yellow"}
-_SPAN_CHAR = {"G": "g", "L": "L", "F": "F", "W": "."}
+_SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green", "W": "yellow", "R": "blue"}
+_SPAN_CHAR = {"G": "g", "L": "L", "F": "F", "W": ".", "R": "r"}
 _MARKS = {"word": "|", "fire": ">", "cancel": "x", "decision": "*", "skip": "-", "input_end": "E"}
-_LEGEND = "g = query generation  L = tool call  F = response  . queued  > fire  x cancel  * decision  E end of input"
+_LEGEND = "g = query generation  L = tool call  F = response  r = ranking  . queued  > fire  x cancel  * decision  E end of input"
 
 
 def render_terminal(events: list[dict[str, Any]], *, console: Any = None, width: int = 64) -> None:
@@ -286,7 +294,7 @@ def plot_trace(events: list[dict[str, Any]], *, ax: Axes | None = None) -> Figur
     spans, instants = spans_and_instants(events)
     lanes = lane_order(spans, instants)
     y = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
-    colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c", "W": "#dddddd"}
+    colors = {"G": "#9467bd", "L": "#17becf", "F": "#2ca02c", "W": "#dddddd", "R": "#1f77b4"}
     with paper_style():
         fig, ax = axes_or_new(ax, PAGE_IN, 0.32 * len(lanes) + 1.7)
         for s in spans:
@@ -342,7 +350,14 @@ def plot_trace(events: list[dict[str, Any]], *, ax: Axes | None = None) -> Figur
         return finish(fig)
 
 
-_SPAN_NAMES = {"G": "G query generation", "L": "L tool call", "F": "F response generation", "W": "W waiting"}
+_PERFETTO_NAMES = {"G": "query generation", "L": "tool call", "F": "response", "W": "queued", "R": "ranking"}
+_SPAN_NAMES = {
+    "G": "G query generation",
+    "L": "L tool call",
+    "F": "F response generation",
+    "W": "W waiting",
+    "R": "R ranking a word prefix",
+}
 
 
 # --- Perfetto / Chrome trace-event JSON ----------------------------------------------
@@ -375,7 +390,7 @@ def perfetto(
     for s in spans:
         out.append(
             {
-                "name": {"G": "query generation", "L": "tool call", "F": "response", "W": "queued"}[s.name],
+                "name": _PERFETTO_NAMES[s.name],
                 "cat": "queue" if s.name == "W" else "llm" if s.name in ("G", "F") else "tool",
                 "ph": "X",
                 "ts": s.start_us,

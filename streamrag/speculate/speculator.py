@@ -58,7 +58,8 @@ log = logging.getLogger(__name__)
 def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = None) -> None:
     """ConfigError unless a live turn can follow the scenario: without a known question,
     a trigger that reads rankings runs only when it ranks the words heard itself
-    (``ranks_online``: ``learned``) and a ``ranker`` is there to rank them."""
+    (``ranks_online``: ``learned``) and a ``ranker`` is there to rank them; what a ranking
+    costs is that ranker's real time (``pipeline.ranking`` prices it in simulation only)."""
     sc = rs.scenario
     trigger = sc.trigger
     if not known and trigger.needs:
@@ -71,6 +72,11 @@ def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = No
         online_trigger(trigger, [], ranker)  # what is missing (a ranker, an online model), now
     if sc.resources.limited or sc.load is not None:
         raise ConfigError("live runs replay one turn at a time on unlimited capacity: remove [resources] and [load]")
+    if sc.pipeline.ranking != "free":
+        raise ConfigError(
+            f"pipeline.ranking: {sc.pipeline.ranking!r} prices the rankings of word prefixes in simulation; a live turn "
+            "ranks the words heard with its ranker, at that ranker's real cost: remove pipeline.ranking"
+        )
 
 
 class Speculator:

@@ -40,6 +40,7 @@ Every problem is a :class:`~streamrag.base.errors.ConfigError` naming the file a
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -312,17 +313,18 @@ def list_grids() -> list[str]:
     return toml_names(grids_dir())
 
 
-def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None) -> Grid:
+def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None, sets: Sequence[str] = ()) -> Grid:
     """Read a grid file, or a built-in grid by name (``paper_rq2``, ``triggers``, …).
 
-    ``input`` replaces the grid's input source (a path relative to the current folder).
+    ``input`` replaces the grid's input source (a path relative to the current folder);
+    ``sets`` (``--set key=value``) go into its ``[base]``, over the file's own (:func:`with_sets`).
     """
     from streamrag.base.bundled import grids_dir
 
     text_path = str(name_or_path)
     path = Path(text_path)
     if text_path.endswith(".toml") or path.is_file():
-        text, raw = read_toml_text(text_path, "grid")
+        text, raw = with_sets(*read_toml_text(text_path, "grid"), sets, text_path)
         return grid_from_tables(raw, text=text, origin=text_path, base_dir=path.resolve().parent, input_override=input)
     resource = grids_dir() / f"{text_path}.toml"
     if not resource.is_file():
@@ -330,5 +332,28 @@ def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None)
         raise ConfigError(f"grid {text_path!r}: neither a TOML file nor a built-in grid (built-in: {known})")
     # Built-in grids name only built-in scenarios and generated or demo inputs, so the
     # folder relative paths would resolve against does not matter.
-    text, raw = read_toml_text(resource, "grid")
+    text, raw = with_sets(*read_toml_text(resource, "grid"), sets, text_path)
     return grid_from_tables(raw, text=text, origin=text_path, base_dir=Path.cwd(), input_override=input, name=text_path)
+
+
+def with_sets(text: str, raw: dict[str, Any], sets: Sequence[str], origin: str) -> tuple[str, dict[str, Any]]:
+    """A grid's text and tables with ``sets`` (``key=value``, as ``--set`` parses them) in
+    its ``[base]``, each winning over the file's value of that key; a file a setting names
+    is relative to the current folder (stored absolute). The text is rewritten to load
+    back to the same tables (its comments dropped), so the run folder's ``grid.toml``
+    reruns the run. No ``sets``: both unchanged."""
+    if not sets:
+        return text, raw
+    from streamrag.base.overrides import parse_override
+    from streamrag.base.tomlfile import dumps_toml
+    from streamrag.simulator.scenario import anchor_file_setting
+
+    if not isinstance(raw.get("base", {}), dict):
+        return text, raw  # the grid's own check names the problem
+    base = dict(_leaves(raw.get("base", {})))
+    for item in sets:
+        key, value = parse_override(item)
+        base[key] = anchor_file_setting(key, value, Path.cwd())
+    tables = {**raw, "base": base}
+    header = f"# {origin}, with these settings in [base]:\n" + "".join(f"#   --set {s}\n" for s in sets)
+    return header + dumps_toml(tables), tables

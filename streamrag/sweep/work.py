@@ -98,6 +98,8 @@ def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     out = pick(summary, SIMULATE_METRICS)
     if "calls_on_revised_share" in summary:  # the questions were ASR hypotheses
         out.update(pick(summary, ASR_METRICS))
+    if "rankings" in summary:  # the rankings of word prefixes cost something (pipeline.ranking)
+        out.update(pick(summary, RANKING_METRICS))
     return out
 
 
@@ -136,6 +138,8 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
 
 ASR_METRICS: tuple[str, ...] = ("t_star.mean", "calls_on_revised_share", "calls_on_revised.mean")
 """Extra columns of a simulate point over ASR hypotheses (``data.asr``)."""
+RANKING_METRICS: tuple[str, ...] = ("rankings.mean", "ranking_busy_ms.mean")
+"""Extra columns of a simulate point whose rankings cost something (``pipeline.ranking``)."""
 
 LOAD_METRICS: tuple[str, ...] = (
     "reflector_model",

@@ -163,7 +163,8 @@ class LoadModel:
             g0, g1 = gap(i), gap(i + 1)
             if g0 >= 0 > g1 or g0 == 0:
                 a, b = _WAIT_GRID_MS[i], _WAIT_GRID_MS[i + 1]
-                t = g0 / (g0 - g1) if np.isfinite(g0) and g0 != g1 else 0.0
+                # g0 infinite: unstable at wait a, stable at b; the fixed point lies between, taken at b
+                t = (g0 / (g0 - g1) if g0 != g1 else 0.0) if np.isfinite(g0) else 1.0
                 near = i if t <= 0.5 else i + 1
                 queue = solve_queue(self.servers, lam, self.offer(model, near))
                 assert queue is not None

@@ -201,6 +201,18 @@ class _Noting:
         self.inner.fired(t)
 
 
+def unpredictable(rs: ResolvedScenario, trigger: Trigger) -> str:
+    """Why predict does not model ``rs`` with its built ``trigger`` ("" when it does)."""
+    if trigger.kills_in_flight:
+        return f"trigger.kind: {rs.scenario.trigger.kind!r} kills calls in flight; predict models the other triggers"
+    if rs.scenario.pipeline.ranking == "tool":
+        return (
+            "pipeline.ranking: 'tool' does not apply to predict, whose queue model has no searches per word on the "
+            "tool; simulate the scenario (a load run gives the saving at a load)"
+        )
+    return ""
+
+
 def timeline(
     q: SimQuestion,
     rs: ResolvedScenario,
@@ -217,12 +229,16 @@ def timeline(
     trigger: Trigger = sc.trigger.build(q)
     if offered is not None:
         trigger = _Noting(trigger, offered)
-    if trigger.kills_in_flight:
-        raise ConfigError(f"trigger.kind: {sc.trigger.kind!r} kills calls in flight; predict models the other triggers")
+    why = unpredictable(rs, trigger)
+    if why:
+        raise ConfigError(why)
     reflector = reflector or sc.reflector.build(q)
     word_us = word_times_us(q, rs)
     n = q.n_words
-    nominal = QuestionPlan(q, tuple(word_us), sc.input.end_of_turn_us, (round(x_nominal_ms * 1000),) * n, (0,) * n, 0)
+    rank_us = (sc.pipeline.local_rank_us,) * n if rules.ranking == "local" else ()  # a constant: the words' order kept
+    nominal = QuestionPlan(
+        q, tuple(word_us), sc.input.end_of_turn_us, (round(x_nominal_ms * 1000),) * n, (0,) * n, 0, rank_us=rank_us
+    )
     machine, _ = replay_arm(nominal, trigger, reflector, rules)
     calls = [c for c in machine.calls if c.by == "trigger"]
     ts = tuple(c.prefix_t for c in calls)

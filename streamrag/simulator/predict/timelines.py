@@ -46,6 +46,7 @@ def decision_instants_us(
     tick_us: int | None,
     end_of_turn_us: int,
     cap: int | None,
+    rank_us: int = 0,
 ) -> list[int]:
     """The instants (µs) at which the machine's decisions on ``line``'s replay depended on
     its calls in flight: each offered word up to the word its fire was made (a blocked fire
@@ -58,7 +59,7 @@ def decision_instants_us(
     for due in offered:
         made = next((t for t in fired if t >= due), n)
         words.update(range(due, made + 1))
-    instants = [int(word_us[t - 1]) for t in words]
+    instants = [int(word_us[t - 1]) + rank_us for t in words]  # a local ranking's delay (pipeline.ranking)
     if cap is not None:  # fewer calls started than the cap: none can fill it
         instants = [u for u in instants if sum(s < u for s in starts) >= cap]
     turn_end = int(word_us[-1]) + end_of_turn_us
@@ -103,10 +104,13 @@ class TimelineCache:
     def __init__(self, questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
         self.questions = list(questions)
         self.rs = rs
+        if questions:  # what predict refuses (a trigger that kills calls, priced rankings), at once
+            timeline(self.questions[0], rs, 0.0)
         sc = rs.scenario
         self._words = [tuple(word_times_us(q, rs)) for q in self.questions]
         self._ticks = [sc.trigger.build(q).tick_us for q in self.questions]
         self._end_of_turn_us = sc.input.end_of_turn_us
+        self._rank_us = sc.pipeline.local_rank_us if sc.pipeline.ranking == "local" else 0
         self._cap = rs.arm_rules.max_threads
         self._kept: list[list[tuple[float, float, Timeline]]] = [[] for _ in self.questions]
         self.n_replayed = 0
@@ -123,7 +127,9 @@ class TimelineCache:
                 line = timeline(self.questions[i], self.rs, x_nominal_ms, offered=offered)
                 self.n_replayed += 1
                 words = self._words[i]
-                instants = decision_instants_us(line, offered, words, self._ticks[i], self._end_of_turn_us, self._cap)
+                instants = decision_instants_us(
+                    line, offered, words, self._ticks[i], self._end_of_turn_us, self._cap, self._rank_us
+                )
                 cell = holds_on(line, instants, x_us)
                 if cell is not None:
                     kept.append((*cell, line))

@@ -36,7 +36,7 @@ _COMPLETION = int(Priority.COMPLETION)
 _TURN_END = int(Priority.TURN_END)
 # What a heap entry ends (its priority orders it; this says what to do). The baseline
 # arm's stages and both responses are scheduled only when the trace is recorded.
-_GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER = range(9)
+_GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER, _RANK = range(10)
 # Where a call is (Call.stage).
 _HELD, _IN_G, _IN_L, _DONE, _GONE = 0, 1, 2, 3, 4
 
@@ -49,7 +49,7 @@ class _Replay:
     :class:`~streamrag.pipeline.arm.ArmDriver`) and, when the trace is recorded, the
     baseline arm and the responses."""
 
-    __slots__ = ("answer_us", "events", "g_us", "heap", "l_us", "machine", "now_us", "plan", "qid", "seq", "tally")
+    __slots__ = ("answer_us", "events", "g_us", "heap", "l_us", "machine", "now_us", "plan", "qid", "ranks", "seq", "tally")
 
     def __init__(
         self,
@@ -72,6 +72,8 @@ class _Replay:
         self.now_us = 0
         self.answer_us: int | None = None
         """When the reflector decided (F starts)."""
+        self.ranks: dict[int, Call] = {}
+        """Rankings still out (``rules.ranking`` not free), each a stand-in call on its word."""
         self.machine = ArmMachine(
             plan.question, trigger, reflector, rules, self, self, end_of_turn_us=plan.end_of_turn_us, tracing=events is not None
         )
@@ -113,6 +115,11 @@ class _Replay:
             elif what == _TOOL:
                 if call.stage == _IN_L:
                     self.tool_done(call)
+            elif what == _RANK:
+                if call.stage == _IN_L:
+                    del self.ranks[call.prefix_t]
+                    self.tally.ranking_us += self.now_us - call.started_us
+                    machine.ranked(call.prefix_t, at_us)
             elif what == _REFLECT:
                 machine.reflect()
                 check_us = machine.reflector.check_us
@@ -179,6 +186,17 @@ class _Replay:
         elif call.stage == _IN_L:
             tally.tool_us += self.now_us - call.started_us - self.g_us[call.prefix_t - 1]
         call.stage = _GONE
+
+    def rank(self, t: int) -> None:
+        ranking = self.ranks[t] = Call(0, t, "rank", "rank")
+        ranking.stage, ranking.started_us = _IN_L, self.now_us
+        self.tally.rankings += 1
+        self.push(self.now_us + self.plan.rank_us[t - 1], _COMPLETION, _RANK, ranking)
+
+    def unrank(self, t: int) -> None:
+        ranking = self.ranks.pop(t)
+        ranking.stage = _GONE
+        self.tally.ranking_us += self.now_us - ranking.started_us
 
     def answer(self, call: Call) -> None:
         self.answer_us = self.now_us

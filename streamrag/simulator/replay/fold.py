@@ -43,6 +43,11 @@ class Tally:
     response_us: int = 0
     fired_on: dict[int, int] = field(default_factory=dict)
     """Streaming call → the prefix (hypothesis) it carries."""
+    rankings: int = 0
+    """Rankings of word prefixes started (``pipeline.ranking`` tool or local)."""
+    ranking_us: int = 0
+    """Their time: the tool's (searches) or the agent's (a local index), until in, lost or cancelled."""
+    rank_started_us: dict[int, int] = field(default_factory=dict)
 
 
 def _on_input_end(t: Tally, e: Event) -> None:
@@ -85,6 +90,15 @@ def _on_cancel(t: Tally, e: Event) -> None:
         t.tool_us += e["t_us"] - t.tool_started_us.pop(call)
 
 
+def _on_rank(t: Tally, e: Event) -> None:
+    t.rankings += 1
+    t.rank_started_us[e["word"]] = e["t_us"]
+
+
+def _on_rank_done(t: Tally, e: Event) -> None:
+    t.ranking_us += e["t_us"] - t.rank_started_us.pop(e["word"])
+
+
 def _on_skip(t: Tally, e: Event) -> None:
     t.skipped += 1
 
@@ -114,6 +128,8 @@ def _kind(model: type[BaseModel]) -> str:
 Handler = Callable[[Tally, Event], None]
 _STREAMING: dict[str, Handler] = {
     _kind(trace.InputEndEvent): _on_input_end,
+    _kind(trace.RankEvent): _on_rank,
+    _kind(trace.RankDoneEvent): _on_rank_done,
     _kind(trace.FireEvent): _on_fire,
     _kind(trace.ReaimEvent): _on_reaim,
     _kind(trace.ThreadStartEvent): _on_thread_start,

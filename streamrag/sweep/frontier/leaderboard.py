@@ -136,7 +136,8 @@ def leaderboard(frontier: Frontier, *, title: str = "") -> str:
     lines = [f"# Frontier{': ' + title if title else ''}", ""]
     lines.append(
         f"Operating points per policy; 95% bootstrap CIs over questions ({frontier.n_boot} resamples, seed "
-        f"{frontier.seed}); extra calls = calls fired − 1 per question. Ranked by saved ms at ≤ 1 extra call."
+        f"{frontier.seed}); extra calls = tool calls − 1 per question (calls fired, and a search per word ranked where "
+        "pipeline.ranking = tool). Ranked by saved ms at ≤ 1 extra call."
     )
     for board in boards(frontier.points, frontier.operating):
         header = ", ".join(f"{k} = {v}" for k, v in board.group.items())

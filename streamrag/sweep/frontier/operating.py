@@ -6,7 +6,9 @@ named ``policy``: each entry a policy, a list-valued key its knob (a *family*,
 latency draws; only the trigger differs. Other axes (say ``latency.L_ms``) make groups,
 each its own frontier. Per point, over the replayed questions (design §10):
 
-- ``extra_calls`` = calls fired − 1 per question (the baseline makes one call), its cost;
+- ``extra_calls`` = tool calls − 1 per question (the baseline makes one call), its cost:
+  the calls fired and, for a policy whose rankings are searches on the tool
+  (``pipeline.ranking = "tool"``), one per word ranked (:func:`tool_calls`);
   ``saved_ms``, its benefit; ``misfire`` and ``negative`` (saved < 0) rates, its risk;
 - ``on_frontier``: on the upper envelope of (mean extra calls, mean saved ms) over the
   deployable points of the group (not dominated: no other point has fewer or equal extra
@@ -126,7 +128,12 @@ def _check_one_harness(result: SweepResult, keys: list[str]) -> Any:
     first = by_key[keys[0]]
 
     def rest(point: Any) -> dict[str, Any]:
-        return {k: v for k, v in point.identity["scenario"].items() if k != "trigger"}
+        """The scenario less what a policy is: its trigger and what its rankings cost."""
+        scenario = {k: v for k, v in point.identity["scenario"].items() if k != "trigger"}
+        pipeline = scenario.get("pipeline")
+        if isinstance(pipeline, dict):
+            scenario["pipeline"] = {k: v for k, v in pipeline.items() if k not in ("ranking", "local_rank_ms")}
+        return scenario
 
     if first.job.settings.scenario.load is not None:
         raise ConfigError(
@@ -137,7 +144,8 @@ def _check_one_harness(result: SweepResult, keys: list[str]) -> Any:
         if rest(by_key[key]) != rest(first):
             raise ConfigError(
                 f"grid {result.plan.grid.origin}: points {first.describe()} and {by_key[key].describe()} differ in more than "
-                "the trigger; a frontier compares policies on one harness (move the other settings to an axis)"
+                "the trigger and its pipeline.ranking; a frontier compares policies on one harness (move the other settings "
+                "to an axis)"
             )
     return first.job.settings
 
@@ -156,10 +164,21 @@ def _matrix(result: SweepResult, keys: list[str]) -> tuple[list[str], dict[str, 
         elif these != ids:
             raise ConfigError(f"point {key}: replayed other questions than the group's first point")
         cols["saved_ms"].append(df["saved_ms"].to_numpy(dtype=float))
-        cols["extra_calls"].append(df["calls_fired"].to_numpy(dtype=float) - 1)
+        cols["extra_calls"].append(tool_calls(df, _ranking(result, key)) - 1)
         cols["misfire"].append(df["misfire"].astype(str).eq("True").to_numpy(dtype=float))
         cols["negative"].append(df["negative"].astype(str).eq("True").to_numpy(dtype=float))
     return ids or [], {name: np.stack(v) for name, v in cols.items()}
+
+
+def _ranking(result: SweepResult, key: str) -> str:
+    return str(next(p for p in result.plan.runnable if p.key == key).job.settings.scenario.pipeline.ranking)
+
+
+def tool_calls(results: Any, ranking: str) -> np.ndarray:
+    """Tool calls per question of a point's ``results`` (a frame of ``results.csv``): the
+    calls fired and, with ``pipeline.ranking = "tool"``, a search per ranking of a word prefix."""
+    calls = results["calls_fired"].to_numpy(dtype=float)
+    return calls + results["rankings"].to_numpy(dtype=float) if ranking == "tool" else calls
 
 
 def _envelope(x: np.ndarray, y: np.ndarray, ok: np.ndarray) -> np.ndarray:
