@@ -1,8 +1,10 @@
 """Pipecat: retrieval fired on interim transcription frames, its result in the LLM context.
 
 Runs in process, no network: a real Pipecat pipeline (the Speculator's two processors
-around Pipecat's own user context aggregator) fed the frames a transcriber and a turn
-detector push. In a bot, the same processors sit in the real pipeline::
+around Pipecat's own user context aggregator, external turn strategies) fed the frames a
+transcriber and a turn detector push. ``tests/test_adapters_compose.py`` runs them with
+the default and eager strategies and an LLM service too. In a bot, the same processors
+sit in the real pipeline::
 
     Pipeline([transport.input(), stt, spec.transcripts, aggregators.user(), spec.context,
               llm, tts, transport.output(), aggregators.assistant()])
@@ -11,6 +13,7 @@ detector push. In a bot, the same processors sit in the real pipeline::
 import asyncio
 
 from pipecat.frames.frames import (
+    Frame,
     InterimTranscriptionFrame,
     LLMContextFrame,
     TranscriptionFrame,
@@ -43,10 +46,10 @@ async def main() -> dict:
     strategies = UserTurnStrategies(start=[ExternalUserTurnStartStrategy()], stop=[ExternalUserTurnStopStrategy()])
     aggregators = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(user_turn_strategies=strategies))
     async with speculator:
-        spec = PipecatSpeculation(speculator)
+        spec = PipecatSpeculation(speculator, context=context)
         pipeline = Pipeline([spec.transcripts, aggregators.user(), spec.context])
         heard = ["what is", "what is the capitol", "what is the capital of spain"]
-        frames = [UserStartedSpeakingFrame()]
+        frames: list[Frame] = [UserStartedSpeakingFrame()]
         for text in heard:
             frames += [InterimTranscriptionFrame(text, "user", ""), SleepFrame(0.2)]
         frames += [TranscriptionFrame("what is the capital of spain please", "user", ""), UserStoppedSpeakingFrame()]

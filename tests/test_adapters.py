@@ -16,15 +16,20 @@ def run_example(name: str) -> dict:
     return asyncio.run(runpy.run_path(str(EXAMPLES / name))["main"]())
 
 
-def test_livekit_interim_transcripts_fire_and_the_result_is_in_the_turn_context(capsys) -> None:
+def test_livekit_interim_transcripts_fire_and_the_result_is_in_the_reply_context(capsys) -> None:
     pytest.importorskip("livekit.agents", reason="the livekit extra is not installed (pip install -e '.[livekit]')")
     out = run_example("livekit_agent.py")
-    answer, report, ctx = out["answer"], out["report"], out["context"]
-    assert [(m.role, m.text_content) for m in ctx.messages()] == [
-        ("user", "what is the capital of spain please"),
-        ("assistant", "Information relevant to the user's message:\nMadrid is the capital of Spain."),
+    answer, report, requests = out["answer"], out["report"], out["requests"]
+    # one LLM request, LiveKit's preemptive one (started on the final transcript), kept
+    assert requests == [
+        [
+            ("system", "Answer from the information given."),
+            ("assistant", "Information relevant to the user's message:\nMadrid is the capital of Spain."),
+            ("user", "what is the capital of spain please"),
+        ]
     ]
-    # heard from the session's events: fired before the turn ended, "capitol" revised
+    assert out["kept"] == 1
+    # heard from the STT's stream: fired before the turn ended, "capitol" revised
     assert answer.speculative and (answer.prefix_t, answer.n_words) == (6, 7)
     assert report.revisions == 1 and report.stale == 1 and report.fired >= 6
     assert 25 < report.saved_ms < 120  # shadow mode: the 50 ms call was not waited for

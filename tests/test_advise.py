@@ -19,6 +19,7 @@ import pytest
 from _inputs import one_error_line, run_cli
 
 import streamrag
+from streamrag.base.errors import ConfigError
 from streamrag.cli import main
 
 SITUATION = ["--tool-p50-ms", "800", "--tool-p90-ms", "2000", "--turns-per-s", "2", "--tool-workers", "4"]
@@ -233,15 +234,15 @@ def test_a_hostile_situation_file_is_one_error_line_naming_it(value: str, tmp_pa
         assert code == 1 and "s.toml" in one_error_line(err)
 
 
-def _row(end: str, policy: str, gain: float, extra: float, verdict: str = "") -> dict:
-    return {"end": end, "policy": policy, "label": policy, "answer_ms_difference.median": gain, "extra_calls.mean": extra,
+def _row(end: str, policy: str, gain: float, extra: float, verdict: str = "", questions: str = "demo") -> dict:
+    return {"end": end, "questions": questions, "policy": policy, "label": policy, "answer_ms_difference.median": gain, "extra_calls.mean": extra,
             "verdict": verdict}  # fmt: skip
 
 
 def test_the_recommendation_is_the_best_worst_case_and_a_tie_goes_to_fewer_calls() -> None:
     from streamrag.advice.recommend import recommend
 
-    ends = ["low", "high"]
+    ends = [("demo", "low"), ("demo", "high")]
     rows = [
         _row("low", "a", 1400, 0.5), _row("high", "a", 1200, 0.5),  # best at 'low', worst case 1200
         _row("low", "b", 1300, 0.9), _row("high", "b", 1300, 0.9),  # worst case 1300: recommended
@@ -256,7 +257,7 @@ def test_the_recommendation_is_the_best_worst_case_and_a_tie_goes_to_fewer_calls
         "c": "ties b's worst-case p50 user's gain (1300 ms) with 0.95 extra calls per turn against 0.90",
         "d": "needs a local index",
     }
-    nothing = recommend([_row("low", "a", 5, 0.1, "stops gaining below the stated load")], ["low"])
+    nothing = recommend([_row("low", "a", 5, 0.1, "stops gaining below the stated load")], [("demo", "low")])
     assert nothing["policy"] == "none" and not nothing["fire_before_the_user_finishes"]
     assert nothing["holds_across_G_F_range"] is None
 
@@ -281,3 +282,46 @@ def test_measurements_are_fitted_as_calibrate_fits_them_and_their_G_counts_as_gi
     measured, used = load_profile(str(out / "latency" / "measured.toml")), load_profile(str(out / "latency" / "given.toml"))
     assert used.stages["L"] == measured.stages["L"] and used.stages["G"] == measured.stages["G"]
     assert used.stages["F"].nominal_ms == 900.0
+
+
+def test_several_question_sets_are_each_a_case_and_the_answer_says_whether_it_holds_on_every_one(tmp_path: Path) -> None:
+    situation = {
+        "tool_p50_ms": 800,
+        "tool_p90_ms": 2000,
+        "G_ms": 590,
+        "F_ms": 2520,
+        "input": ["demo", "generated:60"],
+        "turns_per_s": 2,
+        "tool_workers": 4,
+        "load_sessions": 0,
+    }
+    advice = streamrag.advise(situation, tmp_path / "two")
+    rows = advice.rows
+    assert rows["questions"].unique().tolist() == ["demo", "generated:60"]
+    assert rows.groupby("questions")["policy"].apply(list).tolist() == [POLICIES, POLICIES]
+    rec = advice.recommendation
+    assert set(rec["picks_by_question_set"]) == {"demo", "generated:60"}
+    assert rec["holds_across_question_sets"] == all(p == rec["policy"] for p in rec["picks_by_question_set"].values())
+    assert set(rec["picks_by_end"]) == {"demo · given", "generated:60 · given"}
+    if rec["policy"] != "none":  # the worst case over both sets
+        mine = rows[rows["policy"] == rec["policy"]]
+        assert rec["worst_case_p50_gain_ms"] == mine["answer_ms_difference.median"].min()
+    assert ("It holds on every question set." in advice.answer) == rec["holds_across_question_sets"]
+    assert (tmp_path / "two" / "runs" / "1-given" / "grid.toml").is_file()
+    assert 'input = "generated:60:seed=0"' in (tmp_path / "two" / "runs" / "2-given" / "grid.toml").read_text(encoding="utf-8")
+    with pytest.raises(ConfigError, match="input: give one question set or a list of different ones"):
+        streamrag.advise({**situation, "input": ["demo", "demo"]}, tmp_path / "same")
+
+
+def test_over_question_sets_the_worst_case_decides_and_each_sets_own_pick_is_reported() -> None:
+    from streamrag.advice.recommend import recommend
+
+    cases = [("demo", "given"), ("mine", "given")]
+    rows = [
+        _row("given", "a", 1500, 0.3), _row("given", "a", 900, 0.3, questions="mine"),  # best on demo only
+        _row("given", "b", 1200, 0.5), _row("given", "b", 1100, 0.5, questions="mine"),  # best worst case
+    ]  # fmt: skip
+    rec = recommend(rows, cases)
+    assert rec["policy"] == "b" and rec["picks_by_question_set"] == {"demo": "a", "mine": "b"}
+    assert rec["holds_across_question_sets"] is False and rec["holds_across_G_F_range"] is None
+    assert rec["picks_by_end"] == {"demo · given": "a", "mine · given": "b"}

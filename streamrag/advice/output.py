@@ -42,7 +42,7 @@ def _crossing(name: str) -> list[str]:
 
 
 COLUMNS: tuple[str, ...] = (
-    "end", "policy", "label", "knob", "knob_value", "trigger", "needs", "runs_on", "not_deployable", "no_point",
+    "end", "questions", "policy", "label", "knob", "knob_value", "trigger", "needs", "runs_on", "not_deployable", "no_point",
     "verdict", "n_questions",
     "baseline_ms.median", "streaming_ms.median", *_ci("answer_ms_difference.median"),
     "baseline_ms.p90", "streaming_ms.p90", *_ci("answer_ms_difference.p90"),
@@ -90,7 +90,7 @@ def reproduce(advice: Advice, out: Path) -> dict[str, str]:
     overrides = "--set trigger.kind=KIND --set trigger.KNOB=VALUE (a row's trigger)"
     return {
         "frontier": f"streamrag frontier {out}/runs/END/grid.toml --out DIR --seed {advice.situation.seed}",
-        "predict": f"streamrag predict {_predict_input(advice.situation.input)} --scenario {out}/load_scenario.toml",
+        "predict": f"streamrag predict {_predict_input(advice.situation.inputs[0])} --scenario {out}/load_scenario.toml",
         "simulate_at_load": f"streamrag simulate ... --scenario {out}/load_scenario.toml --out DIR",
         "other_rows": f"the same with {overrides}",
     }
@@ -151,9 +151,10 @@ def _scenario_files(out: Path, advice: Advice, runs: Sequence[EndRun]) -> list[P
     run = runs[0]
     rows = advice.rows
     if rec["policy"] != NONE:
-        key = str(rows[(rows["policy"] == rec["policy"]) & (rows["end"] == run.end.name)]["key"].iloc[0])
+        first = (rows["policy"] == rec["policy"]) & (rows["end"] == run.end.name) & (rows["questions"] == run.question_set)
+        key = str(rows[first]["key"].iloc[0])
         rs = run.settings(key)
-        what = f"the recommended policy, {rec['label_by_end'][run.end.name]}"
+        what = f"the recommended policy, {rows[first]['label'].iloc[0]}"
     else:
         any_key = next(p.key for p in run.result.plan.runnable)
         tables = scenario_tables(run.settings(any_key))
@@ -181,7 +182,11 @@ def console_text(advice: Advice) -> str:
         f"{'extra':>5} {'misfire':>7} {'slower':>6} {'break-even turns/s':>22} {'p50 gain@load':>13}  runs on      verdict"
     )
     lines = [head]
-    for r in advice.rows.to_dict(orient="records"):
+    sets = advice.situation.inputs
+    records = advice.rows.to_dict(orient="records")
+    if len(sets) > 1:  # the question set by its number in the situation's list
+        records = [{**r, "end": f"{sets.index(r['questions']) + 1}-{r['end']}"} for r in records]
+    for r in records:
         if r.get("no_point"):
             lines.append(f"{r['end']:<10} {r['policy']:<18} {'':>19} {'':>20} {'':>8} {'':>5} {'':>7} {'':>6} {'':>22} {'':>13}"
                          f"  {r['runs_on']:<12} {r['verdict']}")  # fmt: skip
@@ -212,6 +217,8 @@ def console_text(advice: Advice) -> str:
         f"load: {sit.turns_per_s:g} turns/s on {sit.tool_workers} tool workers; budget ≤ {sit.max_extra_calls:g} extra calls "
         f"per turn; ranker: {sit.ranker}; gains: baseline − streaming answer latency of the p50/p90 user (ms)"
     )
+    if len(sets) > 1:
+        lines.append("question sets: " + "; ".join(f"{i} = {q}" for i, q in enumerate(sets, start=1)))
     for end in advice.ends:
         lines.append(f"end {end['end']}: {end['assumes']}; L: {end['tool']}")
     lines.append(advice.answer)

@@ -11,6 +11,10 @@ largest (the worst case of what the user did not state; on a tie, the one whose 
 calls are fewest); it *holds across the G/F range* when it is every end's pick too.
 When none is eligible everywhere, the answer is ``none``: do not fire before the user
 finishes.
+
+With several question sets, each (question set, G/F end) is a *case* and the worst case
+runs over all of them; the recommendation *holds across the question sets* when each
+set's own worst-case pick is it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,18 @@ from collections.abc import Sequence
 from typing import Any
 
 NONE = "none"
+
+Case = tuple[str, str]
+"""(question set, G/F end)."""
+
+
+def case_of(row: dict[str, Any]) -> Case:
+    return (row["questions"], row["end"])
+
+
+def case_label(case: Case, cases: Sequence[Case]) -> str:
+    """The end's name, and the question set's before it when there are several."""
+    return case[1] if len({c[0] for c in cases}) == 1 else f"{case[0]} · {case[1]}"
 
 
 def verdict(row: dict[str, Any]) -> str:
@@ -51,30 +67,37 @@ def _ms(value: float | None) -> str:
     return "undefined" if value is None else f"{value:+.0f} ms"
 
 
-def recommend(rows: Sequence[dict[str, Any]], ends: Sequence[str]) -> dict[str, Any]:
-    """The recommendation over ``rows`` of every end (module docstring)."""
-    by_policy: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in rows:
-        by_policy.setdefault(row["policy"], {})[row["end"]] = row
-    picks: dict[str, str] = {}
-    for end in ends:
-        eligible = [r for r in rows if r["end"] == end and not r["verdict"]]
-        best = max(eligible, key=lambda r: (r["answer_ms_difference.median"], -r["extra_calls.mean"]), default=None)
-        picks[end] = NONE if best is None else best["policy"]
-    score: dict[str, tuple[float, float]] = {}  # (worst-case p50 gain, − most extra calls) over the ends
-    for policy, per_end in by_policy.items():
-        if all(e in per_end and not per_end[e]["verdict"] for e in ends):
+def _best_worst_case(by_policy: dict[str, dict[Case, dict[str, Any]]], cases: Sequence[Case]) -> dict[str, tuple[float, float]]:
+    """(worst-case p50 gain, − most extra calls) over ``cases`` of each policy eligible in all of them."""
+    score: dict[str, tuple[float, float]] = {}
+    for policy, per_case in by_policy.items():
+        if all(c in per_case and not per_case[c]["verdict"] for c in cases):
             score[policy] = (
-                min(per_end[e]["answer_ms_difference.median"] for e in ends),
-                -max(per_end[e]["extra_calls.mean"] for e in ends),
+                min(per_case[c]["answer_ms_difference.median"] for c in cases),
+                -max(per_case[c]["extra_calls.mean"] for c in cases),
             )
+    return score
+
+
+def recommend(rows: Sequence[dict[str, Any]], cases: Sequence[Case]) -> dict[str, Any]:
+    """The recommendation over ``rows`` of every case (module docstring)."""
+    by_policy: dict[str, dict[Case, dict[str, Any]]] = {}
+    for row in rows:
+        by_policy.setdefault(row["policy"], {})[case_of(row)] = row
+    label = {c: case_label(c, cases) for c in cases}
+    picks: dict[str, str] = {}
+    for case in cases:
+        eligible = [r for r in rows if case_of(r) == case and not r["verdict"]]
+        best = max(eligible, key=lambda r: (r["answer_ms_difference.median"], -r["extra_calls.mean"]), default=None)
+        picks[label[case]] = NONE if best is None else best["policy"]
+    score = _best_worst_case(by_policy, cases)
     chosen = max(score, key=lambda p: score[p]) if score else NONE
     why: dict[str, str] = {}
-    for policy, per_end in by_policy.items():
+    for policy, per_case in by_policy.items():
         if policy == chosen:
             continue
-        failing = {e: per_end[e]["verdict"] for e in ends if per_end[e]["verdict"]}
-        if len(failing) == len(ends) and len(set(failing.values())) == 1:
+        failing = {label[c]: per_case[c]["verdict"] for c in cases if per_case[c]["verdict"]}
+        if len(failing) == len(cases) and len(set(failing.values())) == 1:
             why[policy] = next(iter(failing.values()))
         elif failing:
             why[policy] = "; ".join(f"{e}: {v}" for e, v in failing.items())
@@ -87,25 +110,33 @@ def recommend(rows: Sequence[dict[str, Any]], ends: Sequence[str]) -> dict[str, 
                 f"ties {chosen}'s worst-case p50 user's gain ({score[chosen][0]:.0f} ms) with "
                 f"{-score[policy][1]:.2f} extra calls per turn against {-score[chosen][1]:.2f}"
             )
+    sets = list(dict.fromkeys(c[0] for c in cases))
+    by_set: dict[str, str] = {}
+    for questions in sets:
+        own = _best_worst_case(by_policy, [c for c in cases if c[0] == questions])
+        by_set[questions] = max(own, key=lambda p: own[p]) if own else NONE
+    n_ends = len({c[1] for c in cases})
     out: dict[str, Any] = {
         "policy": chosen,
         "fire_before_the_user_finishes": chosen != NONE,
         "picks_by_end": picks,
-        "holds_across_G_F_range": None if len(ends) < 2 else all(p == chosen for p in picks.values()),
+        "holds_across_G_F_range": None if n_ends < 2 else all(p == chosen for p in picks.values()),
+        "picks_by_question_set": by_set if len(sets) > 1 else None,
+        "holds_across_question_sets": None if len(sets) < 2 else all(p == chosen for p in by_set.values()),
         "why_others_lost": why,
     }
     if chosen != NONE:
         rows_of = by_policy[chosen]
-        out["label_by_end"] = {e: rows_of[e]["label"] for e in ends}
+        out["label_by_end"] = {label[c]: rows_of[c]["label"] for c in cases}
         out["worst_case_p50_gain_ms"] = score[chosen][0]
     return out
 
 
-def sentence(rec: dict[str, Any], rows: Sequence[dict[str, Any]], ends: Sequence[str]) -> str:
+def sentence(rec: dict[str, Any], rows: Sequence[dict[str, Any]], cases: Sequence[Case]) -> str:
     """The recommendation in words (the console's last lines, ``advice.json``'s ``answer``)."""
     if rec["policy"] == NONE:
         return "Do not fire before the user finishes: no policy gains for the p50 user within the budget at the stated load."
-    first = next(r for r in rows if r["policy"] == rec["policy"] and r["end"] == ends[0])
+    first = next(r for r in rows if r["policy"] == rec["policy"] and case_of(r) == cases[0])
     parts = [
         f"Fire before the user finishes with {first['label']}: the p50 user's answer comes "
         f"{first['answer_ms_difference.median']:.0f} ms sooner ({first['baseline_ms.median']:.0f} → "
@@ -130,15 +161,29 @@ def sentence(rec: dict[str, Any], rows: Sequence[dict[str, Any]], ends: Sequence
         parts.append(f"; break-even {first['break_even.source']}")
     else:
         parts.append("; predict finds no break-even below offered load 0.99")
-    if len(ends) > 1:
-        gains = ", ".join(f"{r['end']} {r['answer_ms_difference.median']:.0f} ms" for r in rows if r["policy"] == rec["policy"])
-        holds = (
-            "It holds across the G/F range."
-            if rec["holds_across_G_F_range"]
-            else f"It does not hold across the G/F range (each end's pick: {', '.join(f'{e} {p}' for e, p in rec['picks_by_end'].items())}); "
-            "it is the best worst case."
+    if len(cases) > 1:
+        gains = ", ".join(
+            f"{case_label(case_of(r), cases)} {r['answer_ms_difference.median']:.0f} ms"
+            for r in rows
+            if r["policy"] == rec["policy"]
         )
-        parts.append(f" (numbers at {ends[0]} G/F; the p50 user's gain by end: {gains}). {holds}")
+        holds = []
+        if rec["holds_across_G_F_range"] is not None:
+            picks = ", ".join(f"{e} {p}" for e, p in rec["picks_by_end"].items())
+            holds.append(
+                "It holds across the G/F range."
+                if rec["holds_across_G_F_range"]
+                else f"It does not hold across the G/F range (each end's pick: {picks}); it is the best worst case."
+            )
+        if rec["holds_across_question_sets"] is not None:
+            picks = ", ".join(f"{q} {p}" for q, p in rec["picks_by_question_set"].items())
+            holds.append(
+                "It holds on every question set."
+                if rec["holds_across_question_sets"]
+                else f"It does not hold on every question set (each set's pick: {picks}); it is the best worst case."
+            )
+        where = case_label(cases[0], cases)
+        parts.append(f" (numbers at {where}; the p50 user's gain by case: {gains}). {' '.join(holds)}")
     else:
         parts.append(".")
     return "".join(parts)

@@ -95,6 +95,7 @@ def policy_rows(run: EndRun, situation: Situation, *, on_row: Any = None) -> lis
         needs = run_time_needs(first)
         row: dict[str, Any] = {
             "end": run.end.name,
+            "questions": run.question_set,
             "policy": policy,
             "needs": needs.needs,
             "runs_on": needs.runs_on,

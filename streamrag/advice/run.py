@@ -57,12 +57,14 @@ def advise(
     rows: list[dict[str, Any]] = []
     runs = []
     done = [0]
-    for end in ends:
-        run = run_end(
-            sit, end, folder / "runs" / end.name, folder / "latency" / f"{end.name}.toml", jobs=jobs, scheduler=scheduler
-        )
+    sets = sit.inputs
+    cases = [(questions, end) for questions in sets for end in ends]
+    for i, (questions, end) in enumerate(cases):
+        where = folder / "runs" / (end.name if len(sets) == 1 else f"{i // len(ends) + 1}-{end.name}")
+        profile = folder / "latency" / f"{end.name}.toml"
+        run = run_end(sit, end, where, profile, questions=questions, jobs=jobs, scheduler=scheduler)
         runs.append(run)
-        total = len(ends) * max(1, run.frontier.points["policy"].nunique() - 2)  # less the null and the bound
+        total = len(cases) * max(1, run.frontier.points["policy"].nunique() - 2)  # less the null and the bound
 
         def step(total: int = total) -> None:
             done[0] += 1
@@ -72,7 +74,7 @@ def advise(
         rows += policy_rows(run, sit, on_row=step)
     for row in rows:
         row["verdict"] = verdict(row)
-    names = [e.name for e in ends]
+    names = [(questions, e.name) for questions, e in cases]
     rec = recommend(rows, names)
     answer = sentence(rec, rows, names)
     frame = pd.DataFrame(rows)

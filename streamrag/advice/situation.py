@@ -12,7 +12,8 @@ key                    what                                                     
                        ends of :data:`RANGE_PROFILES`, and the answer at each
 ``words_per_s``        how fast users speak or type                                 2.5
 ``input``              the questions: ``demo``, ``generated:N``, ``table:PATH``,     demo
-                       ``data:PATH`` (as ``frontier --input``)
+                       ``data:PATH`` (as ``frontier --input``), or a list of them:
+                       the answer then says whether it holds on every set
 ``turns_per_s``        the arrival rate of turns at peak                            —
 ``tool_workers``       the tool's servers (calls served at once)                    —
 ``max_extra_calls``    the budget: extra tool calls per turn (calls fired − 1)      1
@@ -67,7 +68,7 @@ class Situation(SettingsModel):
     G_ms: Ms | None = None
     F_ms: Ms | None = None
     words_per_s: float = Field(default=2.5, gt=0, le=MAX_WPS, allow_inf_nan=False)
-    input: str = "demo"
+    input: str | tuple[str, ...] = "demo"
     turns_per_s: float = Field(gt=0, le=MAX_TURNS_PER_S, allow_inf_nan=False)
     tool_workers: int = Field(ge=1, le=MAX_WORKERS)
     max_extra_calls: float = Field(default=1.0, ge=0, le=MAX_EXTRA_CALLS, allow_inf_nan=False)
@@ -76,6 +77,17 @@ class Situation(SettingsModel):
     settings: tuple[str, ...] = ()
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     load_sessions: int = Field(default=3000, ge=0, le=1_000_000)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The question sets, in the order given."""
+        return (self.input,) if isinstance(self.input, str) else self.input
+
+    @model_validator(mode="after")
+    def _inputs(self) -> Situation:
+        if not self.inputs or len(set(self.inputs)) != len(self.inputs):
+            raise ValueError(f"input: give one question set or a list of different ones, got {list(self.inputs)}")
+        return self
 
     @model_validator(mode="after")
     def _settings_parse(self) -> Situation:
@@ -144,8 +156,9 @@ def read_situation(path: str | os.PathLike[str] | None, flags: dict[str, Any]) -
     data = {**raw, **{k: v for k, v in flags.items() if v is not None}}
     if isinstance(raw.get("settings"), list) and flags.get("settings"):  # the flags' settings after the file's
         data["settings"] = [*raw["settings"], *flags["settings"]]
-    if isinstance(data.get("settings"), list):
-        data["settings"] = tuple(data["settings"])
+    for name in ("settings", "input"):
+        if isinstance(data.get(name), list):
+            data[name] = tuple(data[name]) if name == "settings" or len(data[name]) != 1 else data[name][0]
     for name in ("G_ms", "F_ms"):  # TOML: [p50, p90]; pydantic takes the list as the tuple
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])

@@ -98,6 +98,8 @@ class EndRun:
     result: SweepResult
     frontier: Frontier
     folder: Path
+    question_set: str
+    """The question set (the situation's ``input`` it ran)."""
 
     def settings(self, key: str) -> ResolvedScenario:
         """The scenario a point ran (resolved)."""
@@ -126,14 +128,16 @@ def run_end(
     folder: Path,
     profile: Path,
     *,
+    questions: str,
     jobs: int,
     scheduler: str | None = None,
     on_point: Any = None,
 ) -> EndRun:
-    """Sweep the frontier grid for one end into ``folder`` (resumed when it ran before),
-    its three stages written as the profile file ``profile``, the situation's
-    ``settings`` in its ``[base]``; ``scheduler``: a Dask scheduler's address."""
-    spec = parse_input(situation.input, base_dir=Path.cwd())
+    """Sweep the frontier grid for one end on the question set ``questions`` into
+    ``folder`` (resumed when it ran before), its three stages written as the profile file
+    ``profile``, the situation's ``settings`` in its ``[base]``; ``scheduler``: a Dask
+    scheduler's address."""
+    spec = parse_input(questions, base_dir=Path.cwd())
     origin = str(folder / "grid.toml")
     text = grid_text(situation, end_profile(end, profile), input_source(spec), end)
     text, tables = with_sets(text, parse_toml(text, "advise grid"), situation.settings, origin)
@@ -149,4 +153,4 @@ def run_end(
         command += ["--scheduler", scheduler]
     result = run_sweep(grid, folder, resume=True, jobs=jobs, scheduler=scheduler, cache=cache, on_point=on_point, command=command)
     frontier = compute_frontier(result, n_boot=N_BOOT, seed=situation.seed, jobs=jobs)
-    return EndRun(end, result, frontier, folder)
+    return EndRun(end, result, frontier, folder, questions)

@@ -41,7 +41,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--G-ms", dest="G_ms", metavar="MS", help="query generation latency: MS or P50/P90 (default: a range)")
     p.add_argument("--F-ms", dest="F_ms", metavar="MS", help="answer generation latency: MS or P50/P90 (default: a range)")
     p.add_argument("--words-per-s", dest="words_per_s", type=float, metavar="WPS", help="users' words per second (2.5)")
-    p.add_argument("--input", metavar="SOURCE", help="questions: demo (default), generated:N, table:PATH, data:PATH")
+    p.add_argument(
+        "--input",
+        action="append",
+        metavar="SOURCE",
+        help="questions: demo (default), generated:N, table:PATH, data:PATH; repeat it to check the answer on several sets",
+    )
     p.add_argument("--turns-per-s", dest="turns_per_s", type=float, metavar="X", help="arrival rate of turns at peak")
     p.add_argument("--tool-workers", dest="tool_workers", type=int, metavar="N", help="the tool's servers")
     p.add_argument(
