@@ -190,3 +190,18 @@ def test_a_question_missing_from_the_hypotheses_file_is_an_error(tmp_path: Path,
     hyps.write_text('{"interaction_id": "someone-else", "hypotheses": [{"t_ms": 1, "text": "a"}]}\n')
     assert main(["analyze", DEMO, "--out", str(tmp_path / "o"), "--asr-hypotheses", str(hyps)]) == 1
     assert "no hypotheses for question" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", [["--asr-revisions", "0.2"], ["--typed", "KEYS"], ["--asr-hypotheses", "H"]])
+def test_hypotheses_in_global_scope_are_refused_not_ignored(tmp_path: Path, given: list[str], capsys) -> None:
+    # Global scope ranks each question's own words: it analyzed word prefixes and wrote a
+    # table without hypothesis columns, as if --typed had been honoured.
+    hyps = _write_hypotheses(tmp_path / "h.jsonl", lambda w: [{"t_ms": 100.0, "text": " ".join(w)}])
+    keystrokes = Path(__file__).resolve().parents[2] / "shared" / "data" / "keystrokes"
+    if given[1] == "KEYS" and not keystrokes.is_dir():
+        pytest.skip(f"keystroke logs not found at {keystrokes}")
+    arg = {"KEYS": str(keystrokes), "H": str(hyps)}.get(given[1], given[1])
+    rc = main(["analyze", DEMO, "--scope", "global", "--out", str(tmp_path / "o"), "--no-figures", given[0], arg])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "ranked in per-question scope only" in err[0]
+    assert not (tmp_path / "o" / "stabilization.csv").exists()

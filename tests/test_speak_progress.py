@@ -1,5 +1,5 @@
 """A long ``speak`` run seen from outside: its progress file read while it runs, and a
-real run stopped by SIGTERM then resumed to the bytes of an uninterrupted one."""
+real run stopped by SIGTERM then resumed to the hypotheses of an uninterrupted one."""
 
 from __future__ import annotations
 
@@ -15,16 +15,21 @@ import pytest
 
 from streamrag.base.errors import RecordError
 from streamrag.data.human.asr import read_hypotheses
-from streamrag.data.human.speech import SpokenQuestion, speech_available
+from streamrag.data.human.speech import SpeechCost, SpokenQuestion, speech_available
 from streamrag.data.human.speech_progress import SpeakProgress, is_progress_file, read_spoken, run_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spoken(i: int) -> SpokenQuestion:
+    """Question i; an odd one with its measurements (available times, CPU by phase), an
+    even one without (a line written before they were recorded)."""
     words = ["who", "wrote", f"play{i}"]
     hyps = ((100 / 3, "who"), (1000 / 7, "who rode"), (2000 / 7 + i, " ".join(words)))
-    return SpokenQuestion(f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3)
+    if i % 2 == 0:
+        return SpokenQuestion(f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3)
+    available = tuple(t + 100 / 9 for t, _ in hyps)
+    return SpokenQuestion(f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3, available, SpeechCost(0.1, 0.2, 1 / 3, 0.3))
 
 
 def test_a_progress_file_is_read_while_its_run_goes_on_as_its_output_will_be(tmp_path: Path) -> None:
@@ -46,6 +51,7 @@ def test_a_progress_file_is_read_while_its_run_goes_on_as_its_output_will_be(tmp
     out.write_text("".join(json.dumps(s.record()) + "\n" for s in spoken))  # what the run will write
     assert not is_progress_file(out)
     assert [s.heard() for s in spoken] == list(read_hypotheses(out).questions.values())
+    assert [s.heard().available_ms is None for s in spoken] == [True, False, True]
 
     partial.write_text(before.decode().replace('"audio_ms"', '"audio"', 1))
     with pytest.raises(RecordError, match=r"h\.jsonl\.partial:3"):
@@ -60,7 +66,7 @@ def _questions_file(path: Path) -> Path:
 
 
 @pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
-def test_sigterm_in_a_real_run_then_resume_gives_the_uninterrupted_bytes(tmp_path: Path) -> None:
+def test_sigterm_in_a_real_run_then_resume_gives_the_uninterrupted_hypotheses(tmp_path: Path) -> None:
     questions = _questions_file(tmp_path / "q.jsonl")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -83,7 +89,25 @@ def test_sigterm_in_a_real_run_then_resume_gives_the_uninterrupted_bytes(tmp_pat
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "--resume continues" in err and "interrupted (SIGTERM)" in err
     assert not out.exists()
-    assert 2 <= len(read_spoken(partial)) < 4
+    kept = read_spoken(partial)
+    assert 2 <= len(kept) < 4
     subprocess.run(speak(out, "--resume"), env=env, check=True, capture_output=True)
-    assert out.read_bytes() == whole.read_bytes()
+    resumed, uninterrupted = _lines(out), _lines(whole)
+    # the kept questions keep the available times measured before the kill
+    for s, line in zip(kept, resumed, strict=False):
+        assert s.available_ms is not None and [h["available_ms"] for h in line["hypotheses"]] == [
+            round(a, 1) for a in s.available_ms
+        ]
+    assert _without_available(resumed) == _without_available(uninterrupted)  # the same hypotheses and audio times
     assert not partial.exists()
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _without_available(lines: list[dict]) -> list[dict]:
+    """The lines without the available times, measured (they differ run to run)."""
+    return [
+        line | {"hypotheses": [{k: v for k, v in h.items() if k != "available_ms"} for h in line["hypotheses"]]} for line in lines
+    ]

@@ -62,6 +62,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="rank recorded ASR partial hypotheses instead: JSON lines of {interaction_id, hypotheses: [{t_ms, text}, ...]}",
     )
     p.add_argument(
+        "--asr-timing",
+        choices=("audio", "available"),
+        default=None,
+        help="with --asr-hypotheses: rank each hypothesis at its audio time t_ms (audio, default) or when the "
+        "recognizer had produced it, available_ms (available: audio time plus compute delay, as speak records it)",
+    )
+    p.add_argument(
         "--typed",
         type=Path,
         default=None,
@@ -156,10 +163,13 @@ def asr_setting(args: argparse.Namespace) -> dict[str, Any] | None:
     ]
     if len(given) > 1:
         raise ConfigError(f"give one input of {', '.join(given)}, not several")
+    timing = getattr(args, "asr_timing", None)
+    if timing is not None and args.asr_hypotheses is None:
+        raise ConfigError("--asr-timing applies to recorded hypotheses (--asr-hypotheses FILE)")
     if args.typed is not None:
         return {"kind": "typed", "path": str(args.typed), "seed": args.asr_seed}
     if args.asr_hypotheses is not None:
-        return {"kind": "file", "path": str(args.asr_hypotheses)}
+        return {"kind": "file", "path": str(args.asr_hypotheses)} | ({} if timing is None else {"timing": timing})
     if args.asr_revisions is not None:
         return {"p": args.asr_revisions, "r": args.asr_window, "final_words": args.asr_final_words, "seed": args.asr_seed}
     return None

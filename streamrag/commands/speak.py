@@ -30,19 +30,25 @@ QUESTIONS is any JSON lines file with `interaction_id` and `query` per line (a C
 .jsonl.bz2 too; the v4 question list), or `demo`. Needs the speech extra
 (pip install -e '.[speech]'); nothing is downloaded. Each question is synthesized, fed to
 the recognizer in --chunk-ms pieces, and every change of its partial hypothesis is kept
-at its audio time; the last one is the final transcript. The output is the format
-`analyze --asr-hypotheses` and `data.asr.kind = "file"` read, plus per line the question,
-the final transcript, the audio length and the word edits against the question. A
-summary (WER, hypotheses, revisions, CPU seconds) goes to stdout and OUT.summary.json.
+at its audio time (t_ms) and at the time the recognizer had produced it, fed at real-time
+pace (available_ms: audio time plus the measured compute delay); the last one is the final
+transcript. The output is the format `analyze --asr-hypotheses` and `data.asr.kind =
+"file"` read (`--asr-timing` / `data.asr.timing` pick the time), plus per line the
+question, the final transcript, the audio length and the word edits against the question.
+A summary (WER, hypotheses, revisions, revokes per second, edit overhead, first partial,
+and under "compute" the CPU seconds per audio second by phase and the compute delays)
+goes to stdout and OUT.summary.json. The available times are measurements of this machine:
+unlike the audio times, they differ from run to run.
 
 A question without a word the recognizer can write (only punctuation, emoji, another
 script) or of over 200 words is skipped; each reason is one line on stderr, and the
 summary counts and lists them. The voice's noise is drawn per question from --seed and its
-id, so one seed writes the same file in one process or in --jobs N.
+id, so one seed writes the same hypotheses and audio times in one process or in --jobs N
+(the available times, measured, differ).
 
 A long run keeps each question as it is heard in OUT.partial; after Ctrl-C, SIGTERM or a
 kill, the same command with --resume speaks only the rest (OUT is written when all are
-done, the same file an uninterrupted run writes). An existing OUT is refused unless
+done, the hypotheses an uninterrupted run writes). An existing OUT is refused unless
 --force replaces it; --resume on a finished OUT of the same settings has nothing to do.
 """
 
@@ -81,7 +87,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "nothing to do when OUT is that run finished",
     )
     p.add_argument("--force", action="store_true", help="replace a finished OUT (refused otherwise)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="speak in N processes, the same file as one (default 1)")
+    p.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="speak in N processes, the same hypotheses as one (default 1)"
+    )
     p.set_defaults(run=run)
 
 
@@ -236,7 +244,7 @@ def _write_outputs(progress: SpeakProgress, skipped: list[Skipped], out: Path, p
     """The output, its summary, then the progress file removed. Both texts are made before
     anything is written, so a run either ends complete or keeps its progress file."""
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.data.human.speech import spoken_summary
+    from streamrag.data.human.speech import compute_summary, spoken_summary
     from streamrag.data.human.speech_progress import summary_path
 
     spoken = progress.spoken
@@ -251,6 +259,7 @@ def _write_outputs(progress: SpeakProgress, skipped: list[Skipped], out: Path, p
         "chunk_ms": args.chunk_ms,
         "cpu_s": round(cpu_s, 2),
         "cpu_s_per_audio_s": round(cpu_s / audio_s, 3) if audio_s > 0 else None,
+        "compute": compute_summary(spoken, progress.load_cpu_s),
         "settings": progress.settings,
     }
     summary_text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
@@ -269,9 +278,13 @@ def _summary_line(summary: dict[str, Any], cpu_s: float, out: Path) -> str:
         return "n/a" if value is None else format(value, spec)
 
     skipped = f"; {summary['n_skipped']} skipped" if summary["n_skipped"] else ""
+    compute = summary["compute"]
+    delay = "n/a" if compute["delay_ms_median"] is None else f"{compute['delay_ms_median']:.0f} ms"
     return (
-        f"{summary['n_questions']} questions, {summary['audio_s']:.1f} s of audio, {cpu_s:.1f} s CPU; "
+        f"{summary['n_questions']} questions, {summary['audio_s']:.1f} s of audio, {cpu_s:.1f} s CPU "
+        f"(decoding {share(compute['decode_cpu_s_per_audio_s'], '.3f')} per audio s, compute delay median {delay}); "
         f"WER {share(summary['wer'], '.3f')}, {summary['n_final_differs']} final transcripts differ from the question; "
+        f"{share(summary['revokes_per_s'], '.2f')} revokes/s; "
         f"{summary['n_hypotheses']} hypotheses, {share(summary['revised_share'], '.0%')} revised; "
         f"{summary['n_unheard']} heard nothing{skipped} → {out}"
     )
@@ -280,10 +293,17 @@ def _summary_line(summary: dict[str, Any], cpu_s: float, out: Path) -> str:
 def _load_speaker(chunk_ms: float, final_delay_ms: float, deterministic: bool, seed: int) -> tuple[Speaker, float]:
     """A voice and recognizer, loaded (the costly part), and the CPU seconds that took."""
     from streamrag.data.human.speech import Speaker
-    from streamrag.engine.clock import process_cpu_s
+    from streamrag.engine.clock import process_cpu_s, thread_cpu_s
 
     cpu0 = process_cpu_s()
-    speaker = Speaker(chunk_ms=chunk_ms, final_delay_ms=final_delay_ms, deterministic=deterministic, seed=seed)
+    speaker = Speaker(
+        chunk_ms=chunk_ms,
+        final_delay_ms=final_delay_ms,
+        deterministic=deterministic,
+        seed=seed,
+        step_clock=thread_cpu_s,
+        cpu_clock=process_cpu_s,
+    )
     return speaker, process_cpu_s() - cpu0
 
 

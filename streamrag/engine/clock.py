@@ -187,3 +187,9 @@ def wall_clock_iso() -> str:
 def process_cpu_s() -> float:
     """CPU seconds this process has used (user + system) — for reporting a command's cost."""
     return time.process_time()
+
+
+def thread_cpu_s() -> float:
+    """CPU seconds the calling thread has used — for one step of work done in this thread
+    (a recognizer's decoding, ``speak``), which other threads' CPU would overstate."""
+    return time.thread_time()

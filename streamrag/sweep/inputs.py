@@ -193,10 +193,24 @@ class PreparedInputs:
         scope, gold = fields.pop("scope", "per-question"), fields.pop("gold", None)
         settings = AnalysisSettings.model_validate(fields)
         selection = Selection(split=self.spec.split_arg(), limit=self.spec.limit, scope=scope)
-        analyses = analyze_input(self.spec.data_path, settings, selection, gold=gold, cache=self.cache, jobs=self.jobs).analyses
-        # One pass gives both views: keep the full-mode questions for simulate points.
+        analyzed = analyze_input(self.spec.data_path, settings, selection, gold=gold, cache=self.cache, jobs=self.jobs)
+        analyses = analyzed.analyses
+        # One pass gives every view: the full-mode questions for simulate points, and the
+        # analysis's own outputs (what `analyze` writes), which each simulate point keeps.
         self._memo[f"questions:{_canonical(analysis)}"] = questions_from_analyses(analyses, settings.k)
+        self._memo[f"study:{_canonical(analysis)}"] = _study_files(analyses, analyzed.parameters)
         return table_frame(analyses)
+
+    def study(self, analysis: Mapping[str, Any] | None = None) -> dict[str, bytes]:
+        """A data input's analysis with ``analysis`` as ``analyze`` writes it
+        (``stabilization.csv``, and its ``summary.json`` as ``analysis.json``): what a
+        simulate point on that input keeps beside its own outputs. Empty for a table or
+        generated input (analyzed already)."""
+        if self.spec.trace_driven:
+            return {}
+        self.table(analysis)
+        files: dict[str, bytes] = self._memo[f"study:{_canonical(analysis)}"]
+        return files
 
     def questions(self, analysis: Mapping[str, Any] | None = None) -> QuestionSet:
         """The simulator's questions, one entry per input row (a data input is analyzed
@@ -232,6 +246,20 @@ class PreparedInputs:
 
         path = find_evidence(self.spec.path or "")
         return (read_evidence(path), ANALYZER_EVIDENCE) if path is not None else (None, "")
+
+
+STUDY_FILES = {"stabilization.csv": "stabilization.csv", "summary.json": "analysis.json"}
+"""What a simulate point keeps of its data input's analysis: ``analyze``'s file → the point's."""
+
+
+def _study_files(analyses: Any, parameters: dict[str, Any]) -> dict[str, bytes]:
+    import tempfile
+
+    from streamrag.analysis.study import write_study
+
+    with tempfile.TemporaryDirectory(prefix="streamrag-study-") as tmp:
+        write_study(analyses, Path(tmp), parameters, figures=False)
+        return {mine: (Path(tmp) / theirs).read_bytes() for theirs, mine in STUDY_FILES.items()}
 
 
 def _canonical(analysis: Mapping[str, Any] | None) -> str:

@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from streamrag.base.errors import ConfigError, EmptySelectionError
 from streamrag.sweep.grid import AxisValue, Grid, Scalar
@@ -162,8 +162,18 @@ def check_selection(plan: SweepPlan, points: list[Point]) -> None:
             raise _fail(plan.grid, point.index, point.values, exc) from None
 
 
+class StudiedQuestions(NamedTuple):
+    """A simulate point's prepared data input: its questions and the analysis's files."""
+
+    questions: Any
+    study: dict[str, bytes]
+
+
 def prepared_for(plan: SweepPlan, ref: str) -> Any:
-    """The prepared input a job reads (a table frame or ``(questions, n_skipped)``)."""
+    """The prepared input a job reads: a table frame, or the questions (with the
+    analysis's files when a data input was analyzed for them, :class:`StudiedQuestions`)."""
     if ref.startswith("table"):
         return plan.inputs.table(ref_analysis(ref))
-    return plan.inputs.questions(ref_analysis(ref))
+    questions = plan.inputs.questions(ref_analysis(ref))
+    study = plan.inputs.study(ref_analysis(ref))
+    return StudiedQuestions(questions, study) if study else questions

@@ -121,19 +121,28 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
     from streamrag.simulator.questions import select_for
     from streamrag.simulator.results import results_csv
     from streamrag.simulator.simulate import simulate, summary_json
+    from streamrag.sweep.points import StudiedQuestions
 
     rs = job.settings
+    study: dict[str, bytes] = {}
+    if isinstance(prepared, StudiedQuestions):  # a data input: its analysis's outputs are kept too
+        prepared, study = prepared.questions, prepared.study
     selected = select_for(prepared, rs.scenario.selection())
     if rs.scenario.load is not None:
-        return _load(job, selected)
-    run = simulate(selected, rs, jobs=1)
-    summary = summary_json(run, rs, selected.counts)
-    files = {"results.csv": results_csv(run.all_rows), "summary.json": summary}
-    if job.traces:
-        from streamrag.engine.trace_file import header_bytes
+        files, metrics = _load(job, selected)
+    else:
+        run = simulate(selected, rs, jobs=1)
+        summary = summary_json(run, rs, selected.counts)
+        files = {"results.csv": results_csv(run.all_rows), "summary.json": summary}
+        if job.traces:
+            from streamrag.engine.trace_file import header_bytes
 
-        files["trace.jsonl"] = header_bytes() + run.trace_bytes()
-    return files, simulate_metrics(json.loads(summary))
+            files["trace.jsonl"] = header_bytes() + run.trace_bytes()
+        metrics = simulate_metrics(json.loads(summary))
+    if study:
+        files.update(study)
+        metrics.update({f"analysis.{k}": v for k, v in analyze_metrics(json.loads(study["analysis.json"])).items()})
+    return files, metrics
 
 
 ASR_METRICS: tuple[str, ...] = ("t_star.mean", "calls_on_revised_share", "calls_on_revised.mean")

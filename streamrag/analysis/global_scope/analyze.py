@@ -76,6 +76,11 @@ def pool_index(
 def _check(settings: AnalysisSettings) -> None:
     if settings.compare_retrievers:
         raise ConfigError("--compare-retrievers is per-question scope; in global scope run --retriever bm25 and dense separately")
+    if settings.asr is not None:  # global scope ranks each question's words: the hypotheses were ignored, silently
+        raise ConfigError(
+            "partial hypotheses (--typed, --asr-hypotheses, --asr-revisions; data.asr) are ranked in per-question scope "
+            "only: in global scope run word prefixes, or analyze per question"
+        )
 
 
 def analyze_pool_question(

@@ -6,6 +6,7 @@
 - :mod:`~streamrag.data.human.speech` and :mod:`~streamrag.data.human.speech_progress` —
   spoken questions, offline (a synthetic voice, a real recognizer), resumable;
 - :mod:`~streamrag.data.human.asr` — ASR partial hypotheses: recorded, or a revision model;
+- :mod:`~streamrag.data.human.incremental` — incremental-recognition measures (revokes per second, edit overhead, …);
 - :mod:`~streamrag.data.human.input_fit` — the input models fitted to both, checked on held-out data;
 - :mod:`~streamrag.data.human.typed_validate` — ``fit-input --validate``: the typed model checked on other people's logs.
 """

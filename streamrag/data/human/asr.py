@@ -43,12 +43,21 @@ a hypothesis may rewrite, drop or add any words; the last one is the final trans
 the query the agent answers. Each hypothesis is then one input event: the analyzer
 ranks it and reports t_sc and t_suf at its time, the simulator delivers it at its time.
 
+A hypothesis may also carry ``available_ms``: when the recognizer had produced it (its
+audio time ``t_ms`` plus the compute delay, as ``streamrag speak`` measures it:
+:mod:`streamrag.data.human.speech`); ``available_ms ≥ t_ms``, never decreasing, and given
+for every hypothesis of a question or for none. ``HypothesesFile.timing`` picks the time
+the events arrive at: ``"audio"`` (``t_ms``, the default: what a user would see if
+decoding took no time) or ``"available"`` (what a user sees); a file without
+``available_ms`` is read as before, and refused only when ``"available"`` is asked of it.
+
 Either way, hypothesis i is *revised* when it is not a word prefix of the final one: a
 call fired on it carried words the recognizer later took back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -90,11 +99,20 @@ class RevisionModel(SettingsModel):
     design §5). The simulator uses its own cadence."""
 
 
+Timing = Literal["audio", "available"]
+
+
 class HypothesesFile(SettingsModel):
     """Recorded partial hypotheses, read from ``path`` (see the module docstring)."""
 
     kind: Literal["file"] = "file"
     path: str
+    timing: Timing = "audio"
+    """The time each hypothesis arrives at: ``audio`` (``t_ms``, its audio time) or
+    ``available`` (``available_ms``: audio time plus the recognizer's compute delay).
+    A setting of recorded hypotheses only (``data.asr.kind = "file"``; another kind has no
+    such field and refuses it), and, like all of ``data``, of a run that analyzes a data
+    file (:mod:`streamrag.simulator.applies` refuses it on a table or generated questions)."""
 
 
 class TypedInput(SettingsModel):
@@ -139,6 +157,9 @@ class Hypotheses:
     times_ms: tuple[float, ...] | None = None
     """Each hypothesis' time from the start of speech (recorded hypotheses); None for the
     model, whose hypothesis i arrives with word i at the cadence's time."""
+    available_ms: tuple[float, ...] | None = None
+    """When each recorded hypothesis was available (audio time plus compute delay), where
+    the file records it; None otherwise."""
 
     @property
     def revised_share(self) -> float:
@@ -198,12 +219,27 @@ def revise(query: str, model: RevisionModel, key: str) -> Hypotheses:
     return hypotheses_of(shown)
 
 
-def hypotheses_of(shown: Sequence[tuple[str, ...]], times_ms: Sequence[float] | None = None) -> Hypotheses:
+def hypotheses_of(
+    shown: Sequence[tuple[str, ...]], times_ms: Sequence[float] | None = None, available_ms: Sequence[float] | None = None
+) -> Hypotheses:
     """Hypotheses with their revised flags and the number of revision events."""
     final = shown[-1]
     revised = tuple(h != final[: len(h)] for h in shown)
     events = sum(1 for prev, cur in itertools.pairwise(shown) if cur[: len(prev)] != prev[: len(cur)])
-    return Hypotheses(tuple(shown), revised, events, None if times_ms is None else tuple(times_ms))
+    return Hypotheses(
+        tuple(shown),
+        revised,
+        events,
+        None if times_ms is None else tuple(times_ms),
+        None if available_ms is None else tuple(available_ms),
+    )
+
+
+def _time_ms(path: str, line_no: int, where: str, t: Any) -> float:
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
+        problem = "missing" if t is None else f"expected a finite number of ms ≥ 0, got {t!r}"
+        raise RecordError(path, line_no, where, problem)
+    return float(t)
 
 
 # --------------------------------------------------------------------------- files
@@ -224,24 +260,39 @@ def _hypotheses(path: str, line_no: int, items: Any) -> Hypotheses:
         raise RecordError(path, line_no, "hypotheses", problem)
     shown: list[tuple[str, ...]] = []
     times: list[float] = []
+    available: list[float] = []
+    timed = isinstance(items[0], dict) and "available_ms" in items[0]  # all or none, as the first
     for i, item in enumerate(items):
         where = f"hypotheses[{i}]"
         if not isinstance(item, dict):
             raise RecordError(path, line_no, where, f"expected an object, got {type(item).__name__}")
-        t = item.get("t_ms")
-        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
-            problem = "missing" if t is None else f"expected a finite number of ms ≥ 0, got {t!r}"
-            raise RecordError(path, line_no, f"{where}.t_ms", problem)
+        t = _time_ms(path, line_no, f"{where}.t_ms", item.get("t_ms"))
         if times and t < times[-1]:
             raise RecordError(path, line_no, f"{where}.t_ms", f"{t:g} is before hypotheses[{i - 1}].t_ms {times[-1]:g}")
+        if timed != ("available_ms" in item):
+            problem = (
+                "missing (hypotheses[0] has one: give it for every hypothesis or none)"
+                if timed
+                else ("given, but hypotheses[0] has none: give it for every hypothesis or none")
+            )
+            raise RecordError(path, line_no, f"{where}.available_ms", problem)
+        if timed:
+            a = _time_ms(path, line_no, f"{where}.available_ms", item["available_ms"])
+            if a < t:
+                raise RecordError(path, line_no, f"{where}.available_ms", f"{a:g} is before its t_ms {t:g}")
+            if available and a < available[-1]:
+                raise RecordError(
+                    path, line_no, f"{where}.available_ms", f"{a:g} is before hypotheses[{i - 1}].available_ms {available[-1]:g}"
+                )
+            available.append(a)
         text = item.get("text")
         if not isinstance(text, str):
             raise RecordError(path, line_no, f"{where}.text", "missing (the hypothesis' text)")
         if not text.split():
             raise RecordError(path, line_no, f"{where}.text", "has no words (leave empty partials out)")
         shown.append(tuple(text.split()))
-        times.append(float(t))
-    return hypotheses_of(shown, times)
+        times.append(t)
+    return hypotheses_of(shown, times, available if timed else None)
 
 
 def read_hypotheses(path: str | os.PathLike[str]) -> RecordedHypotheses:
@@ -282,6 +333,14 @@ def question_hypotheses(asr: RevisionModel | HypothesesFile | TypedInput, intera
     found = recorded_hypotheses(asr.path).questions.get(interaction_id)
     if found is None:
         raise InputError(f"{asr.path}: no hypotheses for question {interaction_id!r}")
+    if asr.timing == "available":
+        if found.available_ms is None:
+            raise InputError(
+                f"{asr.path}: question {interaction_id!r} has no available_ms (when the recognizer produced each "
+                "hypothesis): data.asr.timing = 'audio' uses the audio times, or speak the questions again "
+                "(streamrag speak records both)"
+            )
+        found = dataclasses.replace(found, times_ms=found.available_ms)
     warning = transcript_warning(asr.path, interaction_id, query, found.words[-1])
     if warning is not None:
         logging.getLogger(__name__).warning(warning, extra={"interaction_id": interaction_id})

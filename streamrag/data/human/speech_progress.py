@@ -6,13 +6,16 @@ question is appended to a *progress file* beside the output (``OUT.partial``) an
 flushed to disk before the next one starts. ``speak --resume`` reads it back and speaks
 only the questions after it; the output and its summary are written (atomically) only
 when every question is done, from the same records an uninterrupted run would hold, so
-the file is the same either way (byte for byte with ``--deterministic``).
+the file holds the same hypotheses and audio times either way; the available times,
+measurements, differ for the questions spoken after the resume.
 
 The file is JSON lines: a header with the run's settings — the spoken questions'
 digest, ``chunk_ms``, ``final_delay_ms``, ``deterministic``, ``seed`` — that a resume must match,
 then one line per question (full-precision times, so that nothing a summary reads is
-rounded twice) or per recognizer load (its CPU seconds, part of the run's cost). A last
-line cut by a kill is dropped on resume (its question is spoken again).
+rounded twice; its available times and CPU seconds by phase, where measured) or per
+recognizer load (its CPU seconds, part of the run's cost). A last line cut by a kill is
+dropped on resume (its question is spoken again). A line without available times or
+phases (written before they were measured) is read as unmeasured.
 
 A *finished* run is its output with the summary beside it (``OUT.summary.json``), which
 records the same settings: :func:`finished_run` decides what a new command does with it —
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from streamrag.base.errors import ConfigError, RecordError
-from streamrag.data.human.speech import SpokenQuestion
+from streamrag.data.human.speech import SpeechCost, SpokenQuestion
 
 PROGRESS_VERSION = 1
 
@@ -116,7 +119,7 @@ def _recorded_settings(out: Path) -> dict[str, Any] | None:
 
 
 def _spoken_line(s: SpokenQuestion, cpu_s: float) -> dict[str, Any]:
-    return {
+    line = {
         "interaction_id": s.interaction_id,
         "query": s.query,
         "hypotheses": [[t, text] for t, text in s.hypotheses],
@@ -125,16 +128,28 @@ def _spoken_line(s: SpokenQuestion, cpu_s: float) -> dict[str, Any]:
         "ref_words": s.ref_words,
         "cpu_s": cpu_s,
     }
+    if s.available_ms is not None:
+        line["available_ms"] = list(s.available_ms)
+    if s.cost is not None:
+        line["cost"] = s.cost._asdict()
+    return line
 
 
 def _spoken_of(obj: dict[str, Any]) -> SpokenQuestion:
+    hypotheses = tuple((float(t), str(text)) for t, text in obj["hypotheses"])
+    available = obj.get("available_ms")
+    if available is not None and len(available) != len(hypotheses):
+        raise ValueError("available_ms: one per hypothesis")
+    cost = obj.get("cost")
     return SpokenQuestion(
         str(obj["interaction_id"]),
         str(obj["query"]),
-        tuple((float(t), str(text)) for t, text in obj["hypotheses"]),
+        hypotheses,
         float(obj["audio_ms"]),
         int(obj["edits"]),
         int(obj["ref_words"]),
+        None if available is None else tuple(float(a) for a in available),
+        None if cost is None else SpeechCost(**{name: float(cost[name]) for name in SpeechCost._fields}),
     )
 
 
@@ -197,6 +212,8 @@ class SpeakProgress:
         self.settings = settings
         self.spoken: list[SpokenQuestion] = []
         self.cpu_s = 0.0
+        self.load_cpu_s = 0.0
+        """The part of ``cpu_s`` spent loading voices and recognizers."""
         self._file: IO[str] | None = None
 
     @classmethod
@@ -234,6 +251,7 @@ class SpeakProgress:
         for line_no, obj in lines[1:]:
             if "loaded_cpu_s" in obj:
                 self.cpu_s += float(obj["loaded_cpu_s"])
+                self.load_cpu_s += float(obj["loaded_cpu_s"])
                 continue
             spoken, cpu_s = _spoken_or_error(name, line_no, obj)
             i = len(self.spoken)
@@ -264,6 +282,7 @@ class SpeakProgress:
     def loaded(self, cpu_s: float) -> None:
         """A recognizer and voice were loaded at this CPU cost."""
         self.cpu_s += cpu_s
+        self.load_cpu_s += cpu_s
         self._append({"loaded_cpu_s": cpu_s})
 
     def add(self, spoken: SpokenQuestion, cpu_s: float) -> None:
