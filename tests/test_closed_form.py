@@ -48,7 +48,13 @@ TRIGGERS: list[dict[str, Any]] = [
 NEEDS_RANKINGS = {"replace", "stable"}
 
 
-def _scenario(trigger: dict[str, Any], r: random.Random, evidence: bool, rank_r: random.Random) -> ResolvedScenario:
+MUTATING = [None, None, "never", "after_authorization", "deferral", "deferral", "speculative"]
+"""A mutating tool's policies (None: read-only), drawn from their own stream."""
+
+
+def _scenario(
+    trigger: dict[str, Any], r: random.Random, evidence: bool, rank_r: random.Random, tool_r: random.Random | None = None
+) -> ResolvedScenario:
     kinds = ["heuristic", "gold", "topk_match"] if evidence else ["heuristic", "gold"]
     reflector: dict[str, Any] = {
         "kind": r.choice(kinds),
@@ -76,6 +82,9 @@ def _scenario(trigger: dict[str, Any], r: random.Random, evidence: bool, rank_r:
         "reflector": reflector,
         "latency": {"profile": "paper-rq3", "G_ms": 250.0, "L_ms": 500.0, "F_ms": 250.0},
     }
+    policy = None if tool_r is None else tool_r.choice(MUTATING)
+    if policy is not None:
+        raw["tool"] = {"effects": "mutating", "mutating_policy": policy}
     return scenario_from_dict(raw)
 
 
@@ -135,7 +144,14 @@ def _row(
     plan: QuestionPlan | None = None,
     traced: bool = False,
 ):
-    context = {"n_words": q.n_words, "t_star": q.t_star, "L_ms": rs.L_ms, "G_ms": rs.G_ms, "delta_wps": rs.delta_wps}
+    context: dict[str, Any] = {
+        "n_words": q.n_words,
+        "t_star": q.t_star,
+        "L_ms": rs.L_ms,
+        "G_ms": rs.G_ms,
+        "delta_wps": rs.delta_wps,
+        "mutating": rs.arm_rules.mutating is not None,
+    }
     if events is not None:
         return derive_result(events, **context)
     assert plan is not None
@@ -164,10 +180,13 @@ def test_the_learned_trigger_replays_identically_on_the_closed_form_and_the_engi
 def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -> None:
     r = random.Random(f"closed-form {trigger}")
     rank_r = random.Random(f"rankings {trigger}")  # its own stream: the other draws stay as they were
+    tool_r = random.Random(f"tool {trigger}")
     rows_engine, rows_closed, n_misfires, n_skips, n_ranked = [], [], 0, 0, 0
+    policies: set[str | None] = set()
     for i in range(60):
         evidence = evidence_only or trigger["kind"] in NEEDS_RANKINGS or r.random() < 0.7
-        rs = _scenario(trigger, r, evidence, rank_r)
+        rs = _scenario(trigger, r, evidence, rank_r, tool_r)
+        policies.add(rs.arm_rules.mutating)
         q = _question(f"q{i}", r, evidence)
         plan = _plan(q, r, rs, rank_r)
         reference = _engine_events(plan, rs)
@@ -177,6 +196,8 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
             TRACE_EVENT.validate_python(e).model_dump() for e in traced
         ] == traced  # every event is its model, fields in order
         row = _row(q, rs, events=reference)
+        speculative = sum(1 for e in reference if e["kind"] == "fire" and e["by"] == "trigger")
+        assert row.call_outcomes is not None and sum(row.call_outcomes) == speculative  # every call ends, once
         assert _row(q, rs, plan=plan) == row, (i, rs.scenario)
         assert _row(q, rs, plan=plan, traced=True) == row, (i, rs.scenario)  # a traced replay tallies the same
         rows_engine.append(row)
@@ -185,6 +206,7 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
         n_skips += bool(row.skipped_fires)
         n_ranked += bool(row.rankings)
     assert results_csv(rows_closed) == results_csv(rows_engine)
+    assert len(policies) >= 4  # read-only and most of a mutating tool's policies were crossed
     assert (n_ranked > 0) == (trigger["kind"] in NEEDS_RANKINGS or trigger["kind"] == "learned")
     if trigger["kind"] != "none":  # the population exercised what the rules are about
         assert n_misfires > 0

@@ -23,9 +23,10 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
     │   └── DeadlockError          every task is blocked and no timer is pending
     └── ToolError                  a live tool call failed (unreachable endpoint, timeout,
         │                          bad reply): recorded as a trace event, never a crash
-        └── ToolUnreachableError   no connection to the endpoint: ``live`` checks once
-                                   before the run and stops (exit 1) instead of running
-                                   every turn against a dead endpoint
+        ├── ToolUnreachableError   no connection to the endpoint: ``live`` checks once
+        │                          before the run and stops (exit 1) instead of running
+        │                          every turn against a dead endpoint
+        └── ToolTimeoutError       no answer in time (a call's outcome ``timed_out``)
 
 A SIGTERM or SIGHUP ends a command as Ctrl-C does, with KeyboardInterrupt
 (:mod:`streamrag.base.signals`).
@@ -131,3 +132,8 @@ class ToolError(StreamragError):
 
 class ToolUnreachableError(ToolError):
     """The endpoint refused or dropped the connection (nothing listens there)."""
+
+
+class ToolTimeoutError(ToolError):
+    """The tool did not answer in time: the call's outcome is ``timed_out``
+    (:mod:`streamrag.pipeline.outcomes`), not ``failed``."""

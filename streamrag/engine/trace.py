@@ -15,7 +15,8 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``skip``          a trigger opportunity could not fire: threads full (``reason`` ``cap``:
                   dropped; ``deferred``: it waits for a later word with a free slot), or
                   the speculation policy refused it (``admission``, ``stretch``;
-                  ``budget``: the controller's level; ``spend``: its extra-call cap)
+                  ``budget``: the controller's level; ``spend``: its extra-call cap), or
+                  the tool is mutating and not speculated (``mutating``)
 ``thread_start``  the call's thread starts query generation (G)
 ``gen_query``     (live, G by an LLM) the query generated (``query``) and how long the
                   call took (``elapsed_us``)
@@ -29,13 +30,20 @@ Kinds, in the order they typically occur (``arm`` is ``streaming`` or ``baseline
 ``gen_done``      query generation ended; the tool call (L) starts
 ``tool_done``     the tool result is in (``top``: its top-k in full mode)
 ``tool_error``    (live) the tool call failed (``error``: timeout, unreachable, bad
-                  reply); the call is lost, as a rejected one is
+                  reply; ``timed_out``: no answer in time); the call is lost, as a
+                  rejected one is
+``defer``         (a mutating tool, ``deferral``) the call's query is generated; its tool
+                  call waits for the turn to be confirmed
+``execute``       that deferred tool call starts: the turn ended on the call's text
 ``cancel``        the call was killed (``replaced`` by ``replace``, or by the reflector
                   once it chose another result); ``unstarted``: a call fired on the last
                   word that the reflector's first look made unnecessary before it
                   started (not counted as fired); ``superseded`` (``coalesce``): a newer
                   call of the session took its place in the tool queue; ``revised``
-                  (live): a revised transcript dropped the words its prefix ended with
+                  (live): a revised transcript dropped the words its prefix ended with;
+                  ``unconfirmed``: a mutating tool's call whose text the turn did not end
+                  on; ``abandoned``: the turn was abandoned (barge-in, a new turn).
+                  How every speculative call ends: :mod:`streamrag.pipeline.outcomes`
 ``revise``        (live) a partial transcript rewrote the words after word ``kept``
                   (``dropped`` words were withdrawn); calls on longer prefixes are stale
 ``reflect``       end of turn: the reflector starts (calls ``finished``, ``in_flight``)
@@ -110,7 +118,7 @@ class FireEvent(_Event):
 class SkipEvent(_Event):
     kind: Literal["skip"] = "skip"
     prefix_t: int
-    reason: Literal["cap", "deferred", "admission", "stretch", "budget", "spend"]
+    reason: Literal["cap", "deferred", "admission", "stretch", "budget", "spend", "mutating"]
 
 
 class ThreadStartEvent(_Event):
@@ -157,13 +165,29 @@ class ToolErrorEvent(_Event):
     call: int
     prefix_t: int
     error: str
+    timed_out: bool = False
+    """The tool did not answer in time (outcome ``timed_out``, else ``failed``)."""
 
 
 class CancelEvent(_Event):
     kind: Literal["cancel"] = "cancel"
     arm: Arm
     call: int
-    reason: Literal["replaced", "reflector", "unstarted", "superseded", "revised"]
+    reason: Literal["replaced", "reflector", "unstarted", "superseded", "revised", "unconfirmed", "abandoned"]
+
+
+class DeferEvent(_Event):
+    kind: Literal["defer"] = "defer"
+    arm: Arm
+    call: int
+    prefix_t: int
+
+
+class ExecuteEvent(_Event):
+    kind: Literal["execute"] = "execute"
+    arm: Arm
+    call: int
+    prefix_t: int
 
 
 class ReviseEvent(_Event):
@@ -289,6 +313,8 @@ TraceEvent = Annotated[
     | ToolDoneEvent
     | ToolErrorEvent
     | CancelEvent
+    | DeferEvent
+    | ExecuteEvent
     | ReviseEvent
     | ReflectEvent
     | CheckEvent

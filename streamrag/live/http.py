@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from streamrag.base.errors import ConfigError, ToolError, ToolUnreachableError
+from streamrag.base.errors import ConfigError, ToolError, ToolTimeoutError, ToolUnreachableError
 from streamrag.engine.clock import Clock
 
 
@@ -71,7 +71,9 @@ class JsonEndpoint:
                         raise ToolError(f"{where}: HTTP {reply.status} {reply.reason}")
                     return await reply.json(content_type=None)
             except TimeoutError:
-                raise ToolError(f"{where}: no reply within {self.timeout_ms:g} ms (raise --{self.option}timeout-ms?)") from None
+                raise ToolTimeoutError(
+                    f"{where}: no reply within {self.timeout_ms:g} ms (raise --{self.option}timeout-ms?)"
+                ) from None
             except aiohttp.ClientConnectionError as exc:
                 raise ToolUnreachableError(
                     f"{where}: cannot connect ({exc.__class__.__name__}); is the endpoint running?"

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from streamrag.engine.clock import Priority
 from streamrag.pipeline.calls import Call
+from streamrag.pipeline.outcomes import CallEnds, MutatingPolicy
 from streamrag.pipeline.ranking import Ranking, RankingInbox
 from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
 from streamrag.pipeline.triggers import Trigger
@@ -63,7 +64,9 @@ class ArmRules:
       sufficient;
     - ``ranking``: ``free`` | ``tool`` | ``local`` — what a ranking of a word prefix costs
       a trigger that reads it (:mod:`~streamrag.pipeline.ranking`): nothing, or the trigger
-      looks at word t only when its ranking is in.
+      looks at word t only when its ranking is in;
+    - ``mutating``: None (the tool has no side effect) or when a mutating tool's
+      speculative calls may run (:data:`~streamrag.pipeline.outcomes.MutatingPolicy`).
     """
 
     max_threads: int | None = 4
@@ -73,6 +76,7 @@ class ArmRules:
     rejudge: Rejudge = "best_of_completed"
     fallback: Fallback = "refire"
     ranking: Ranking = "free"
+    mutating: MutatingPolicy | None = None
 
     def judged_after(self, finished: list[_C], newest: _C) -> list[_C]:
         """What the reflector judges when a result comes in while it waits (``rejudge``):
@@ -128,6 +132,11 @@ class ArmDriver(Protocol):
         """Withdraw prefix t's ranking, still out at the end of the turn."""
         ...
 
+    def execute(self, call: Call) -> None:
+        """Start the tool stage L of ``call``, deferred until the turn was confirmed
+        (``mutating = "deferral"``; its G ended, :meth:`ArmMachine.generated`)."""
+        ...
+
 
 class _Closed:
     """The driver of an arm that is over: any action is a bug."""
@@ -135,7 +144,7 @@ class _Closed:
     def _over(self, *_: object) -> None:
         raise RuntimeError("the streaming arm is over: no action may follow")
 
-    start = stop = answer = rank = unrank = _over
+    start = stop = answer = rank = unrank = execute = _over
 
     def fail(self) -> None:
         self._over()
@@ -159,13 +168,16 @@ class ArmMachine:
     True if done) are optional hooks of drivers that run a policy."""
 
     __slots__ = (
+        "authorize",
         "calls",
         "cap",
         "chosen",
         "decided",
         "defer",
+        "deferral",
         "deferred",
         "driver",
+        "ends",
         "fallback",
         "finished",
         "fired_prefixes",
@@ -179,6 +191,8 @@ class ArmMachine:
         "n_cancelled",
         "n_ranked",
         "n_skipped",
+        "never",
+        "parked",
         "question",
         "reaim",
         "rec",
@@ -259,6 +273,16 @@ class ArmMachine:
         self.n_ranked = 0
         """Rankings started (``ranking`` not ``free``)."""
         self.reflecting = False
+        self.ends = CallEnds()
+        """How each speculative call ended (:mod:`~streamrag.pipeline.outcomes`)."""
+        self.never = rules.mutating == "never"
+        """A mutating tool that is not speculated: every opportunity is skipped."""
+        self.authorize = rules.mutating == "after_authorization"
+        """Speculative calls are held unstarted until the turn is confirmed."""
+        self.deferral = rules.mutating == "deferral"
+        """Speculative calls' tool stages wait for the turn to be confirmed."""
+        self.parked: list[Call] = []
+        """Calls whose G ended and whose L waits for the turn to be confirmed (``deferral``)."""
 
     # -- input and trigger ------------------------------------------------------------
 
@@ -302,7 +326,9 @@ class ArmMachine:
         for call in list(self.in_flight.values()):
             if call.prefix_t > kept_t:
                 self._cancel(call, "revised")
+        self.ends.revised(kept_t)
         self.held = [c for c in self.held if c.prefix_t <= kept_t]
+        self.parked = [c for c in self.parked if c.prefix_t <= kept_t]
         self.finished = [c for c in self.finished if c.prefix_t <= kept_t]
         self.fired_prefixes = {t for t in self.fired_prefixes if t <= kept_t}
         self.heard = min(self.heard, kept_t)
@@ -313,6 +339,13 @@ class ArmMachine:
             self.deferred = False
             return
         trigger = self.trigger
+        if self.never:  # a mutating tool is not speculated
+            self.deferred = False
+            self.n_skipped += 1
+            if self.tracing:
+                self.rec.emit("skip", prefix_t=t, reason="mutating")
+            trigger.fired(t)
+            return
         if trigger.kills_in_flight:
             for call in list(self.in_flight.values()):
                 self._cancel(call, "replaced")
@@ -349,7 +382,8 @@ class ArmMachine:
         """Slots taken for a fire at ``at_us``: calls in flight, plus (``after_words``)
         the calls that completed at this very instant, whose slots are freed only after it."""
         freed_at_us, n_freed = self.freed
-        return len(self.in_flight) + (n_freed if freed_at_us == at_us else 0)
+        idle = len(self.parked) + (len(self.held) if self.authorize else 0)  # waiting for the turn: no thread
+        return len(self.in_flight) - idle + (n_freed if freed_at_us == at_us else 0)
 
     def _fire(self, t: int, by: str) -> Call:
         call = Call(len(self.calls) + 1, t, "streaming", by)
@@ -358,6 +392,7 @@ class ArmMachine:
         self.fired_prefixes.add(t)
         if by == "trigger":
             self.last_fire_t = t
+            self.ends.fired(call.idx, t)
         if self.tracing:
             self.rec.emit("fire", arm="streaming", call=call.idx, prefix_t=t, by=by)
         if self.holds(call):
@@ -368,14 +403,18 @@ class ArmMachine:
 
     def holds(self, call: Call) -> bool:
         """Whether ``call`` waits for the reflector's first look before it starts (fired
-        by the trigger on the last word under ``turn_end_order = "reflector_first"``)."""
-        return call.by == "trigger" and self.hold_at_turn_end and call.prefix_t == self.question.n_words
+        by the trigger on the last word under ``turn_end_order = "reflector_first"``, or any
+        speculative call of a mutating tool ``after_authorization``)."""
+        if call.by != "trigger":
+            return False
+        return self.authorize or (self.hold_at_turn_end and call.prefix_t == self.question.n_words)
 
     # -- calls ------------------------------------------------------------------------
 
     def completed(self, call: Call, at_us: int) -> None:
         """``call``'s result came in at ``at_us``."""
         del self.in_flight[call.idx]
+        self.ends.completed(call.idx)
         if self.release_after_words:
             freed_at_us, n_freed = self.freed
             self.freed = (at_us, n_freed + 1 if freed_at_us == at_us else 1)
@@ -395,6 +434,7 @@ class ArmMachine:
         """A full queue rejected a stage of ``call``: speculative, the call is lost; the
         fallback call on the full query, the session fails."""
         self.in_flight.pop(call.idx, None)
+        self.ends.lost(call.idx, call.timed_out)
         if self.waiting_for is call:
             self.waiting_for = None
             self.driver.fail()
@@ -405,6 +445,7 @@ class ArmMachine:
     def withdraw(self, call: Call, reason: str) -> None:
         """The driver took ``call`` back itself (its stage replaced in a queue)."""
         del self.in_flight[call.idx]
+        self.ends.cancelled(call.idx, reason)
         if self.tracing:
             self.rec.emit("cancel", arm="streaming", call=call.idx, reason=reason)
 
@@ -412,8 +453,34 @@ class ArmMachine:
         self.driver.stop(call)
         self.n_cancelled += 1
         del self.in_flight[call.idx]
+        if call in self.held:  # a mutating tool's call held for authorization, replaced
+            self.held.remove(call)
+        if call in self.parked:
+            self.parked.remove(call)
+        self.ends.cancelled(call.idx, reason)
         if self.tracing:
             self.rec.emit("cancel", arm="streaming", call=call.idx, reason=reason)
+
+    def abandon(self) -> None:
+        """The turn was abandoned before it ended (barge-in, a new turn): every call in
+        flight is cancelled (``abandoned``); the rest end with the turn (:meth:`close`)."""
+        if self.driver is _CLOSED:
+            return
+        for call in list(self.in_flight.values()):
+            self._cancel(call, "abandoned")
+        self.held = []
+        self.parked = []
+
+    def generated(self, call: Call) -> bool:
+        """``call``'s query generation ended: whether its tool stage may start now. A
+        mutating tool's speculative call under ``deferral`` waits for the turn to be
+        confirmed (``defer``; then :meth:`_confirm`)."""
+        if not self.deferral or call.by != "trigger" or self.reflecting:
+            return True  # after the confirmation only calls on the final text are left (_confirm)
+        self.parked.append(call)
+        if self.tracing:
+            self.rec.emit("defer", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
+        return False
 
     # -- reflector --------------------------------------------------------------------
 
@@ -421,6 +488,7 @@ class ArmMachine:
         """The turn ended: the reflector starts (its first look follows after its check
         time, :meth:`first_look`)."""
         self.reflecting = True
+        self.ends.turn_ended()
         if self.inbox is not None:
             for t in self.inbox.out:  # the turn's full query is the reflector's to fire
                 self.driver.unrank(t)
@@ -429,6 +497,23 @@ class ArmMachine:
             self.inbox.out.clear()
         if self.tracing:
             self.rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
+        if self.deferral:
+            self._confirm()
+
+    def _confirm(self) -> None:
+        """``deferral``: the turn is confirmed. A speculative call on the final text runs its
+        tool stage now (``execute``) or when its G ends; the others, parked or still in G,
+        never may: they are dropped at once (``unconfirmed``), so nobody waits for them."""
+        n = self.question.n_words
+        parked, self.parked = self.parked, []
+        for call in list(self.in_flight.values()):
+            if call.by == "trigger" and call.prefix_t != n:
+                self._cancel(call, "unconfirmed")
+        for call in parked:
+            if call.prefix_t == n:
+                if self.tracing:
+                    self.rec.emit("execute", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
+                self.driver.execute(call)
 
     def first_look(self) -> None:
         """The reflector judges the results in so far; if none is sufficient, the held
@@ -437,8 +522,12 @@ class ArmMachine:
         if chosen is not None:
             self._decide(chosen, fallback=False)
             return
+        n = self.question.n_words
         for call in self.held:
-            self.driver.start(call)
+            if self.authorize and call.prefix_t != n:  # authorized on the final text only
+                self._unstart(call)
+            else:
+                self.driver.start(call)
         self.held = []
         self._wait()
 
@@ -485,18 +574,24 @@ class ArmMachine:
         if tracing:
             self.rec.emit("decision", outcome="fallback" if fallback else "speculative", call=call.idx, prefix_t=call.prefix_t)
         for held in self.held:  # never started: not fired
-            del self.in_flight[held.idx]
-            self.unstarted.append(held)
-            if tracing:
-                self.rec.emit("cancel", arm="streaming", call=held.idx, reason="unstarted")
+            self._unstart(held)
         self.held = []
         for other in list(self.in_flight.values()):
             self._cancel(other, "reflector")
         self._answer(call)
 
+    def _unstart(self, call: Call) -> None:
+        """A held call is dropped before it started: not counted as fired."""
+        del self.in_flight[call.idx]
+        self.unstarted.append(call)
+        self.ends.cancelled(call.idx, "unstarted")
+        if self.tracing:
+            self.rec.emit("cancel", arm="streaming", call=call.idx, reason="unstarted")
+
     def _answer(self, call: Call) -> None:
         self.decided = True
         self.chosen = call
+        self.ends.used(call.idx)
         self.driver.answer(call)
 
     def close(self) -> None:
@@ -505,6 +600,7 @@ class ArmMachine:
         as it ends, without the cycle collector."""
         self.driver = _CLOSED
         self.refuse = self.reaim = None
+        self.ends.close()
 
     # -- what happened ----------------------------------------------------------------
 

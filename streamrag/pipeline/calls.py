@@ -59,7 +59,7 @@ class Services:
 class Call:
     """One tool call on ``prefix_t`` by one arm."""
 
-    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "stage", "started", "started_us")
+    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "stage", "started", "started_us", "timed_out")
 
     def __init__(self, idx: int, prefix_t: int, arm: str, by: str) -> None:
         self.idx = idx
@@ -70,6 +70,8 @@ class Call:
         self.started = False
         self.done = False
         self.lost = False
+        self.timed_out = False
+        """Lost because the tool did not answer in time (outcome ``timed_out``)."""
         self.stage = 0
         """Where the call is, for a driver that tracks stages itself (the closed form)."""
         self.started_us = 0
@@ -95,21 +97,26 @@ def launch(
     on_result: Callable[[Call], object],
     on_lost: Callable[[Call], object],
     submit_tool: Callable[[Call, Job], object] | None = None,
-) -> None:
+    on_generated: Callable[[Call], bool] | None = None,
+) -> _Chain:
     """Start ``call``: G, then L; ``on_result(call)`` when its result is in,
     ``on_lost(call)`` when a full queue rejected one of its stages; ``submit_tool``
-    (default: the tool's ``submit``) places the L job.
+    (default: the tool's ``submit``) places the L job; ``on_generated(call)`` (a mutating
+    tool's deferral) says at the end of G whether L starts now — if not, the chain's
+    :meth:`~_Chain.tool` starts it later, or the call was dropped.
 
     Each stage's work is read from ``plan`` for the call's prefix *when the stage is
     submitted*, so a call re-aimed while it waits (``coalesce``) does its new prefix's work.
     """
-    _Chain(call, services, rec, plan, on_result, on_lost, submit_tool).start()
+    chain = _Chain(call, services, rec, plan, on_result, on_lost, submit_tool, on_generated)
+    chain.start()
+    return chain
 
 
 class _Chain:
     """The stages of one call, advanced by the resources' callbacks."""
 
-    __slots__ = ("call", "job_class", "on_lost", "on_result", "plan", "rec", "services", "submit_tool")
+    __slots__ = ("call", "job_class", "on_generated", "on_lost", "on_result", "plan", "rec", "services", "submit_tool")
 
     def __init__(
         self,
@@ -120,8 +127,10 @@ class _Chain:
         on_result: Callable[[Call], object],
         on_lost: Callable[[Call], object],
         submit_tool: Callable[[Call, Job], object] | None,
+        on_generated: Callable[[Call], bool] | None = None,
     ) -> None:
         self.call = call
+        self.on_generated = on_generated
         self.services = services
         self.rec = rec
         self.plan = plan
@@ -152,7 +161,14 @@ class _Chain:
 
     def gen_done(self) -> None:
         call = self.call
+        if self.on_generated is not None and not self.on_generated(call):
+            return  # deferred until the turn is confirmed (tool() then), or dropped
         self.rec.emit("gen_done", arm=call.arm, call=call.idx)
+        self.tool()
+
+    def tool(self) -> None:
+        """Submit the tool stage L."""
+        call = self.call
         call.job = Job(
             self.plan.l_us[call.prefix_t - 1],
             job_class=self.job_class,
@@ -177,9 +193,11 @@ class _Chain:
         self.on_result(call)
 
     def lost(self) -> None:
-        self.call.job = None
-        self.call.lost = True
-        self.on_lost(self.call)
+        call = self.call
+        call.timed_out = call.job is not None and call.job.timed_out
+        call.job = None
+        call.lost = True
+        self.on_lost(call)
 
 
 def respond(

@@ -91,6 +91,9 @@ class StreamingArm:
         self._ranks: dict[int, Job | Timer] = {}
         """Rankings still out (``rules.ranking`` tool: a job on the tool; local: a timer)."""
         self._rank_on_tool = rules.ranking == "tool"
+        self._deferral = rules.mutating == "deferral"
+        self._tool_stages: dict[int, Callable[[], None]] = {}
+        """What starts the tool stage of each call that may be deferred (``mutating = "deferral"``)."""
 
     @property
     def calls(self) -> list[Call]:
@@ -167,7 +170,7 @@ class StreamingArm:
     # -- the machine's actions --------------------------------------------------------
 
     def start(self, call: Call) -> None:
-        launch(
+        chain = launch(
             call,
             self.services,
             self.rec,
@@ -175,7 +178,13 @@ class StreamingArm:
             on_result=self._on_result,
             on_lost=self.machine.lost,
             submit_tool=self._submit_tool if self.policy.coalesce else None,
+            on_generated=self.machine.generated if self._deferral else None,
         )
+        if self._deferral:
+            self._tool_stages[call.idx] = chain.tool
+
+    def execute(self, call: Call) -> None:
+        self._tool_stages.pop(call.idx)()
 
     def stop(self, call: Call) -> None:
         call.cancel()

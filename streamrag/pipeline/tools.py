@@ -40,7 +40,7 @@ import anyio
 import numpy as np
 from anyio.abc import TaskGroup
 
-from streamrag.base.errors import ToolError
+from streamrag.base.errors import ToolError, ToolTimeoutError
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import LatencyModel
 from streamrag.engine.resources import Job, LoadView, Unlimited
@@ -202,7 +202,10 @@ class ToolResource(AwaitingResource):
     :attr:`results` as a :class:`Called` before the job completes, so the ``tool_done``
     event and the reflector read it. The tool's own concurrency limit, if any, queues
     inside the tool. A failed call — a :class:`~streamrag.base.errors.ToolError` or any
-    exception of the tool — is a ``tool_error`` event and a rejected job.
+    exception of the tool — is a ``tool_error`` event and a rejected job; one that did not
+    answer within ``timeout_us`` (or raised TimeoutError, or ToolTimeoutError) is marked
+    ``timed_out``. ``cache``: a dict of results by arguments (JSON), for an idempotent
+    tool: a call with arguments already answered is served from it.
     """
 
     def __init__(
@@ -214,12 +217,16 @@ class ToolResource(AwaitingResource):
         arguments: Callable[[str], Mapping[str, Any]],
         *,
         name: str = "tool",
+        timeout_us: int | None = None,
+        cache: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(clock, tasks, "tool")
         self.fn = fn
         self.query_of = query_of
         self.arguments = arguments
         self.tool_name = name
+        self.timeout_us = timeout_us
+        self.cache = cache
         self.results: dict[int, Called] = {}
         self.last_error = ""
 
@@ -229,21 +236,38 @@ class ToolResource(AwaitingResource):
     async def serve(self, job: Job, request: str) -> None:
         args = dict(self.arguments(request))
         try:
-            json.dumps(args, allow_nan=False)
+            key = json.dumps(args, allow_nan=False, sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise ToolError(f"tool {self.tool_name}: arguments are not JSON-serializable ({exc})") from None
+        if self.cache is not None and key in self.cache:
+            value = self.cache[key]
+        else:
+            value = await self._call(args)
+            if self.cache is not None:
+                self.cache[key] = value
+        self.results[job.prefix_t] = Called(job.prefix_t, request, args, value)
+
+    async def _call(self, args: dict[str, Any]) -> Any:
         try:
-            value = await self.fn(**args)
+            if self.timeout_us is None:
+                return await self.fn(**args)
+            with anyio.fail_after(self.timeout_us / 1_000_000):
+                return await self.fn(**args)
         except ToolError:
             raise
+        except TimeoutError:
+            limit = "" if self.timeout_us is None else f" within {self.timeout_us / 1000:g} ms"
+            raise ToolTimeoutError(f"tool {self.tool_name}: no answer{limit}") from None
         except Exception as exc:  # a user's tool: its failure is a lost call, not a crash
             raise ToolError(f"tool {self.tool_name}: {type(exc).__name__}: {exc}") from None
-        self.results[job.prefix_t] = Called(job.prefix_t, request, args, value)
 
     def failed(self, job: Job, error: ToolError) -> None:
         self.last_error = str(error)
+        job.timed_out = isinstance(error, ToolTimeoutError)
         if job.rec is not None:
-            job.rec.emit("tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error))
+            job.rec.emit(
+                "tool_error", arm=job.arm, call=job.call, prefix_t=job.prefix_t, error=str(error), timed_out=job.timed_out
+            )
         self._reject(job)
 
 

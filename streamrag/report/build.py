@@ -131,6 +131,25 @@ def _summary(summary: Mapping[str, Any] | None, kind: str) -> str:
     return (page.key_value_table(scalars) if scalars else "") + (page.metric_table(metrics) if metrics else "")
 
 
+def _outcomes(summary: Mapping[str, Any] | None) -> str | None:
+    """How the run's speculative calls ended (``call_outcomes``, :mod:`streamrag.pipeline.outcomes`)
+    and, for a mutating tool, its unsafe executions per 1,000 turns; None without them."""
+    counts = None if summary is None else summary.get("call_outcomes")
+    if not isinstance(counts, Mapping):
+        return None
+    total = sum(v for v in counts.values() if isinstance(v, int))
+    rows = [(name, f"{n} ({n / total:.0%})" if total and isinstance(n, int) else n) for name, n in counts.items()]
+    rows.append(("speculative calls", total))
+    if summary is not None and summary.get("unsafe_per_1000_turns") is not None:
+        rows.append(("unsafe executions per 1,000 turns", f"{summary['unsafe_per_1000_turns']:.1f}"))
+    note = (
+        '<p class="muted">Every speculative call ends in one outcome: used (its result was in at end of turn), used '
+        "after waiting, superseded by a later prefix, revoked by a revision, expired at turn end, timed out, "
+        "cancelled with its turn, failed.</p>"
+    )
+    return note + page.key_value_table(rows)
+
+
 def _leaderboard(boards: list[Any]) -> str:
     """A frontier run's leaderboard (:func:`streamrag.sweep.frontier.leaderboard.boards`):
     per group, the null, ceiling and bound, then one row per policy."""
@@ -195,6 +214,9 @@ def write_report(
         page.section("Settings and provenance", _settings(run), open_=False),
         page.section("Summary", _summary(run.summary, run.kind)),
     ]
+    outcomes = _outcomes(run.summary)
+    if outcomes is not None:
+        body.append(page.section("Speculative call outcomes", outcomes))
     if run.boards:
         body.append(page.section("Leaderboard", _leaderboard(run.boards)))
     if run.figures:

@@ -43,6 +43,16 @@ a question that was not replayed has only its id, what is known of it, and
 ``skip_reason``     why the question was not replayed (empty when it was)
 ==================  ===========================================================
 
+Optional columns (present when some row has them, before ``question_type``):
+``calls_on_revised`` (ASR hypotheses), ``rankings`` and ``ranking_busy_ms`` (rankings
+that cost something), ``unsafe_calls`` (``tool.effects = "mutating"``: the calls whose
+tool stage started on text that is not the turn's final text, an *unsafe execution*,
+:mod:`streamrag.pipeline.outcomes`).
+
+How every speculative call ended (:data:`~streamrag.pipeline.outcomes.OUTCOMES`) is kept
+per question in the row (``call_outcomes``, not a column) and summed in ``summary.json``
+as ``call_outcomes``: ``{"used": n, "used_after_wait": n, …}``.
+
 L and G in the bounds are the stages' nominal values (the constant, else the median).
 """
 
@@ -62,6 +72,7 @@ from pydantic import ConfigDict
 from streamrag.analysis import metrics
 from streamrag.base.columns import Dtype, arrow_schema, read_csv
 from streamrag.base.errors import TableError
+from streamrag.pipeline.outcomes import OUTCOMES, outcome_counts, unsafe
 from streamrag.simulator.replay.fold import Event, Tally, fold_trace
 
 if TYPE_CHECKING:
@@ -126,19 +137,29 @@ class ResultRow:
     started; with ``tool`` each is a search on the tool, a call beside ``calls_fired``."""
     ranking_busy_ms: float | None = None
     """Their time: the tool's (searches) or the agent's (a local index)."""
+    unsafe_calls: int | None = None
+    """``tool.effects = "mutating"`` only (a column then): unsafe executions, the calls whose
+    tool stage started on text other than the turn's final text."""
+    call_outcomes: tuple[int, ...] | None = None
+    """Speculative calls per terminal outcome, in :data:`~streamrag.pipeline.outcomes.OUTCOMES`
+    order: not a column of ``results.csv``, summed in ``summary.json`` (``call_outcomes``)."""
 
     @property
     def replayed(self) -> bool:
         return not self.skip_reason
 
 
-_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms")
+_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls")
 """Fields that are a column only when some row has them (:func:`result_columns`), before
 ``question_type`` in this order."""
+_SUMMARY_ONLY = ("call_outcomes",)
+"""Fields of the row that are summed into ``summary.json`` and are no column."""
 
 
-_FIELDS: dict[str, Any] = typing.get_type_hints(ResultRow, include_extras=True)
-"""The row's fields in order, each with its declared type (``Annotated`` with its :class:`Aggregate`)."""
+_FIELDS: dict[str, Any] = {
+    name: hint for name, hint in typing.get_type_hints(ResultRow, include_extras=True).items() if name not in _SUMMARY_ONLY
+}
+"""The row's column fields in order, each with its declared type (``Annotated`` with its :class:`Aggregate`)."""
 
 
 def _aggregated(kind: str) -> tuple[str, ...]:
@@ -226,13 +247,15 @@ def derive_result(
     delta_wps: float,
     question_type: str = "",
     revised: Sequence[bool] | None = None,
+    mutating: bool = False,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
     of one handler per event kind (:func:`~streamrag.simulator.replay.fold.fold_trace`).
 
     Models read back with :func:`~streamrag.engine.trace.read_trace` work too after
     ``model_dump()``. ``revised`` (ASR hypotheses) adds ``calls_on_revised``: the fired
-    calls whose hypothesis a later one revised.
+    calls whose hypothesis a later one revised; ``mutating`` (the tool's side-effect class)
+    adds ``unsafe_calls``.
     """
     return tally_result(
         fold_trace(events),
@@ -244,6 +267,7 @@ def derive_result(
         delta_wps=delta_wps,
         question_type=question_type,
         revised=revised,
+        mutating=mutating,
     )
 
 
@@ -258,6 +282,7 @@ def tally_result(
     delta_wps: float,
     question_type: str = "",
     revised: Sequence[bool] | None = None,
+    mutating: bool = False,
     validate: bool = True,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
@@ -295,6 +320,8 @@ def tally_result(
         calls_on_revised=None if revised is None else sum(bool(revised[p - 1]) for p in t.fired_on.values()),
         rankings=t.rankings or None,  # a question has ≥ 1 word: 0 means rankings were free
         ranking_busy_ms=t.ranking_us / 1000 if t.rankings else None,
+        unsafe_calls=sum(unsafe(p, n_words, revised) for _, p in t.executed) if mutating else None,
+        call_outcomes=t.ends.counts(),
     )
 
 
@@ -374,6 +401,8 @@ class ResultColumns:
         self._hits = dict.fromkeys(BOOL_COLUMNS, 0)
         self._revised = False
         self._ranked = False
+        self._mutating = False
+        self._outcomes = [0] * len(OUTCOMES)
 
     @classmethod
     def of(cls, rows: Sequence[ResultRow]) -> ResultColumns:
@@ -397,6 +426,10 @@ class ResultColumns:
                 self._hits[name] += 1
         self._revised = self._revised or row.calls_on_revised is not None
         self._ranked = self._ranked or row.rankings is not None
+        self._mutating = self._mutating or row.unsafe_calls is not None
+        if row.call_outcomes is not None:
+            for i, count in enumerate(row.call_outcomes):
+                self._outcomes[i] += count
 
     def column(self, name: str) -> np.ndarray:
         """A numeric column as floats (NaN where a row has no value)."""
@@ -428,6 +461,11 @@ class ResultColumns:
         if self._ranked:
             out["rankings"] = stats(col("rankings"))
             out["ranking_busy_ms"] = stats(col("ranking_busy_ms"))
+        out["call_outcomes"] = outcome_counts(self._outcomes)
+        if self._mutating:
+            unsafe_calls = col("unsafe_calls")
+            out["unsafe_calls"] = stats(unsafe_calls)
+            out["unsafe_per_1000_turns"] = float(1000 * unsafe_calls.sum() / n) if n else None
         saved = col("saved_ms")
         out["spearman_H_saved"] = spearman(col("H_ms"), saved)
         out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from streamrag.base.formats import FORMAT_VERSION
+from streamrag.pipeline.outcomes import OUTCOMES
 from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS
 
 
@@ -59,6 +60,15 @@ class Rules(_Frozen):
     differs_from_paper: list[str]
 
 
+_OUTCOME_FIELDS: dict[str, Any] = {name: (int, Field(ge=0)) for name in OUTCOMES}
+CallOutcomes: type[BaseModel] = create_model(
+    "CallOutcomes",
+    __config__=ConfigDict(frozen=True, extra="forbid"),
+    __doc__="Speculative calls of the run per terminal outcome (streamrag.pipeline.outcomes): each ends in exactly one.",
+    **_OUTCOME_FIELDS,
+)
+
+
 Replay = Literal["closed_form", "engine"]
 _REPLAY = (
     "What replayed the questions: the closed form (a question alone on unlimited capacity, "
@@ -83,6 +93,12 @@ _SUMMARY_FIELDS: dict[str, Any] = {
     "calls_on_revised_share": (float | None, Field(None, description="ASR hypotheses only")),
     "rankings": (Stats | None, Field(None, description="pipeline.ranking tool or local only: rankings per question")),
     "ranking_busy_ms": (Stats | None, Field(None, description="pipeline.ranking tool or local only: their time")),
+    "call_outcomes": (CallOutcomes | None, Field(None, description="How every speculative call ended, counted")),
+    "unsafe_calls": (Stats | None, Field(None, description="tool.effects mutating only: unsafe executions per question")),
+    "unsafe_per_1000_turns": (
+        float | None,
+        Field(None, description="tool.effects mutating only: unsafe executions per 1,000 questions (turns)"),
+    ),
     "spearman_H_saved": (Correlation, ...),
     "spearman_H_G_saved": (Correlation, ...),
     "parameters": (dict[str, Any], Field(description="The resolved scenario and latency stages, as JSON data")),

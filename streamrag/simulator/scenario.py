@@ -34,6 +34,8 @@ Sections::
                  batching (:mod:`streamrag.engine.resources`)
     [policy]     kind = always | admission | stretch | coalesce
                  (:mod:`streamrag.pipeline.policies`)
+    [tool]       effects = read_only | idempotent | mutating; mutating_policy = never |
+                 after_authorization | deferral | speculative (:mod:`streamrag.pipeline.outcomes`)
     [load]       arrivals (poisson | file | closed), warmup_s, reference_sessions: many
                  sessions on one clock (:mod:`streamrag.simulator.load.run`)
 
@@ -74,6 +76,7 @@ from streamrag.pipeline.arm import ArmRules, CappedFire, SlotRelease, TurnEndOrd
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.hedge import HedgeTriggerConfig
 from streamrag.pipeline.learned import is_model_path, list_models, model_sha256
+from streamrag.pipeline.outcomes import Effects, MutatingPolicy
 from streamrag.pipeline.policies import AlwaysPolicyConfig, PolicyConfig
 from streamrag.pipeline.ranking import Ranking
 from streamrag.pipeline.reflectors import HeuristicReflectorConfig, ReflectorConfig
@@ -125,6 +128,33 @@ class PipelineConfig(_Section):
     @property
     def thread_cap(self) -> int | None:
         return self.max_threads or None
+
+
+class ToolConfig(_Section):
+    """``[tool]``: the tool's side-effect class (:mod:`streamrag.pipeline.outcomes`)."""
+
+    effects: Effects = "read_only"
+    """``read_only`` (speculate freely), ``idempotent`` (cacheable: replayed as read-only,
+    each prefix is called once; the Speculator serves repeats from a cache) or ``mutating``
+    (its calls wait for the turn to be confirmed, ``mutating_policy``; the run counts
+    unsafe executions, ``unsafe_calls``)."""
+    mutating_policy: MutatingPolicy | None = None
+    """When a mutating tool's speculative calls may run: ``never``, ``after_authorization``,
+    ``deferral`` (the default for a mutating tool) or ``speculative`` (no guard, to measure
+    the risk); ``effects = "mutating"`` only."""
+
+    @model_validator(mode="after")
+    def _policy_with_mutating(self) -> ToolConfig:
+        if self.mutating_policy is not None and self.effects != "mutating":
+            raise ValueError(f"mutating_policy: applies to effects = 'mutating' only (effects is {self.effects!r})")
+        return self
+
+    @property
+    def mutating(self) -> MutatingPolicy | None:
+        """The arm's rule (:attr:`~streamrag.pipeline.arm.ArmRules.mutating`): None unless the tool mutates."""
+        if self.effects != "mutating":
+            return None
+        return self.mutating_policy or "deferral"
 
 
 class LatencyConfig(_Section):
@@ -266,6 +296,7 @@ class Scenario(_Section):
     data: DataConfig = Field(default_factory=DataConfig)
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     policy: PolicyConfig = Field(default_factory=AlwaysPolicyConfig)
+    tool: ToolConfig = Field(default_factory=ToolConfig)
     load: LoadConfig | None = None
     """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load.run`);
     absent: every question replayed alone."""
@@ -325,6 +356,7 @@ class ResolvedScenario(_Section):
             rejudge=sc.reflector.rejudge,
             ranking=sc.pipeline.ranking,
             fallback=sc.reflector.fallback,
+            mutating=sc.tool.mutating,
         )
 
     @property

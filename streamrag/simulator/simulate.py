@@ -118,6 +118,7 @@ def _row_context(q: SimQuestion, rs: ResolvedScenario) -> dict[str, Any]:
         "delta_wps": rs.delta_wps,
         "question_type": q.question_type,
         "revised": None if q.revised is None else q.revised.tolist(),
+        "mutating": rs.scenario.tool.effects == "mutating",
     }
 
 

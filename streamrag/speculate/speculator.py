@@ -26,10 +26,19 @@ A tool is an async function awaited with JSON-serializable keyword arguments
 and the turn's report says what speculation saved; without it, no call is made that the
 answer does not need. G (query generation) is 0 unless a generator or drawn delays are
 given; F is the agent's own LLM, outside (0 here, or a drawn delay in a measured run).
+
+Every speculative call ends in one terminal outcome (:mod:`streamrag.pipeline.outcomes`):
+the turn's report counts them (``outcomes``). ``cancel()`` (a barge-in) ends the calls in
+flight as ``cancelled``; ``timeout_s`` bounds each call (``timed_out``). ``effects`` is
+the tool's side-effect class: ``idempotent`` serves a call whose arguments were answered
+before in this session from a cache; ``mutating`` never starts a speculative call's tool
+before the turn is confirmed (``resolve()``): the scenario's ``tool.mutating_policy``
+(``deferral`` by default; ``never``, ``after_authorization``) says what may run early.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -41,13 +50,16 @@ from anyio.abc import TaskGroup
 from streamrag.base.errors import ConfigError, StreamragError, ToolError
 from streamrag.engine.clock import Clock, RealClock
 from streamrag.engine.resources import Job, Unlimited
+from streamrag.pipeline.arm import ArmRules
 from streamrag.pipeline.baseline import BaselineArm
 from streamrag.pipeline.calls import Services
+from streamrag.pipeline.outcomes import Effects, outcome_counts
 from streamrag.pipeline.question import SimQuestion, kinds_without
 from streamrag.pipeline.streaming import StreamingArm
 from streamrag.pipeline.tools import QueryGenerator, QueryResource, ToolFunction, ToolResource
 from streamrag.pipeline.triggers import Trigger, TriggerConfig
 from streamrag.simulator.heard import Ranker, online_trigger
+from streamrag.simulator.replay.fold import fold_trace
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
 from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
 from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
@@ -89,7 +101,9 @@ class Speculator:
     each prefix heard for a ``learned`` trigger when the question is not known (default:
     the judge, else the tool, when it has ``rank(query, k)``: a BM25Tool); ``replay``: turns
     are known questions replayed (``begin(question=…)``), so triggers that read the
-    question are allowed. Bad settings raise ConfigError here. Use as
+    question are allowed; ``effects``: the tool's side-effect class (None: the scenario's
+    ``tool.effects``); ``timeout_s``: a call not answered by then is lost (``timed_out``).
+    Bad settings raise ConfigError here. Use as
     ``async with Speculator(...) as spec:``; the calls run in its task group."""
 
     def __init__(
@@ -107,8 +121,26 @@ class Speculator:
         name: str | None = None,
         replay: bool = False,
         ranker: Ranker | None = None,
+        effects: Effects | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         self.rs = scenario if isinstance(scenario, ResolvedScenario) else load_scenario(scenario)
+        tool_config = self.rs.scenario.tool
+        self.effects: Effects = tool_config.effects if effects is None else effects
+        if self.effects not in ("read_only", "idempotent", "mutating"):
+            raise ConfigError(f"Speculator: effects is 'read_only', 'idempotent' or 'mutating', got {self.effects!r}")
+        mutating = (tool_config.mutating_policy or "deferral") if self.effects == "mutating" else None
+        if mutating == "speculative":
+            raise ConfigError(
+                "tool.mutating_policy: 'speculative' runs a mutating tool on unconfirmed words; it is simulated to measure "
+                "that risk, never run live: use 'deferral', 'after_authorization' or 'never'"
+            )
+        self.rules: ArmRules = dataclasses.replace(self.rs.arm_rules, mutating=mutating)
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not math.isfinite(timeout_s) or timeout_s <= 0):
+            raise ConfigError(f"Speculator: timeout_s is a number of seconds > 0, got {timeout_s!r}")
+        self.timeout_us = None if timeout_s is None else round(timeout_s * 1_000_000)
+        self._cache: dict[str, Any] | None = {} if self.effects == "idempotent" else None
+        """Results by arguments, for an idempotent tool (the session's)."""
         self.replay = replay
         own_judge = cast("Judge", tool) if callable(getattr(tool, "judge", None)) else None
         self.judge: Judge | None = judge if judge is not None else own_judge
@@ -145,6 +177,8 @@ class Speculator:
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tasks is not None
+        if self._turn is not None and not self._turn.turn_end.is_set():
+            self.cancel()  # a turn never resolved: its calls end as cancelled
         self._tasks.cancel_scope.cancel()  # calls nobody awaits any more
         self._closed = True
         try:
@@ -206,7 +240,9 @@ class Speculator:
         def query_of(job: Job) -> str:
             return heard(job.prefix_t) if generated is None else generated.query_of(job)
 
-        turn.resource = ToolResource(clock, self.fn, self._tasks, query_of, self.arguments, name=self.name)
+        turn.resource = ToolResource(
+            clock, self.fn, self._tasks, query_of, self.arguments, name=self.name, timeout_us=self.timeout_us, cache=self._cache
+        )
         turn.question = TurnQuestion(qid, turn.resource.results)
         turn.plan = TurnPlan(turn.question, Zeros() if g_us is None else g_us, f_us)
         if question is None and sc.trigger.needs:  # ranks_online (check_scenario): from the words heard
@@ -217,7 +253,7 @@ class Speculator:
             self.reflector, sc.reflector, turn.resource.results, lambda: " ".join(turn.words), self.arguments, self.judge
         )
         services = Services(generated or free, turn.resource, free)
-        turn.arm = StreamingArm(clock, turn.rec, turn.plan, trigger, reflector, self.rs.arm_rules, services)  # type: ignore[arg-type]
+        turn.arm = StreamingArm(clock, turn.rec, turn.plan, trigger, reflector, self.rules, services)  # type: ignore[arg-type]
         if self.shadow:
             turn.baseline = BaselineArm(clock, turn.rec, turn.plan, services, at_turn_end=False)  # type: ignore[arg-type]
         self._turn = turn
@@ -235,7 +271,7 @@ class Speculator:
 
     async def _tick(self, turn: TurnState, period_us: int) -> None:
         k = 1
-        with turn.scope:
+        with turn.tick_scope:  # a scope of its own: one CancelScope serves one 'with' block
             while not turn.turn_end.is_set():
                 await self.clock.sleep_until_us(turn.rec.origin_us + k * period_us)
                 if not turn.turn_end.is_set():
@@ -326,14 +362,13 @@ class Speculator:
 
     def cancel(self) -> None:
         """Abandon the current turn (the user was interrupted, the session moved on):
-        every call of the turn still running is cancelled."""
+        every call of the turn still running is cancelled (outcome ``cancelled``)."""
         turn = self._turn
         if turn is None:
             return
-        for call in list(turn.arm.in_flight.values()):
-            call.cancel()
-        turn.arm.in_flight.clear()
+        turn.arm.machine.abandon()
         turn.scope.cancel()
+        turn.tick_scope.cancel()
         turn.final = True
 
     def report(self) -> TurnReport:
@@ -342,6 +377,13 @@ class Speculator:
         events = [] if turn is None else turn.rec.events
         decision = next((e for e in events if e["kind"] == "decision"), None)
         ready = {e["arm"]: e["t_us"] for e in events if e["kind"] == "answer_ready"}
+        over = turn is not None and (turn.done.is_set() or turn.scope.cancel_called)
+        tally = fold_trace(events, over=over)
+        n_words = 0 if turn is None else len(turn.words)
+        unsafe = None
+        if self.effects == "mutating":  # a tool stage started on words the turn did not end on
+            revoked = {c for c, outcome in tally.ends.outcome.items() if outcome == "revoked"}
+            unsafe = sum(1 for call, t in tally.executed if t < n_words or call in revoked)
         saved = (ready["baseline"] - ready["streaming"]) / 1000 if {"baseline", "streaming"} <= ready.keys() else None
         return TurnReport(
             qid="" if turn is None else turn.qid,
@@ -353,4 +395,7 @@ class Speculator:
             outcome=None if decision is None else decision["outcome"],
             waited_ms=None if turn is None or turn.waited_us is None else turn.waited_us / 1000,
             saved_ms=saved,
+            outcomes=outcome_counts(tally.ends.counts()),
+            pending=len(tally.ends.pending),
+            unsafe=unsafe,
         )

@@ -113,6 +113,14 @@ class TurnReport(BaseModel):
     waited_ms: float | None
     saved_ms: float | None
     """Shadow mode: the baseline's result time minus the streaming arm's (None without shadow)."""
+    outcomes: dict[str, int] = {}
+    """Speculative calls per terminal outcome (:data:`~streamrag.pipeline.outcomes.OUTCOMES`):
+    the calls that ended so far; once the turn is over, every call fired."""
+    pending: int = 0
+    """Speculative calls that have not ended yet (0 once the turn is resolved or cancelled)."""
+    unsafe: int | None = None
+    """A mutating tool only: calls whose tool ran on words the turn did not end on (0 by
+    construction: the Speculator defers them until the turn is confirmed)."""
 
 
 class TurnState:
@@ -126,6 +134,8 @@ class TurnState:
         self.turn_end = anyio.Event()
         self.done = anyio.Event()
         self.scope = anyio.CancelScope()
+        self.tick_scope = anyio.CancelScope()
+        """The time-based trigger's ticks (a scope enters one 'with' block only)."""
         self.error: StreamragError | None = None
         self.stale = 0
         self.waited_us: int | None = None

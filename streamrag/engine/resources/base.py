@@ -44,6 +44,7 @@ class Job:
         "stage",
         "started_us",
         "state",
+        "timed_out",
         "timer",
         "work_us",
     )
@@ -82,6 +83,8 @@ class Job:
         self.seq = 0
         self.slot: list[Job] | None = None
         self.remaining = float(work_us)
+        self.timed_out = False
+        """Rejected because the call behind it did not answer in time (a live tool)."""
 
     @property
     def waited_us(self) -> int:

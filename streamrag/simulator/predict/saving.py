@@ -170,6 +170,11 @@ def supported(rs: ResolvedScenario) -> None:
     question, :func:`timeline`)."""
     if rs.scenario.input.needs_rng:
         raise ConfigError("input: predict needs deterministic word times (a uniform cadence without pauses, or timings)")
+    if rs.scenario.tool.mutating is not None:
+        raise ConfigError(
+            "tool.effects: predict's model runs every call as soon as it is fired; a mutating tool's calls wait for the "
+            "turn (tool.mutating_policy): simulate it instead"
+        )
 
 
 def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:

@@ -38,7 +38,7 @@ _TURN_END = int(Priority.TURN_END)
 # arm's stages and both responses are scheduled only when the trace is recorded.
 _GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER, _RANK = range(10)
 # Where a call is (Call.stage).
-_HELD, _IN_G, _IN_L, _DONE, _GONE = 0, 1, 2, 3, 4
+_HELD, _IN_G, _IN_L, _DONE, _GONE, _PARKED = 0, 1, 2, 3, 4, 5
 
 _NO_CALL = Call(0, 0, "none", "none")
 """What a heap entry that ends no call's stage carries."""
@@ -49,7 +49,21 @@ class _Replay:
     :class:`~streamrag.pipeline.arm.ArmDriver`) and, when the trace is recorded, the
     baseline arm and the responses."""
 
-    __slots__ = ("answer_us", "events", "g_us", "heap", "l_us", "machine", "now_us", "plan", "qid", "ranks", "seq", "tally")
+    __slots__ = (
+        "answer_us",
+        "deferral",
+        "events",
+        "g_us",
+        "heap",
+        "l_us",
+        "machine",
+        "now_us",
+        "plan",
+        "qid",
+        "ranks",
+        "seq",
+        "tally",
+    )
 
     def __init__(
         self,
@@ -77,6 +91,8 @@ class _Replay:
         self.machine = ArmMachine(
             plan.question, trigger, reflector, rules, self, self, end_of_turn_us=plan.end_of_turn_us, tracing=events is not None
         )
+        self.deferral = rules.mutating == "deferral"
+        """A mutating tool's tool stages may wait for the turn (:meth:`ArmMachine.generated`)."""
 
     def emit(self, kind: str, **fields: Any) -> None:
         """Record an event (``Recorder.emit``'s dict: qid, t_us, kind, then the fields)."""
@@ -154,10 +170,20 @@ class _Replay:
     # -- a call's stages on unlimited capacity (pipeline.calls.launch) -----------------
 
     def gen_done(self, call: Call) -> None:
-        call.stage = _IN_L
-        self.tally.gen_us += self.g_us[call.prefix_t - 1]
+        g_us = self.g_us[call.prefix_t - 1]
+        if self.deferral and not self.machine.generated(call):  # deferred until the turn is confirmed
+            call.stage = _PARKED
+            self.tally.gen_us += g_us
+            return
+        self.tally.gen_us += g_us
         if self.events is not None:
             self.emit("gen_done", arm="streaming", call=call.idx)
+        self.tool(call)
+
+    def tool(self, call: Call) -> None:
+        """The tool stage L starts (the side effect of a mutating tool)."""
+        call.stage = _IN_L
+        self.tally.executed.append((call.idx, call.prefix_t))
         self.push(self.now_us + self.l_us[call.prefix_t - 1], _COMPLETION, _TOOL, call)
 
     def tool_done(self, call: Call) -> None:
@@ -186,6 +212,10 @@ class _Replay:
         elif call.stage == _IN_L:
             tally.tool_us += self.now_us - call.started_us - self.g_us[call.prefix_t - 1]
         call.stage = _GONE
+
+    def execute(self, call: Call) -> None:
+        call.started_us = self.now_us - self.g_us[call.prefix_t - 1]  # stop() counts L from started_us + G
+        self.tool(call)
 
     def rank(self, t: int) -> None:
         ranking = self.ranks[t] = Call(0, t, "rank", "rank")
@@ -241,6 +271,7 @@ def replay(
     tally.fired_on = {call.idx: call.prefix_t for call in machine.calls if call.idx not in unstarted}
     tally.skipped = machine.n_skipped
     tally.cancelled = machine.n_cancelled
+    tally.ends = machine.ends
     tally.fallback = machine.fallback
     tally.used_prefix_t = machine.chosen.prefix_t  # type: ignore[union-attr]  # replay_arm checked it
     n = plan.question.n_words

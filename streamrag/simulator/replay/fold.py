@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from streamrag.engine import trace
+from streamrag.pipeline.outcomes import CallEnds
 
 Event = dict[str, Any]
 """A trace event as ``trace.jsonl`` holds it (a :mod:`streamrag.engine.trace` model, dumped)."""
@@ -48,6 +49,11 @@ class Tally:
     ranking_us: int = 0
     """Their time: the tool's (searches) or the agent's (a local index), until in, lost or cancelled."""
     rank_started_us: dict[int, int] = field(default_factory=dict)
+    ends: CallEnds = field(default_factory=CallEnds)
+    """How each speculative call ended (:mod:`~streamrag.pipeline.outcomes`)."""
+    executed: list[tuple[int, int]] = field(default_factory=list)
+    """``(call, prefix_t)`` of every streaming call whose tool stage started (a mutating
+    tool's side effect), in order."""
 
 
 def _on_input_end(t: Tally, e: Event) -> None:
@@ -56,8 +62,10 @@ def _on_input_end(t: Tally, e: Event) -> None:
 
 def _on_fire(t: Tally, e: Event) -> None:
     t.fired += 1
-    t.speculative += e["by"] == "trigger"
     t.fired_on[e["call"]] = e["prefix_t"]
+    if e["by"] == "trigger":
+        t.speculative += 1
+        t.ends.fired(e["call"], e["prefix_t"])
 
 
 def _on_reaim(t: Tally, e: Event) -> None:
@@ -71,14 +79,42 @@ def _on_thread_start(t: Tally, e: Event) -> None:
 def _on_gen_done(t: Tally, e: Event) -> None:
     t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
     t.tool_started_us[e["call"]] = e["t_us"]
+    t.executed.append((e["call"], t.fired_on[e["call"]]))
+
+
+def _on_defer(t: Tally, e: Event) -> None:
+    t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
+
+
+def _on_execute(t: Tally, e: Event) -> None:
+    t.tool_started_us[e["call"]] = e["t_us"]
+    t.executed.append((e["call"], e["prefix_t"]))
 
 
 def _on_tool_done(t: Tally, e: Event) -> None:
     t.tool_us += e["t_us"] - t.tool_started_us.pop(e["call"])
+    t.ends.completed(e["call"])
+
+
+def _on_tool_error(t: Tally, e: Event) -> None:
+    t.ends.lost(e["call"], e.get("timed_out", False))
+
+
+def _on_reject(t: Tally, e: Event) -> None:
+    t.ends.lost(e["call"])
+
+
+def _on_revise(t: Tally, e: Event) -> None:
+    t.ends.revised(e["kept"])
+
+
+def _on_reflect(t: Tally, e: Event) -> None:
+    t.ends.turn_ended()
 
 
 def _on_cancel(t: Tally, e: Event) -> None:
     call = e["call"]
+    t.ends.cancelled(call, e["reason"])
     if e["reason"] == "unstarted":  # never started: not fired, not cancelled in flight
         t.fired -= 1
         t.fired_on.pop(call, None)
@@ -105,6 +141,8 @@ def _on_skip(t: Tally, e: Event) -> None:
 
 def _on_decision(t: Tally, e: Event) -> None:
     t.fallback = e["outcome"] == "fallback"
+    if e["call"] is not None:
+        t.ends.used(e["call"])
 
 
 def _on_respond(t: Tally, e: Event) -> None:
@@ -134,7 +172,13 @@ _STREAMING: dict[str, Handler] = {
     _kind(trace.ReaimEvent): _on_reaim,
     _kind(trace.ThreadStartEvent): _on_thread_start,
     _kind(trace.GenDoneEvent): _on_gen_done,
+    _kind(trace.DeferEvent): _on_defer,
+    _kind(trace.ExecuteEvent): _on_execute,
     _kind(trace.ToolDoneEvent): _on_tool_done,
+    _kind(trace.ToolErrorEvent): _on_tool_error,
+    _kind(trace.RejectEvent): _on_reject,
+    _kind(trace.ReviseEvent): _on_revise,
+    _kind(trace.ReflectEvent): _on_reflect,
     _kind(trace.CancelEvent): _on_cancel,
     _kind(trace.SkipEvent): _on_skip,
     _kind(trace.DecisionEvent): _on_decision,
@@ -142,16 +186,20 @@ _STREAMING: dict[str, Handler] = {
     _kind(trace.AnswerReadyEvent): _on_answer_ready,
 }
 """The handler of each event kind of the streaming arm (and the arm-less ``input_end``,
-``skip``); every other kind (words, checks, resource events) changes no result."""
+``skip``, ``revise``, ``reflect``); every other kind (words, checks, most resource events)
+changes no result."""
 _BASELINE: dict[str, Handler] = {_kind(trace.AnswerReadyEvent): _on_baseline_answer_ready}
 """Of the baseline arm only its answer counts."""
 
 
-def fold_trace(events: Sequence[Event]) -> Tally:
-    """The :class:`Tally` of one question's events, in trace order."""
+def fold_trace(events: Sequence[Event], *, over: bool = True) -> Tally:
+    """The :class:`Tally` of one question's events, in trace order; ``over``: the turn is
+    over (its speculative calls with no end yet end with it, :meth:`CallEnds.close`)."""
     t = Tally()
     for e in events:
         handler = (_BASELINE if e.get("arm") == "baseline" else _STREAMING).get(e["kind"])
         if handler is not None:
             handler(t, e)
+    if over:
+        t.ends.close()
     return t
