@@ -24,7 +24,7 @@ from streamrag.report.figures import plot_saved
 from streamrag.simulator.compare.bound_rank import plot_h_vs_saved
 from streamrag.simulator.compare.published import plot_comparison
 from streamrag.simulator.compare.runs import plot_run_comparison
-from streamrag.simulator.traceview import plot_trace
+from streamrag.simulator.views.gantt import plot_trace
 from streamrag.sweep.figures import (
     plot_analysis_arms,
     plot_load,

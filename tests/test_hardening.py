@@ -540,10 +540,11 @@ def test_trace_figure_format_follows_the_extension_and_dpi(tmp_path, capsys, run
 def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> None:
     import streamrag.base.figures as figures
     from streamrag.simulator import traceview
+    from streamrag.simulator.views import gantt
 
     seen = []
     monkeypatch.setattr(figures, "save_figure", lambda fig, path, dpi=None: seen.append(fig) or Path(path))
-    traceview.write_figure(traceview.load_question(run_dir, "q0"), tmp_path / "t.png")
+    gantt.write_figure(traceview.load_question(run_dir, "q0"), tmp_path / "t.png")
     labels = [t.get_text() for legend in seen[0].legends for t in legend.get_texts()]
     assert {"G query generation", "L tool call", "F response generation", "word", "E (end of input)"} <= set(labels)
 

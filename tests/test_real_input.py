@@ -15,13 +15,8 @@ from streamrag.cli import main
 from streamrag.data.demo import demo_path
 from streamrag.data.human.asr import TypedInput, hypotheses_of, question_hypotheses
 from streamrag.data.human.keystrokes import FIELDS, heard, read_keystrokes
-from streamrag.data.human.speech import (
-    MAX_UTTERANCE_WORDS,
-    SpokenQuestion,
-    speech_available,
-    unspeakable,
-    word_error_rate,
-)
+from streamrag.data.human.speech import speech_available
+from streamrag.data.human.spoken import MAX_UTTERANCE_WORDS, SpokenQuestion, unspeakable, word_error_rate
 from streamrag.data.human.typed import typed_keys, typist_profile
 
 ROOT = Path(__file__).resolve().parents[1]

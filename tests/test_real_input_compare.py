@@ -72,7 +72,7 @@ def test_the_spoken_file_is_made_when_absent_and_reused_when_finished(
     compare: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import streamrag.data.human.speech as speech
-    from streamrag.data.human.speech import SpeechCost, SpokenQuestion
+    from streamrag.data.human.spoken import SpeechCost, SpokenQuestion
 
     calls: list[str] = []
 

@@ -15,8 +15,9 @@ import pytest
 
 from streamrag.base.errors import RecordError
 from streamrag.data.human.asr import read_hypotheses
-from streamrag.data.human.speech import SpeechCost, SpokenQuestion, speech_available
+from streamrag.data.human.speech import speech_available
 from streamrag.data.human.speech_progress import SpeakProgress, is_progress_file, read_spoken, run_settings
+from streamrag.data.human.spoken import SpeechCost, SpokenQuestion
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.simulator.questions import questions_from_analyses, select_for
     from streamrag.simulator.scenario import load_scenario
     from streamrag.simulator.simulate import manifest_json, simulate, write_run
+    from streamrag.simulator.views.gantt import write_figure
+    from streamrag.simulator.views.terminal_view import render_terminal
 
     check_out_dir(args.out)
     data = demo_path()
@@ -81,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
         f"\none mis-fire, {qid} in {run_dir.name} (saved {saved_ms:.0f} ms): no speculative result was sufficient, so the full query was fired again"
     )
     events = traceview.load_question(run_dir, qid)
-    traceview.render_terminal(events)
+    render_terminal(events)
     from streamrag.base.figures import figure_name
 
-    png = traceview.write_figure(events, args.out / figure_name("misfire"))
+    png = write_figure(events, args.out / figure_name("misfire"))
     print(f"wrote {png}; any question's timeline: streamrag trace {run_dir} QUESTION_ID")
     return 0

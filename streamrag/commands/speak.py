@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from streamrag.data.human.speech import Speaker, SpokenQuestion
+    from streamrag.data.human.speech import Speaker
     from streamrag.data.human.speech_progress import SpeakProgress
+    from streamrag.data.human.spoken import SpokenQuestion
 
 HELP = "speak questions offline (Piper) and record a recognizer's partial hypotheses (PocketSphinx)"
 
@@ -94,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 class Skipped(NamedTuple):
-    """A selected question that is not spoken, and why (:func:`~streamrag.data.human.speech.unspeakable`)."""
+    """A selected question that is not spoken, and why (:func:`~streamrag.data.human.spoken.unspeakable`)."""
 
     line_no: int
     interaction_id: str
@@ -106,7 +107,7 @@ def _questions(path: Path, split: str, limit: int | None) -> tuple[list[tuple[st
     count towards ``limit``: the same questions ``analyze --limit`` reads)."""
     from streamrag.base.errors import RecordError
     from streamrag.base.lines import iter_question_objects
-    from streamrag.data.human.speech import unspeakable
+    from streamrag.data.human.spoken import unspeakable
 
     spoken: list[tuple[str, str]] = []
     skipped: list[Skipped] = []
@@ -244,8 +245,8 @@ def _write_outputs(progress: SpeakProgress, skipped: list[Skipped], out: Path, p
     """The output, its summary, then the progress file removed. Both texts are made before
     anything is written, so a run either ends complete or keeps its progress file."""
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.data.human.speech import compute_summary, spoken_summary
     from streamrag.data.human.speech_progress import summary_path
+    from streamrag.data.human.spoken import compute_summary, spoken_summary
 
     spoken = progress.spoken
     cpu_s = progress.cpu_s

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.figures import figure_format
     from streamrag.base.outputs import check_out_file
     from streamrag.simulator import runtrace, traceview
+    from streamrag.simulator.views import gantt, perfetto, terminal_view
 
     if args.all or args.misfires:
         if args.question_id or args.png or not args.perfetto:
@@ -54,13 +55,13 @@ def run(args: argparse.Namespace) -> int:
         figure_format(args.png)  # an unknown extension is refused before any work
 
     def write_figure(events: list[dict[str, object]], path: Path) -> Path:
-        return traceview.write_figure(events, path, dpi=args.dpi)
+        return gantt.write_figure(events, path, dpi=args.dpi)
 
     def write_perfetto(events: list[dict[str, object]], path: Path) -> Path:
         found = {} if args.no_text else runtrace.question_texts(args.run_dir, [args.question_id])
         text = found.get(args.question_id)
         name = runtrace.process_name(args.question_id, text)
-        return traceview.write_perfetto(events, path, name=name, words=None if text is None else text.split())
+        return perfetto.write_perfetto(events, path, name=name, words=None if text is None else text.split())
 
     files = [(args.png, "--png", write_figure), (args.perfetto, "--perfetto", write_perfetto)]
     wanted = [(check_out_file(path, option=option), write) for path, option, write in files if path]
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     for path, write in wanted:
         path.parent.mkdir(parents=True, exist_ok=True)
         written.append(write(events, path))
-    traceview.render_terminal(events)
+    terminal_view.render_terminal(events)
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -16,8 +16,8 @@
 - :mod:`~streamrag.retrieval.global_pool.index`: ``GlobalIndex`` (postings with precomputed
   impacts, for one corpus shared by all questions); :mod:`~streamrag.retrieval.global_pool.scorer`:
   ``PrefixScorer``, ``global_prefix_rankings`` (top-k of every prefix without sorting N
-  scores; compiled kernels in ``kernel`` and ``blockmax``, the latter's
-  per-term block data in ``blocks``); :mod:`~streamrag.retrieval.global_pool.store`:
+  scores; its numpy code in ``numpy_pool``, compiled kernels in ``kernel`` and ``blockmax``
+  with their ranking order in ``order``, the latter's per-term block data in ``blocks``); :mod:`~streamrag.retrieval.global_pool.store`:
   ``save_index``, ``load_index`` (memory-mapped).
 """
 

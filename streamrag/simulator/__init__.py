@@ -10,7 +10,8 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
   (1..N processes), write the run's outputs;
 - :mod:`~streamrag.simulator.results` — per-question results derived from traces, the
   run summary;
-- :mod:`~streamrag.simulator.traceview` — terminal, PNG and Perfetto views of a trace;
+- :mod:`~streamrag.simulator.traceview` — a trace as spans and instants on lanes, and
+  :mod:`~streamrag.simulator.views` the terminal, PNG and Perfetto views drawn from them;
 - :mod:`~streamrag.simulator.applies` — where each setting applies (refused elsewhere);
 - :mod:`~streamrag.simulator.table_run` — a table replayed as a stream;
   :mod:`~streamrag.simulator.runtrace` and :mod:`~streamrag.simulator.untraced` — a whole

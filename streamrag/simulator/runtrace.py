@@ -1,7 +1,7 @@
 """A whole run's trace: every question's events, their text, one Perfetto file for many.
 
 ``trace.jsonl`` holds the events of every question a run replayed; the views of
-:mod:`streamrag.simulator.traceview` draw one. Here the run is read once and grouped by
+:mod:`streamrag.simulator.views` draw one. Here the run is read once and grouped by
 question, the question text is looked up in the run's input when the run read a CRAG
 file that is still there (the simulator's files keep only ids; a table-driven run has
 no text), and many questions become one trace-event file with one process per question.
@@ -19,7 +19,7 @@ from typing import Any
 from streamrag.base.errors import InputError
 from streamrag.engine.trace import read_event
 from streamrag.engine.trace_file import event_lines, perfetto_file
-from streamrag.simulator.traceview import perfetto, perfetto_pid
+from streamrag.simulator.views.perfetto import perfetto, perfetto_pid
 
 __all__ = ["misfire_ids", "question_texts", "run_events", "run_perfetto", "write_run_perfetto"]
 
@@ -91,7 +91,7 @@ def run_perfetto(
     events_by_qid: Mapping[str, list[dict[str, Any]]], ids: Sequence[str], texts: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """One trace-event file for the questions ``ids``: a process per question (its
-    :func:`~streamrag.simulator.traceview.perfetto_pid`, the next free id on a clash),
+    :func:`~streamrag.simulator.views.perfetto.perfetto_pid`, the next free id on a clash),
     named by id and text, sorted in the order of ``ids``; word markers carry the word."""
     texts = texts or {}
     missing = [qid for qid in ids if qid not in events_by_qid]

@@ -3,8 +3,9 @@
 - :mod:`~streamrag.data.human.keystrokes` — keystroke logs (136M Keystrokes), read and checked;
 - :mod:`~streamrag.data.human.typed` — a question typed the way a logged participant types;
 - :mod:`~streamrag.data.human.backspace_runs` — backspace runs: where they start, how far back, what is retyped;
-- :mod:`~streamrag.data.human.speech` and :mod:`~streamrag.data.human.speech_progress` —
-  spoken questions, offline (a synthetic voice, a real recognizer), resumable;
+- :mod:`~streamrag.data.human.speech`, :mod:`~streamrag.data.human.spoken` and
+  :mod:`~streamrag.data.human.speech_progress` — spoken questions, offline: the voice and
+  the recognizer; which questions are spoken, their records and summaries; resumable runs;
 - :mod:`~streamrag.data.human.asr` — ASR partial hypotheses: recorded, or a revision model;
 - :mod:`~streamrag.data.human.incremental` — incremental-recognition measures (revokes per second, edit overhead, …);
 - :mod:`~streamrag.data.human.input_fit` — the input models fitted to both, checked on held-out data;

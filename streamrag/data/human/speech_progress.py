@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from streamrag.base.errors import ConfigError, RecordError
-from streamrag.data.human.speech import SpeechCost, SpokenQuestion
+from streamrag.data.human.spoken import SpeechCost, SpokenQuestion
 
 PROGRESS_VERSION = 1
 

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit as _njit
 
 from streamrag.retrieval.global_pool.bounds import BLOCK_SHIFT, FLOOR_SLACK, SUPER_SHIFT, TOP_N
-from streamrag.retrieval.global_pool.kernel import sort_best
+from streamrag.retrieval.global_pool.order import sort_best
 
 __all__ = ["Query", "State", "exact_scores", "rank_blocks"]
 

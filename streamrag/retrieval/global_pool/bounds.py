@@ -1,11 +1,11 @@
 """The global-scope scorer's two pruning constants, shared by its numpy code
-(:mod:`streamrag.retrieval.global_pool.scorer`) and its compiled twin
+(:mod:`streamrag.retrieval.global_pool.numpy_pool`) and its compiled twin
 (:mod:`streamrag.retrieval.global_pool.kernel`), which numba reads as compile-time constants.
 A module of their own so that neither scorer imports the other at import time."""
 
 from __future__ import annotations
 
-# The refresh threshold θ is the pool's score at rank |pool| / this (see scorer._threshold).
+# The refresh threshold θ is the pool's score at rank |pool| / this (see NumpyPool._threshold).
 THETA_RANK_DIVISOR = 16
 # Impact floors are lowered by this share of |θ| + |bound| + 1, covering float rounding.
 FLOOR_SLACK = 1e-9

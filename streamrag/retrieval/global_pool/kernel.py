@@ -1,11 +1,12 @@
 """Compiled twin of :meth:`PrefixScorer.rank_words <streamrag.retrieval.global_pool.scorer.PrefixScorer.rank_words>` (numba, the ``fast`` extra).
 
-The algorithm is scorer's: the same accumulator additions in the same order (so
-every score is the same float), the same bound, pool, MaxScore refresh and fallbacks,
-with one change in the order of work (candidates collected during the add, see
-:func:`rank_words`) and plain loops where numpy calls were (numba compiles them faster
-than its ``partition`` and ``argsort``). What compiling removes is the per-word Python
-and numpy call overhead and the temporaries of the refresh's filters. Rankings follow
+The algorithm is the numpy code's (:mod:`~streamrag.retrieval.global_pool.numpy_pool`):
+the same accumulator additions in the same order (so every score is the same float), the
+same bound, pool, MaxScore refresh and fallbacks, with one change in the order of work
+(candidates collected during the add, see :func:`rank_words`) and plain loops where numpy
+calls were (numba compiles them faster than its ``partition`` and ``argsort``; the
+ranking order's are :mod:`~streamrag.retrieval.global_pool.order`). What compiling removes
+is the per-word Python and numpy call overhead and the temporaries of the refresh's filters. Rankings follow
 the exact ranking rule (score descending, chunk id ascending), so they cannot depend on
 which twin ran; ``tests/test_global_kernel.py`` compares the two on random corpora with
 ties and negative impacts.
@@ -26,108 +27,13 @@ from numba import njit as _njit
 
 # The scorer's constants (numba reads module globals as compile-time constants).
 from streamrag.retrieval.global_pool.bounds import FLOOR_SLACK, THETA_RANK_DIVISOR
+from streamrag.retrieval.global_pool.order import gather, kth_smallest, sort_best
 
 __all__ = ["compiled_on_disk", "rank_words"]
 
 # Compiled on first call and cached on disk (numba writes next to this file, or to a
 # per-user cache when that is read-only); nogil lets threads rank concurrently.
 njit = _njit(cache=True, nogil=True)
-
-
-@njit
-def before(s1: float, c1: int, s2: float, c2: int) -> bool:
-    """(s1, c1) ranks before (s2, c2): score descending, id ascending."""
-    return s1 > s2 or (s1 == s2 and c1 < c2)
-
-
-@njit
-def sift_down(heap_s: np.ndarray, heap_c: np.ndarray, m: int, i: int) -> None:
-    """Restore the heap below i: the root holds the entry ranked last of the m kept."""
-    while True:
-        child = 2 * i + 1
-        if child >= m:
-            return
-        if child + 1 < m and before(heap_s[child], heap_c[child], heap_s[child + 1], heap_c[child + 1]):
-            child += 1  # the child ranked later
-        if not before(heap_s[i], heap_c[i], heap_s[child], heap_c[child]):
-            return
-        heap_s[i], heap_s[child] = heap_s[child], heap_s[i]
-        heap_c[i], heap_c[child] = heap_c[child], heap_c[i]
-        i = child
-
-
-@njit
-def sort_best(ids: np.ndarray, scores: np.ndarray, k: int, out: np.ndarray) -> None:
-    """out[:k] = the k best of (distinct) ``ids`` by (score desc, id asc); k ≤ len(ids).
-
-    A heap of the k best so far, its root the one ranked last (O(n log k)), emptied
-    root first into out[k−1], out[k−2], …. Plain loops: numba compiles them in a
-    fraction of the time its argsort and partition take.
-    """
-    if k == 0:
-        return
-    heap_s = np.empty(k, np.float64)
-    heap_c = np.empty(k, np.int64)
-    m = 0
-    for i in range(ids.shape[0]):
-        s, c = scores[i], ids[i]
-        if m < k:  # push: sift up
-            j = m
-            m += 1
-            while j > 0:
-                parent = (j - 1) // 2
-                if not before(heap_s[parent], heap_c[parent], s, c):
-                    break
-                heap_s[j], heap_c[j] = heap_s[parent], heap_c[parent]
-                j = parent
-            heap_s[j], heap_c[j] = s, c
-        elif before(s, c, heap_s[0], heap_c[0]):
-            heap_s[0], heap_c[0] = s, c
-            sift_down(heap_s, heap_c, m, 0)
-    while m > 0:
-        m -= 1
-        out[m] = heap_c[0]
-        heap_s[0], heap_c[0] = heap_s[m], heap_c[m]
-        sift_down(heap_s, heap_c, m, 0)
-
-
-@njit
-def kth_smallest(values: np.ndarray, r: int) -> float:
-    """The value at position r of ``values`` sorted ascending (quickselect; reorders ``values``).
-
-    The same value ``np.partition(values, r)[r]`` gives: an order statistic is one value,
-    whatever the order of the ties around it.
-    """
-    lo, hi = 0, values.shape[0] - 1
-    while lo < hi:
-        a, b, c = values[lo], values[(lo + hi) // 2], values[hi]
-        pivot = max(min(a, b), min(max(a, b), c))  # median of three
-        i, j = lo, hi
-        while i <= j:
-            while values[i] < pivot:
-                i += 1
-            while values[j] > pivot:
-                j -= 1
-            if i <= j:
-                values[i], values[j] = values[j], values[i]
-                i += 1
-                j -= 1
-        if r <= j:
-            hi = j
-        elif r >= i:
-            lo = i
-        else:  # j < r < i: values[r] equals the pivot
-            return values[r]
-    return values[r]
-
-
-@njit
-def gather(ids: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """acc[ids], a new array."""
-    out = np.empty(ids.shape[0], np.float64)
-    for i in range(ids.shape[0]):
-        out[i] = acc[ids[i]]
-    return out
 
 
 @njit
@@ -221,7 +127,7 @@ def candidates(pool, acc, mark, theta, tau, bound, pend_term, pend_lo, pend_hi, 
 
 @njit
 def cut(ids, acc, tau, pool_size):
-    """PrefixScorer._cut: the best ``pool_size`` of ``ids`` (a large tie group at the cut whole), and τ'."""
+    """NumpyPool._cut: the best ``pool_size`` of ``ids`` (a large tie group at the cut whole), and τ'."""
     n = ids.shape[0]
     if n <= pool_size:
         return ids, tau
@@ -254,7 +160,7 @@ def cut(ids, acc, tau, pool_size):
 
 @njit
 def fallback(pool, acc, mark, tau, k, nonneg, pool_size, row):
-    """PrefixScorer._fallback: zero-fill when τ = 0 and no impact is negative, else exact O(N)."""
+    """NumpyPool._fallback: zero-fill when τ = 0 and no impact is negative, else exact O(N)."""
     n_docs = acc.shape[0]
     if nonneg and tau == 0.0:  # every outsider scores exactly 0: positive members, then the smallest other ids
         m = 0
@@ -399,7 +305,7 @@ def rank_words(
         if select(pool, acc, bound, k, trial):
             row[:] = trial
         else:
-            # PrefixScorer._refresh: at θ ≥ τ, then at τ, then the exact fallback
+            # NumpyPool._refresh: at θ ≥ τ, then at τ, then the exact fallback
             level = theta if n_collected >= 0 else threshold(pool, acc, tau, pend_term, n_pend, k, nonneg, head_impact)
             while True:
                 if n_collected >= 0:
