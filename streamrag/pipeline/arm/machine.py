@@ -1,166 +1,21 @@
-"""The streaming arm's rules, written once: a state machine with no clock and no I/O.
-
-Events go in — a word heard, a tick, a revision, a call finished or lost, the turn ended
-— and actions come out through the :class:`ArmDriver` that runs it: start a call, stop
-one, answer from one, fail. The machine decides; its drivers only wait:
-
-- :class:`~streamrag.pipeline.streaming.StreamingArm` drives it on the event engine's
-  clock (virtual or real: the simulator, load runs, ``live`` and the
-  :class:`~streamrag.speculate.speculator.Speculator`);
-- :mod:`~streamrag.simulator.replay.closed` drives it from one heap of stage ends (a
-  question alone on unlimited capacity, the default route of ``simulate``);
-- :mod:`~streamrag.simulator.predict.saving` drives the closed form on the nominal timeline.
-
-The rules (:class:`ArmRules`; the first value of each is the anchor's code's, the
-``paper`` preset): the distinct-prefix rule, the thread cap (``max_threads``) with
-``capped_fire`` (defer or drop a blocked fire) and ``slot_release`` (when a finished
-call's slot is free again), ``turn_end_order`` (calls fired on the last word held until
-the reflector's first look), and the reflector's shell: ``rejudge`` (what is judged
-after a completion) and ``fallback`` (what answers when nothing is sufficient).
-
-Time enters only as data: the instant of a word, a tick or a completion (``at_us``),
-which the slot-release rule compares. Every trace event the arm records is emitted here,
-through ``rec.emit`` (when ``tracing``), in the order the rules take effect.
-"""
+"""The streaming arm's state machine (:class:`ArmMachine`): words heard, fires, calls in
+flight; its turn-end part is :mod:`.turn_end`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from collections.abc import Callable
 
-from streamrag.engine.clock import Priority
+from streamrag.pipeline.arm.driver import _CLOSED, ArmDriver, Emitter, NumberOfWords
+from streamrag.pipeline.arm.rules import ArmRules
+from streamrag.pipeline.arm.turn_end import TurnEnd
 from streamrag.pipeline.calls import Call
-from streamrag.pipeline.outcomes import CallEnds, MutatingPolicy
-from streamrag.pipeline.ranking import Ranking, RankingInbox
-from streamrag.pipeline.reflectors import Fallback, Reflector, Rejudge
+from streamrag.pipeline.outcomes import CallEnds
+from streamrag.pipeline.ranking import RankingInbox
+from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
 
-CappedFire = Literal["defer", "drop"]
-TurnEndOrder = Literal["reflector_first", "calls_first"]
-SlotRelease = Literal["after_words", "at_completion"]
-_C = TypeVar("_C")
 
-
-@dataclass(frozen=True, slots=True)
-class ArmRules:
-    """The rules of the streaming arm that the anchor's code fixes and streamrag makes
-    selectable (see :mod:`~streamrag.pipeline.triggers` and
-    :mod:`~streamrag.pipeline.reflectors`; the first value of each is the anchor's).
-
-    - ``max_threads``: cap on calls in flight (None: no cap);
-    - ``capped_fire``: ``defer`` | ``drop`` a fire blocked by the cap;
-    - ``turn_end_order``: ``reflector_first`` — when the reflector starts at the instant
-      of the last word (no end-of-turn delay), it looks before the calls fired on that
-      word start; if it decides at once they are cancelled unstarted and not counted as
-      fired; ``calls_first`` — those calls start first;
-    - ``slot_release``: ``after_words`` — a call completing at the instant a word arrives
-      still counts against the cap for that word (in the anchor's asyncio harness the
-      slot is freed by a done-callback, one loop turn after the words of that instant are
-      heard); ``at_completion`` — completions come first (the engine's order), so that
-      word sees the freed slot;
-    - ``rejudge``: ``best_of_completed`` | ``newest`` (what is judged after a completion);
-    - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
-      sufficient;
-    - ``ranking``: ``free`` | ``tool`` | ``local`` — what a ranking of a word prefix costs
-      a trigger that reads it (:mod:`~streamrag.pipeline.ranking`): nothing, or the trigger
-      looks at word t only when its ranking is in;
-    - ``mutating``: None (the tool has no side effect) or when a mutating tool's
-      speculative calls may run (:data:`~streamrag.pipeline.outcomes.MutatingPolicy`).
-    """
-
-    max_threads: int | None = 4
-    capped_fire: CappedFire = "defer"
-    turn_end_order: TurnEndOrder = "reflector_first"
-    slot_release: SlotRelease = "after_words"
-    rejudge: Rejudge = "best_of_completed"
-    fallback: Fallback = "refire"
-    ranking: Ranking = "free"
-    mutating: MutatingPolicy | None = None
-
-    def judged_after(self, finished: list[_C], newest: _C) -> list[_C]:
-        """What the reflector judges when a result comes in while it waits (``rejudge``):
-        every finished result, or only the newest."""
-        return finished if self.rejudge == "best_of_completed" else [newest]
-
-
-def input_schedule(word_us: Sequence[int], tick_us: int | None) -> list[tuple[int, int, int]]:
-    """Input instants ``(at_us, priority, word_t)``; ``word_t = 0`` marks a tick.
-
-    Ticks fall at k·tick_us (k ≥ 1) up to the last word; a tick at the same µs as a
-    word comes after it (priority rule), so it sees that word.
-    """
-    events = [(at, int(Priority.INPUT), t) for t, at in enumerate(word_us, start=1)]
-    if tick_us:
-        last = word_us[-1]
-        events += [(k * tick_us, int(Priority.TICK), 0) for k in range(1, last // tick_us + 1)]
-        events.sort()
-    return events
-
-
-class Emitter(Protocol):
-    """Where the arm's trace events go (a :class:`~streamrag.engine.trace.Recorder`)."""
-
-    def emit(self, kind: str, **fields: Any) -> None: ...
-
-
-class ArmDriver(Protocol):
-    """What the machine asks of whoever runs it: the actions out."""
-
-    def start(self, call: Call) -> None:
-        """Run the call's stages now (G, then L); report :meth:`ArmMachine.completed`
-        or :meth:`ArmMachine.lost`."""
-        ...
-
-    def stop(self, call: Call) -> None:
-        """Withdraw a started call (whatever stage it is in)."""
-        ...
-
-    def answer(self, call: Call) -> None:
-        """The reflector decided: the answer is built from ``call``'s result."""
-        ...
-
-    def fail(self) -> None:
-        """The fallback call on the full query was lost: the session failed."""
-        ...
-
-    def rank(self, t: int) -> None:
-        """Rank prefix t (``ranking`` is not ``free``); report :meth:`ArmMachine.ranked`."""
-        ...
-
-    def unrank(self, t: int) -> None:
-        """Withdraw prefix t's ranking, still out at the end of the turn."""
-        ...
-
-    def execute(self, call: Call) -> None:
-        """Start the tool stage L of ``call``, deferred until the turn was confirmed
-        (``mutating = "deferral"``; its G ended, :meth:`ArmMachine.generated`)."""
-        ...
-
-
-class _Closed:
-    """The driver of an arm that is over: any action is a bug."""
-
-    def _over(self, *_: object) -> None:
-        raise RuntimeError("the streaming arm is over: no action may follow")
-
-    start = stop = answer = rank = unrank = execute = _over
-
-    def fail(self) -> None:
-        self._over()
-
-
-_CLOSED = _Closed()
-
-
-class NumberOfWords(Protocol):
-    """What the machine reads of the question: its length (0 while live input goes on)."""
-
-    @property
-    def n_words(self) -> int: ...
-
-
-class ArmMachine:
+class ArmMachine(TurnEnd):
     """One question's (or session's) streaming arm: its state and every rule.
 
     ``refuse(words_since_fire)`` (a speculation policy's verdict under load: a ``skip``
@@ -171,19 +26,15 @@ class ArmMachine:
         "authorize",
         "calls",
         "cap",
-        "chosen",
-        "decided",
         "defer",
         "deferral",
         "deferred",
         "driver",
         "ends",
-        "fallback",
         "finished",
         "fired_prefixes",
         "freed",
         "heard",
-        "held",
         "hold_at_turn_end",
         "in_flight",
         "inbox",
@@ -192,11 +43,9 @@ class ArmMachine:
         "n_ranked",
         "n_skipped",
         "never",
-        "parked",
         "question",
         "reaim",
         "rec",
-        "reflecting",
         "reflector",
         "refuse",
         "release_after_words",
@@ -206,8 +55,6 @@ class ArmMachine:
         "trigger",
         "unstarted",
         "verdicts",
-        "waiting",
-        "waiting_for",
     )
 
     def __init__(
@@ -481,118 +328,6 @@ class ArmMachine:
         if self.tracing:
             self.rec.emit("defer", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
         return False
-
-    # -- reflector --------------------------------------------------------------------
-
-    def reflect(self) -> None:
-        """The turn ended: the reflector starts (its first look follows after its check
-        time, :meth:`first_look`)."""
-        self.reflecting = True
-        self.ends.turn_ended()
-        if self.inbox is not None:
-            for t in self.inbox.out:  # the turn's full query is the reflector's to fire
-                self.driver.unrank(t)
-                if self.tracing:
-                    self.rec.emit("rank_done", word=t, outcome="cancelled")
-            self.inbox.out.clear()
-        if self.tracing:
-            self.rec.emit("reflect", finished=tuple(c.idx for c in self.finished), in_flight=tuple(self.in_flight))
-        if self.deferral:
-            self._confirm()
-
-    def _confirm(self) -> None:
-        """``deferral``: the turn is confirmed. A speculative call on the final text runs its
-        tool stage now (``execute``) or when its G ends; the others, parked or still in G,
-        never may: they are dropped at once (``unconfirmed``), so nobody waits for them."""
-        n = self.question.n_words
-        parked, self.parked = self.parked, []
-        for call in list(self.in_flight.values()):
-            if call.by == "trigger" and call.prefix_t != n:
-                self._cancel(call, "unconfirmed")
-        for call in parked:
-            if call.prefix_t == n:
-                if self.tracing:
-                    self.rec.emit("execute", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
-                self.driver.execute(call)
-
-    def first_look(self) -> None:
-        """The reflector judges the results in so far; if none is sufficient, the held
-        calls start and it waits for the calls in flight."""
-        chosen = self._judge(self.finished)
-        if chosen is not None:
-            self._decide(chosen, fallback=False)
-            return
-        n = self.question.n_words
-        for call in self.held:
-            if self.authorize and call.prefix_t != n:  # authorized on the final text only
-                self._unstart(call)
-            else:
-                self.driver.start(call)
-        self.held = []
-        self._wait()
-
-    def _judge(self, candidates: list[Call]) -> Call | None:
-        """The first sufficient call among the reflector's pick of ``candidates``."""
-        for idx, t in self.reflector.pick([(c.idx, c.prefix_t) for c in candidates]):
-            known = self.verdicts.get(idx)
-            if known is None:
-                verdict = self.reflector.judge(t)
-                known = self.verdicts[idx] = verdict.sufficient
-                if self.tracing:
-                    self.rec.emit(
-                        "check",
-                        call=idx,
-                        prefix_t=t,
-                        sufficient=verdict.sufficient,
-                        score=verdict.score,
-                        coverage=verdict.coverage,
-                    )
-            if known:
-                return self.calls[idx - 1]
-        return None
-
-    def _wait(self) -> None:
-        """Wait for the next completion; with nothing in flight, fall back."""
-        if self.in_flight:
-            self.waiting = True
-            return
-        # Mis-fire: no speculative result is sufficient; answer from the full query.
-        n = self.question.n_words
-        if self.reuse:
-            full = next((c for c in self.finished if c.prefix_t == n), None)
-            if full is not None:
-                self._decide(full, fallback=True)
-                return
-        self.fallback = True
-        if self.tracing:
-            self.rec.emit("decision", outcome="fallback", call=None, prefix_t=n)
-        self.waiting_for = self._fire(n, "reflector")
-
-    def _decide(self, call: Call, *, fallback: bool) -> None:
-        self.fallback = fallback
-        tracing = self.tracing
-        if tracing:
-            self.rec.emit("decision", outcome="fallback" if fallback else "speculative", call=call.idx, prefix_t=call.prefix_t)
-        for held in self.held:  # never started: not fired
-            self._unstart(held)
-        self.held = []
-        for other in list(self.in_flight.values()):
-            self._cancel(other, "reflector")
-        self._answer(call)
-
-    def _unstart(self, call: Call) -> None:
-        """A held call is dropped before it started: not counted as fired."""
-        del self.in_flight[call.idx]
-        self.unstarted.append(call)
-        self.ends.cancelled(call.idx, "unstarted")
-        if self.tracing:
-            self.rec.emit("cancel", arm="streaming", call=call.idx, reason="unstarted")
-
-    def _answer(self, call: Call) -> None:
-        self.decided = True
-        self.chosen = call
-        self.ends.used(call.idx)
-        self.driver.answer(call)
 
     def close(self) -> None:
         """The arm is over: drop the driver and its hooks. A driver usually holds the
