@@ -155,6 +155,32 @@ def test_simulate_with_the_users_class_by_set_or_by_option(
     )
 
 
+def test_a_retriever_file_named_in_a_scenario_or_grid_file_is_relative_to_that_file(
+    tmp_path: Path, overlap: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # not the folder of overlap.py: only the files' own folder finds it
+    (tmp_path / "s.toml").write_text(
+        'name = "mine"\n\n[data.retriever]\nkind = "python"\ntarget = "overlap.py:WordOverlap"\n', encoding="utf-8"
+    )
+    code, _, err = run_cli(["simulate", "demo", "--scenario", tmp_path / "s.toml", "--out", tmp_path / "s"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    assert manifest["scenario"]["scenario"]["data"]["retriever"]["target"] == f"{overlap.resolve()}:WordOverlap"
+    (tmp_path / "g.toml").write_text(
+        'kind = "simulate"\ninput = "demo"\nscenario = "paper_rq3"\n\n[axes]\n"data.retriever" = ["overlap.py:WordOverlap"]\n',
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(["sweep", tmp_path / "g.toml", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    given = ["--retriever", f"{overlap}:WordOverlap"]
+    code, _, err = run_cli(["simulate", "demo", "--scenario", "paper_rq3", *given, "--out", tmp_path / "r"], capsys)
+    assert code == 0, err
+    (point,) = (tmp_path / "g" / "points").iterdir()
+    assert (point / "results.csv").read_bytes() == (tmp_path / "r" / "results.csv").read_bytes()
+
+
 # --- the scale the reflector judges ----------------------------------------------------------
 
 

@@ -41,7 +41,8 @@ Sections::
 
 Settings that name files (``latency.profile`` when it is a path, the word-timings
 cadence's ``input.path``, ``data.asr.path``, ``load.arrivals.path``, the learned
-trigger's ``trigger.model``) are relative to the file that sets them: a scenario file's
+trigger's ``trigger.model``, a retriever's ``path/to/file.py:Class``) are relative to
+the file that sets them: a scenario file's
 folder, a sweep grid's folder, the current folder for ``--set``
 (:func:`anchor_file_setting`). They are stored absolute, so the manifest says which file
 was read. A built-in profile's name and a shipped model's name (``trigger.model =
@@ -383,8 +384,17 @@ def list_scenarios() -> list[str]:
     return toml_names(scenarios_dir())
 
 
-FILE_SETTINGS = ("latency.profile", "input.path", "data.asr.path", "load.arrivals.path", "trigger.model")
-"""Dotted settings whose value may name a file or folder (see :func:`anchor_file_setting`)."""
+FILE_SETTINGS = (
+    "latency.profile",
+    "input.path",
+    "data.asr.path",
+    "load.arrivals.path",
+    "trigger.model",
+    "data.retriever",
+    "data.retriever.target",
+)
+"""Dotted settings whose value may name a file or folder (see :func:`anchor_file_setting`);
+a retriever's only in its ``path/to/file.py:Class`` form."""
 
 
 def file_settings(raw: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
@@ -404,6 +414,11 @@ def anchor_file_setting(key: str, value: Any, base_dir: Path) -> Any:
     ``key`` names a file (``latency.profile`` only when :func:`is_profile_path`)."""
     if key not in FILE_SETTINGS or not isinstance(value, str) or not value:
         return value
+    if key.startswith("data.retriever"):  # path/to/file.py:Class names a file; a kind or a module does not
+        file, colon, name = value.rpartition(":")
+        if not colon or not file.endswith(".py"):
+            return value
+        return f"{anchor_file_setting('input.path', file, base_dir)}:{name}"
     if (key == "latency.profile" and not is_profile_path(value)) or (key == "trigger.model" and not is_model_path(value)):
         return value  # a built-in profile's or a shipped model's name
     path = Path(value).expanduser()
