@@ -39,6 +39,7 @@ stable from Python 3.8 to 3.13; the engine tests exercise it on every run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import math
 import selectors
@@ -189,7 +190,9 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
                 self.now_us = at_us
                 self.n_wakeups += 1
                 if type(target) is not KernelTimer:
-                    target.set_result(None)  # type: ignore[union-attr]
+                    # A signal's handler may have cancelled its waiter since the check above.
+                    with contextlib.suppress(asyncio.InvalidStateError):
+                        target.set_result(None)  # type: ignore[union-attr]
                     return
                 target.callback()
                 if ready or (scheduled and scheduled[0]._when * US_PER_S < limit):  # a task to run, a new native timer
