@@ -39,6 +39,8 @@ POLICIES = [
 """The built-in frontier grid's policies less the null (``none``) and the bound (``oracle``),
 each learned one twice: its rankings searches on the tool, or a local index's."""
 RANKING_POLICIES = {"replace", "stable", *(p for p in POLICIES if p.startswith("learned"))}
+GIVEN = {"tool_p50_ms": 800, "tool_p90_ms": 2000, "G_ms": 590, "F_ms": 2520, "turns_per_s": 2, "tool_workers": 4}
+"""A situation with G and F given (one end)."""
 
 
 def _main(argv: list[str]) -> tuple[int, str]:
@@ -285,16 +287,7 @@ def test_measurements_are_fitted_as_calibrate_fits_them_and_their_G_counts_as_gi
 
 
 def test_several_question_sets_are_each_a_case_and_the_answer_says_whether_it_holds_on_every_one(tmp_path: Path) -> None:
-    situation = {
-        "tool_p50_ms": 800,
-        "tool_p90_ms": 2000,
-        "G_ms": 590,
-        "F_ms": 2520,
-        "input": ["demo", "generated:60"],
-        "turns_per_s": 2,
-        "tool_workers": 4,
-        "load_sessions": 0,
-    }
+    situation = {**GIVEN, "input": ["demo", "generated:60"], "load_sessions": 0}
     advice = streamrag.advise(situation, tmp_path / "two")
     rows = advice.rows
     assert rows["questions"].unique().tolist() == ["demo", "generated:60"]
@@ -325,3 +318,22 @@ def test_over_question_sets_the_worst_case_decides_and_each_sets_own_pick_is_rep
     assert rec["policy"] == "b" and rec["picks_by_question_set"] == {"demo": "a", "mine": "b"}
     assert rec["holds_across_question_sets"] is False and rec["holds_across_G_F_range"] is None
     assert rec["picks_by_end"] == {"demo · given": "a", "mine · given": "b"}
+
+
+def test_llm_workers_queue_the_llm_in_the_load_simulation_and_predict_says_it_queues_the_tool_only(tmp_path: Path) -> None:
+    situation = {**GIVEN, "input": "demo", "load_sessions": 300}
+    few = streamrag.advise({**situation, "llm_workers": 2}, tmp_path / "few")
+    row = few.rows[few.rows["policy"] == "interval_words"].iloc[0]
+    assert row["at_load.llm_offered_load"] == pytest.approx(2 * (0.590 + 2.520) / 2)  # λ·(G + F)/c
+    assert "the LLM workers' offered load is 3.11 ≥ 1" in row["verdict"]
+    assert pd.isna(row.get("at_load.answer_ms_difference.median"))
+    many = streamrag.advise({**situation, "llm_workers": 12}, tmp_path / "many")
+    row = many.rows[many.rows["policy"] == "interval_words"].iloc[0]
+    assert row["at_load.llm_offered_load"] == pytest.approx(2 * 3.110 / 12) and row["at_load.answer_ms_difference.median"] > 0
+    scenario = (tmp_path / "many" / "load_scenario.toml").read_text(encoding="utf-8")
+    assert '[resources.llm]\nkind = "servers"\nservers = 12' in scenario
+    data = json.loads((tmp_path / "many" / "advice.json").read_text(encoding="utf-8"))
+    assert "predict's break-even queues the tool only" in data["assumptions"]["llm"]
+    assert data["reproduce"]["predict"].endswith("--set resources.llm.kind=unlimited")
+    unlimited = streamrag.advise(situation, tmp_path / "unlimited")  # the break-even is predict's, LLM or not
+    assert row["break_even.median_saved.turns_per_s"] == unlimited.rows.iloc[0]["break_even.median_saved.turns_per_s"]

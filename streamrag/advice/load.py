@@ -1,14 +1,15 @@
 """A policy under the stated load: ``predict``'s break-even and a load simulation at the stated rate.
 
 The point's own scenario (what the frontier replayed) gains ``[resources] tool`` = the
-situation's tool workers (servers, FIFO), an unlimited LLM, policy ``always`` and
+situation's tool workers (servers, FIFO), the LLM's workers (``llm_workers``; unlimited
+when not stated), policy ``always`` and
 ``[load]``: Poisson arrivals at the stated turns/s, ``load_sessions`` sessions (the built-in
 ``load`` scenario's 3,000 by default), the first tenth of them warm-up. Then
 
 - :func:`~streamrag.simulator.predict.load.predict_break_even` (what ``streamrag predict``
-  prints for that scenario): the offered load, and turns/s, at which the median paired
-  difference and the p90 user's gain reach 0, each with its band over the two wait
-  models;
+  prints for that scenario, the LLM unlimited: its model queues the tool only): the
+  offered load, and turns/s, at which the median paired difference and the p90 user's
+  gain reach 0, each with its band over the two wait models;
 - :func:`~streamrag.simulator.load.run.run_load` (what ``streamrag simulate`` runs for that
   scenario): both systems on shared tool workers at the stated rate; its
   ``answer_ms_difference`` is the saving at the stated load.
@@ -40,13 +41,16 @@ def scenario_tables(rs: ResolvedScenario, *, profile: str | None = None) -> dict
     return tables
 
 
-def with_load(tables: dict[str, Any], situation: Situation) -> dict[str, Any]:
-    """``tables`` with the situation's shared capacity and arrivals (module docstring)."""
+def with_load(tables: dict[str, Any], situation: Situation, *, llm: bool = True) -> dict[str, Any]:
+    """``tables`` with the situation's shared capacity and arrivals (module docstring);
+    ``llm=False``: the LLM unlimited whatever the situation says (what ``predict`` models)."""
     n = situation.load_sessions or N_SESSIONS
     warmup_s = WARMUP_SHARE * n / situation.turns_per_s
+    workers = situation.llm_workers if llm else None
+    llm_table = {"kind": "unlimited"} if workers is None else {"kind": "servers", "servers": workers}
     return {
         **tables,
-        "resources": {"tool": {"kind": "servers", "servers": situation.tool_workers}, "llm": {"kind": "unlimited"}},
+        "resources": {"tool": {"kind": "servers", "servers": situation.tool_workers}, "llm": llm_table},
         "policy": {"kind": "always"},
         "load": {
             "arrivals": {"kind": "poisson", "rate_per_s": situation.turns_per_s, "n_sessions": n},
@@ -55,8 +59,9 @@ def with_load(tables: dict[str, Any], situation: Situation) -> dict[str, Any]:
     }
 
 
-def loaded(rs: ResolvedScenario, situation: Situation) -> ResolvedScenario:
-    return scenario_from_dict(with_load(scenario_tables(rs), situation), origin=f"advise {rs.scenario.name}")
+def loaded(rs: ResolvedScenario, situation: Situation, *, llm: bool = True) -> ResolvedScenario:
+    """``rs`` under the situation's load (:func:`with_load`)."""
+    return scenario_from_dict(with_load(scenario_tables(rs), situation, llm=llm), origin=f"advise {rs.scenario.name}")
 
 
 def break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario) -> dict[str, Any]:
@@ -90,16 +95,36 @@ def load_break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario,
     }
 
 
-def at_load(questions: Sequence[SimQuestion], rs_load: ResolvedScenario, offered_load: float, n_sessions: int) -> dict[str, Any]:
+def llm_offered_load(rs: ResolvedScenario, situation: Situation) -> float | None:
+    """The baseline's utilization of the LLM workers at the stated rate: λ·(E[G] + E[F])/c
+    (None: the LLM is unlimited)."""
+    if situation.llm_workers is None:
+        return None
+    from streamrag.simulator.predict.load import LOAD_ATOMS
+    from streamrag.simulator.predict.saving import stage_atoms
+
+    work_ms = stage_atoms(rs.stages.G, LOAD_ATOMS).mean_ms + stage_atoms(rs.stages.F, LOAD_ATOMS).mean_ms
+    return situation.turns_per_s * work_ms / 1000.0 / situation.llm_workers
+
+
+def at_load(
+    questions: Sequence[SimQuestion],
+    rs_load: ResolvedScenario,
+    offered_load: float,
+    n_sessions: int,
+    llm_offered: float | None = None,
+) -> dict[str, Any]:
     """The load simulation at the stated rate (``at_load.*``); not run when the tool
-    workers cannot serve the baseline itself (offered load ≥ 1) or ``n_sessions`` is 0."""
+    workers (offered load ≥ 1) or the LLM workers (``llm_offered`` ≥ 1) cannot serve the
+    baseline itself, or ``n_sessions`` is 0."""
     if n_sessions == 0:
         return {"at_load.source": "not simulated (load_sessions = 0)"}
-    if offered_load >= 1.0:
-        return {
-            "at_load.source": f"not simulated: offered load {offered_load:.2f} ≥ 1, the tool workers cannot serve the "
-            "baseline itself at this rate",
-        }
+    for what, load in (("tool", offered_load), ("LLM", llm_offered)):
+        if load is not None and load >= 1.0:
+            return {
+                "at_load.source": f"not simulated: the {what} workers' offered load is {load:.2f} ≥ 1, they cannot serve "
+                "the baseline itself at this rate",
+            }
     from streamrag.simulator.load.output import load_summary
     from streamrag.simulator.load.run import run_load
 
@@ -121,9 +146,9 @@ def at_load(questions: Sequence[SimQuestion], rs_load: ResolvedScenario, offered
 
 def write_scenarios(rs: ResolvedScenario, situation: Situation, out: Path, header: str, description: str) -> tuple[Path, Path]:
     """``scenario.toml`` (the policy alone: what the Speculator loads, its rankings' price
-    left out) and
-    ``load_scenario.toml`` (with the situation's load: what ``predict`` and ``simulate``
-    take to reproduce the row), both with the latency profile beside them."""
+    left out) and ``load_scenario.toml`` (with the situation's load, its LLM workers too:
+    what ``simulate`` takes to reproduce the row, and ``predict`` with the LLM set
+    unlimited), both with the latency profile beside them."""
     from streamrag.base.atomic import write_text_atomic
     from streamrag.base.tomlfile import dumps_toml
 

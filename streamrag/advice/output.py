@@ -50,7 +50,7 @@ COLUMNS: tuple[str, ...] = (
     *_ci("negative", "rate"),
     "pct_of_optimal",
     *_crossing("median_saved"), *_crossing("p90"), "turns_per_s_per_offered_load",
-    "at_load.turns_per_s", "at_load.offered_load", "at_load.source", "at_load.answer_ms_difference.median",
+    "at_load.turns_per_s", "at_load.offered_load", "at_load.llm_offered_load", "at_load.source", "at_load.answer_ms_difference.median",
     "at_load.answer_ms_difference.p90", "at_load.saved_ms.median", "at_load.baseline_ms.median",
     "at_load.streaming_ms.median", "at_load.streaming_tool_utilization", "at_load.calls_fired.mean", "key",
 )  # fmt: skip
@@ -90,7 +90,8 @@ def reproduce(advice: Advice, out: Path) -> dict[str, str]:
     overrides = "--set trigger.kind=KIND --set trigger.KNOB=VALUE (a row's trigger)"
     return {
         "frontier": f"streamrag frontier {out}/runs/END/grid.toml --out DIR --seed {advice.situation.seed}",
-        "predict": f"streamrag predict {_predict_input(advice.situation.inputs[0])} --scenario {out}/load_scenario.toml",
+        "predict": f"streamrag predict {_predict_input(advice.situation.inputs[0])} --scenario {out}/load_scenario.toml"
+        + ("" if advice.situation.llm_workers is None else " --set resources.llm.kind=unlimited"),
         "simulate_at_load": f"streamrag simulate ... --scenario {out}/load_scenario.toml --out DIR",
         "other_rows": f"the same with {overrides}",
     }
@@ -103,7 +104,12 @@ def advice_json(advice: Advice, out: Path) -> dict[str, Any]:
         {
             "situation": advice.situation.stated(),
             "assumptions": {
-                "llm": "unlimited (the load model queues the tool only)",
+                "llm": (
+                    "unlimited (the load model queues the tool only)"
+                    if advice.situation.llm_workers is None
+                    else f"{advice.situation.llm_workers} workers in the load simulation; predict's break-even "
+                    "queues the tool only (the LLM unlimited)"
+                ),
                 "ends": advice.ends,
                 "point": "per policy, its point saving most (mean saved_ms) with mean extra_calls ≤ max_extra_calls",
                 "p50_p90_user": "quantiles of each arm's answer latency; answer_ms_difference = baseline − streaming at a quantile",

@@ -52,8 +52,8 @@ def verdict(row: dict[str, Any]) -> str:
     turns = row.get("break_even.median_saved.turns_per_s")
     stated = row["at_load.turns_per_s"]
     if loaded is None:  # not simulated: predict's crossing decides
-        if row["at_load.offered_load"] >= 1.0:
-            return str(row["at_load.source"])
+        if row["at_load.offered_load"] >= 1.0 or (row.get("at_load.llm_offered_load") or 0.0) >= 1.0:
+            return str(row["at_load.source"])  # the workers cannot serve the baseline itself
         if turns is not None and turns <= stated:
             return f"stops gaining below the stated load (predicted break-even {turns:.2f} turns/s < {stated:g})"
         return ""

@@ -24,7 +24,7 @@ import numpy as np
 from streamrag.sweep.frontier.operating import LEVEL, bootstrap_weights
 from streamrag.sweep.table import read_point_results
 
-from .load import at_load, load_break_even, loaded
+from .load import at_load, llm_offered_load, load_break_even, loaded
 from .needs import allowed, run_time_needs
 from .situation import Situation
 from .sweep_end import N_BOOT, EndRun
@@ -120,11 +120,12 @@ def policy_rows(run: EndRun, situation: Situation, *, on_row: Any = None) -> lis
         rs = run.settings(key)
         rs_load = loaded(rs, situation)
         questions = run.questions(key)
-        row.update(load_break_even(questions, rs_load, situation))
+        row.update(load_break_even(questions, loaded(rs, situation, llm=False), situation))
         offered = situation.turns_per_s / row["turns_per_s_per_offered_load"]
         row["at_load.turns_per_s"] = situation.turns_per_s
         row["at_load.offered_load"] = offered
-        row.update(at_load(questions, rs_load, offered, situation.load_sessions))
+        llm = row["at_load.llm_offered_load"] = llm_offered_load(rs_load, situation)
+        row.update(at_load(questions, rs_load, offered, situation.load_sessions, llm))
         row["key"] = key
         rows.append(row)
         if on_row is not None:

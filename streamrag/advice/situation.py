@@ -16,6 +16,8 @@ key                    what                                                     
                        the answer then says whether it holds on every set
 ``turns_per_s``        the arrival rate of turns at peak                            —
 ``tool_workers``       the tool's servers (calls served at once)                    —
+``llm_workers``        the LLM's servers (generations served at once: query and     unlimited
+                       answer generation share them) in the load simulation
 ``max_extra_calls``    the budget: extra tool calls per turn (calls fired − 1)      1
 ``ranker``             what the agent can rank each word prefix with: ``tool``       tool
                        (only the tool: a ranking per word is a search) or
@@ -29,8 +31,9 @@ key                    what                                                     
                        none; the break-even is ``predict``'s either way)
 =====================  ===========================================================  =========
 
-Nothing else is assumed: the LLM is unlimited (the load model queues the tool only), and
-the defaults above are echoed in every output.
+Nothing else is assumed: without ``llm_workers`` the LLM is unlimited; ``predict``'s
+break-even queues the tool only either way (the load simulation at the stated rate is
+where the LLM's workers count). The defaults above are echoed in every output.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class Situation(SettingsModel):
     input: str | tuple[str, ...] = "demo"
     turns_per_s: float = Field(gt=0, le=MAX_TURNS_PER_S, allow_inf_nan=False)
     tool_workers: int = Field(ge=1, le=MAX_WORKERS)
+    llm_workers: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
     max_extra_calls: float = Field(default=1.0, ge=0, le=MAX_EXTRA_CALLS, allow_inf_nan=False)
     ranker: Literal["tool", "local"] = "tool"
     local_rank_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)

@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--turns-per-s", dest="turns_per_s", type=float, metavar="X", help="arrival rate of turns at peak")
     p.add_argument("--tool-workers", dest="tool_workers", type=int, metavar="N", help="the tool's servers")
     p.add_argument(
+        "--llm-workers", dest="llm_workers", type=int, metavar="N", help="the LLM's servers in the load simulation (unlimited)"
+    )
+    p.add_argument(
         "--max-extra-calls", dest="max_extra_calls", type=float, metavar="N", help="budget: extra tool calls per turn (1)"
     )
     p.add_argument(
@@ -86,6 +89,7 @@ FLAGS = (
     "input",
     "turns_per_s",
     "tool_workers",
+    "llm_workers",
     "max_extra_calls",
     "ranker",
     "local_rank_ms",
