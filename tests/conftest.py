@@ -40,7 +40,7 @@ def sample_question_set(crag_sample: Path) -> QuestionSet:
     chunking its pages costs ~3 s, and several modules simulate on them."""
     from streamrag.data.selection import Selection
     from streamrag.simulator.questions import questions_from_data
-    from streamrag.simulator.scenario import DataConfig
+    from streamrag.simulator.sections import DataConfig
 
     return questions_from_data(crag_sample, DataConfig(), Selection(split=None))
 

@@ -24,7 +24,8 @@ from streamrag.cli import main
 from streamrag.data.demo import demo_path
 from streamrag.data.selection import Selection
 from streamrag.simulator.questions import QuestionSet, questions_from_data, questions_from_table
-from streamrag.simulator.scenario import DataConfig, load_scenario
+from streamrag.simulator.scenario import load_scenario
+from streamrag.simulator.sections import DataConfig
 from streamrag.simulator.simulate import simulate
 
 SETTINGS = {

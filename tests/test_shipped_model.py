@@ -46,7 +46,7 @@ def test_the_shipped_model_was_trained_on_seed_1_and_evaluated_on_the_frontiers_
 
 
 def test_sweep_keys_hash_a_shipped_model_by_its_content(tmp_path: Path) -> None:
-    from streamrag.simulator.scenario import anchor_file_setting, file_setting_sha256
+    from streamrag.simulator.file_settings import anchor_file_setting, file_setting_sha256
 
     assert anchor_file_setting("trigger.model", "frontier", tmp_path) == "frontier"  # a name, not a path
     assert file_setting_sha256("trigger.model", "frontier") == hashlib.sha256(SHIPPED.read_bytes()).hexdigest()

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from streamrag.analysis.stabilize import QuestionAnalysis
     from streamrag.data.chunk_cache import ChunkCache
     from streamrag.retrieval.kinds import RetrieverEnv
-    from streamrag.simulator.scenario import DataConfig, Scenario
+    from streamrag.simulator.scenario import Scenario
+    from streamrag.simulator.sections import DataConfig
 
 
 ANALYZER_EVIDENCE = "per-prefix evidence"

@@ -294,7 +294,7 @@ def _anchor_files(
 ) -> tuple[tuple[tuple[str, Scalar], ...], tuple[Axis, ...]]:
     """Settings naming files (a profile file, word timings) made absolute against the
     grid's folder; labels keep the text as written."""
-    from streamrag.simulator.scenario import anchor_file_setting
+    from streamrag.simulator.file_settings import anchor_file_setting
 
     def pairs(items: tuple[tuple[str, Scalar], ...]) -> tuple[tuple[str, Scalar], ...]:
         return tuple((key, anchor_file_setting(key, value, base_dir)) for key, value in items)
@@ -346,7 +346,7 @@ def with_sets(text: str, raw: dict[str, Any], sets: Sequence[str], origin: str) 
         return text, raw
     from streamrag.base.overrides import parse_override
     from streamrag.base.tomlfile import dumps_toml
-    from streamrag.simulator.scenario import anchor_file_setting
+    from streamrag.simulator.file_settings import anchor_file_setting
 
     if not isinstance(raw.get("base", {}), dict):
         return text, raw  # the grid's own check names the problem

@@ -195,7 +195,7 @@ def _files_by_content(scenario: dict[str, Any]) -> None:
     moved together with its files keeps them; a shipped trigger model is hashed too, so
     a retrained one gives new keys.
     """
-    from streamrag.simulator.scenario import file_setting_sha256, file_settings
+    from streamrag.simulator.file_settings import file_setting_sha256, file_settings
 
     for key, table, field in list(file_settings(scenario)):
         digest = file_setting_sha256(key, table[field])
