@@ -2,7 +2,7 @@
 
 Runs in process, no network: a real Pipecat pipeline (the Speculator's two processors
 around Pipecat's own user context aggregator, external turn strategies) fed the frames a
-transcriber and a turn detector push. ``tests/test_adapters_compose.py`` runs them with
+transcriber and a turn detector push. ``tests/integration/test_adapters_compose.py`` runs them with
 the default and eager strategies and an LLM service too. In a bot, the same processors
 sit in the real pipeline::
 

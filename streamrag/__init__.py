@@ -11,7 +11,7 @@ The curated API (:mod:`streamrag.api`), for notebooks::
 The package root stays import-light: every name below is imported on first use, so
 ``import streamrag`` and ``streamrag --help`` are instant; so are the sub-modules
 ``streamrag.plots`` (figures of a run) and ``streamrag.sweep`` (grids and their runs).
-``tests/test_api.py`` pins the names; anything else is reached through its module.
+``tests/unit/test_api.py`` pins the names; anything else is reached through its module.
 """
 
 from __future__ import annotations

@@ -1,4 +1,13 @@
-"""Shared fixtures. Real CRAG data is read from ../shared/data/crag/ and never copied."""
+"""Shared fixtures. Real CRAG data is read from ../shared/data/crag/ and never copied.
+
+Tests are filed by purpose: ``unit/<layer>/`` (the first folder under ``streamrag/`` a test is
+mainly about; ``unit/`` itself for the package as a whole), ``parity/`` (against a reference:
+rank_bm25, the anchor's code and tables, scipy, closed forms, the engine), ``hostile/``
+(damaged input, interrupts, limits), ``cli/`` (commands run through ``main([...])``) and
+``integration/`` (browser, adapters, speech, notebooks, live). Helpers shared across folders
+sit here (``_simhelpers.py``, ...), test-only reference implementations in ``oracles/``; both
+folders are on ``sys.path`` (pyproject's ``pythonpath``). Session fixtures below run a
+command once per worker for the tests that only read its outputs."""
 
 from __future__ import annotations
 
@@ -43,6 +52,36 @@ def sample_question_set(crag_sample: Path) -> QuestionSet:
     from streamrag.simulator.sections import DataConfig
 
     return questions_from_data(crag_sample, DataConfig(), Selection(split=None))
+
+
+@pytest.fixture(scope="session")
+def demo_analysis(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``analyze`` on every question of the demo set (``--split all --no-figures --no-cache``),
+    run once per worker for the tests that only read its folder (stabilization.csv,
+    prefixes.parquet, summary.json). A test that checks how analyze writes runs its own."""
+    from streamrag.cli import main
+    from streamrag.data.demo import demo_path
+
+    out = tmp_path_factory.mktemp("demo-analysis") / "analysis"
+    argv = ["analyze", str(demo_path()), "--split", "all", "--no-figures", "--no-cache", "--out", str(out), "-q"]
+    assert main(argv) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_features_analysis(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same analysis with ``--features`` (features.csv beside the table), once per worker,
+    read only; skipped, with the reason, without the entity tagger (the ``ner`` extra)."""
+    from streamrag.analysis.studies.entity import ner_unavailable_reason
+    from streamrag.cli import main
+    from streamrag.data.demo import demo_path
+
+    if ner_unavailable_reason():  # --features runs the entity tagger
+        pytest.skip(ner_unavailable_reason())
+    out = tmp_path_factory.mktemp("demo-features") / "analysis"
+    argv = ["analyze", str(demo_path()), "--split", "all", "--features", "--no-figures", "--no-cache", "--out", str(out), "-q"]
+    assert main(argv) == 0
+    return out
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,8 +5,8 @@ seed input into a folder (the fuzzed file and whatever else the command needs), 
 says which fields hold numbers people or tools wrote (``numbers``): an absurd value there
 (NaN, ±inf, negative, 10⁴⁰, a boolean, text, empty) must be refused in one line or skipped
 and said, never taken silently. :func:`mutations` draws damaged versions of the seed
-file (hypothesis); ``tests/test_fuzz_surfaces.py`` runs each and checks the contract.
-``tests/test_fuzz_surfaces.py::test_every_file_argument_is_registered`` fails when a
+file (hypothesis); ``tests/hostile/test_fuzz_surfaces.py`` runs each and checks the contract.
+``tests/hostile/test_fuzz_surfaces.py::test_every_file_argument_is_registered`` fails when a
 command gains an argument that reads a file and no surface (or exemption) names it.
 """
 
@@ -226,17 +226,19 @@ SURFACES: tuple[Surface, ...] = (
 _RECORDS = "CRAG records: the crag-records surface's reader (data/crag.py), whichever command reads them"
 _SCENARIO = "a scenario file: the scenario surface's reader (load_scenario), whichever command reads it"
 _TABLE = "a stabilization table: the table-stats and table-simulate surfaces' reader (read_table)"
-_PLUGIN = "a kind, or a user's class (FILE.py:Class): tests/test_user_retriever.py refuses each bad one in one line"
+_PLUGIN = (
+    "a kind, or a user's class (FILE.py:Class): tests/unit/retrieval/test_user_retriever.py refuses each bad one in one line"
+)
 _RUN = "a run folder streamrag wrote: the run-folder surface's readers (results.csv, summary.json)"
 EXEMPT: dict[tuple[str, str], str] = {
     (
         "analyze",
         "corpus",
-    ): "a BEIR or CRAG corpus folder (several files): tests/test_global_scope.py and test_hostile_data.py damage them by hand",
+    ): "a BEIR or CRAG corpus folder (several files): tests/unit/retrieval/test_global_scope.py and test_hostile_data.py damage them by hand",
     (
         "analyze",
         "hotpotqa",
-    ): "a HotpotQA file: tests/test_hotpotqa.py checks its damaged records (one line naming record and field)",
+    ): "a HotpotQA file: tests/unit/data/test_hotpotqa.py checks its damaged records (one line naming record and field)",
     ("analyze", "queries_only"): _RECORDS,
     ("analyze", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("compare", "run_dir"): _RUN,
@@ -254,7 +256,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     (
         "predict",
         "evidence",
-    ): "per-prefix evidence analyze wrote beside a table (binary parquet): tests/test_hostile_data.py refuses a mismatched one",
+    ): "per-prefix evidence analyze wrote beside a table (binary parquet): tests/hostile/test_hostile_data.py refuses a mismatched one",
     ("predict", "scenario"): _SCENARIO,
     ("predict", "table"): _TABLE,
     ("report", "run_b"): _RUN,
@@ -263,7 +265,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     (
         "simulate",
         "evidence",
-    ): "per-prefix evidence analyze wrote beside a table (binary parquet): tests/test_hostile_data.py refuses a mismatched one",
+    ): "per-prefix evidence analyze wrote beside a table (binary parquet): tests/hostile/test_hostile_data.py refuses a mismatched one",
     ("simulate", "ids"): "an id file: the id-file surface's reader (read_ids)",
     (
         "speak",
@@ -278,7 +280,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("advise", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
     ("advise", "measurements"): "measured durations: the measurements surface's reader (calibrate's read_measurements)",
     ("advise", "situation"): "a situation TOML: read_toml and a SettingsModel, as the scenario surface's reader; "
-    "tests/test_advise.py refuses damaged and absurd ones in one line naming the file",
+    "tests/unit/advice/test_advise.py refuses damaged and absurd ones in one line naming the file",
 }
 """File arguments no surface fuzzes, each with the reason (an empty reason fails a test)."""
 
@@ -443,7 +445,7 @@ def _json_set(text: str, obj: Any, key: str, value: str) -> str:
 
 
 def harness_counts(reports: list[Any]) -> dict[str, int] | None:
-    """The hostile harness's counts summed over its surfaces (``tests/test_fuzz_surfaces.py``
+    """The hostile harness's counts summed over its surfaces (``tests/hostile/test_fuzz_surfaces.py``
     records each surface's as a report property), or None when it did not run."""
     calls = [r for r in reports if r.when == "call"]  # each phase's report repeats the properties
     per_surface = [value for r in calls for name, value in r.user_properties if name == "hostile_harness"]

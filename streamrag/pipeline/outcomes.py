@@ -26,7 +26,7 @@ The fallback call on the full query (fired by the reflector) and the baseline ar
 are not speculative and have no outcome here. :class:`CallEnds` is the one place the rule
 lives: the arm's state machine feeds it as calls end (the closed form reads it without a
 trace), and :func:`~streamrag.simulator.replay.fold.fold_trace` feeds it from the trace
-events (the engine, the Speculator), so the two count alike (``tests/test_closed_form.py``).
+events (the engine, the Speculator), so the two count alike (``tests/parity/test_closed_form.py``).
 
 **Side-effect classes** of a tool (:data:`Effects`): ``read_only`` (speculate freely),
 ``idempotent`` (a repeated call with the same arguments may be served from a cache; the

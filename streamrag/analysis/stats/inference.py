@@ -3,7 +3,7 @@
 ``import scipy.stats`` is slow (its distributions build their docstrings at import):
 more than the statistics themselves, and a large share of a cached ``analyze``. The analysis needs four of its results; each is computed here with scipy
 1.17's own arithmetic, step for step, so the numbers are the same to the last bit
-(``tests/test_inference.py`` compares them with scipy's):
+(``tests/parity/test_inference.py`` compares them with scipy's):
 
 - :func:`bootstrap_median_ci` — ``scipy.stats.bootstrap((x,), np.median,
   method="percentile", vectorized=True, rng=rng)``: the same draws from ``rng``

@@ -11,7 +11,7 @@ pipeline ``Transformer(max_seq_length=256) → Pooling(mean) → Normalize``:
 
 with h_i the last hidden states (d = 384) and a_i the attention mask, inputs truncated
 to 256 word pieces (the model's ``max_seq_length``; a 120-word chunk is usually 150–200).
-``tests/test_dense_model.py`` checks this equals ``SentenceTransformer(...).encode``.
+``tests/parity/test_dense_model.py`` checks this equals ``SentenceTransformer(...).encode``.
 Plain ``transformers`` is used because it imports in half the time and the pooling is
 two lines; sentence-transformers is still installed (the weights package requires it).
 

@@ -29,7 +29,7 @@ rounding of any sum here; exactness never rests on a bound being tight.
 The kernel returns the number of prefixes it ranked: fewer than the query's words when a
 prefix has no positive θ (fewer than k chunks score above 0, the zero-fill regime); the
 caller then ranks the query with the pool scorer, which handles it. The accumulator is
-left cleared either way. ``tests/test_global_blockmax.py`` checks the rankings and scores
+left cleared either way. ``tests/parity/test_global_blockmax.py`` checks the rankings and scores
 against the pool scorer on corpora built to exercise each path.
 """
 

@@ -8,7 +8,7 @@ calls were (numba compiles them faster than its ``partition`` and ``argsort``; t
 ranking order's are :mod:`~streamrag.retrieval.global_pool.order`). What compiling removes
 is the per-word Python and numpy call overhead and the temporaries of the refresh's filters. Rankings follow
 the exact ranking rule (score descending, chunk id ascending), so they cannot depend on
-which twin ran; ``tests/test_global_kernel.py`` compares the two on random corpora with
+which twin ran; ``tests/parity/test_global_kernel.py`` compares the two on random corpora with
 ties and negative impacts.
 
 Importing this module imports numba (0.2–0.5 s); the first call compiles (about 10 s,

@@ -32,7 +32,7 @@ Search by dominance, then by replay:
 3. So the k-fire optimum equals the single-fire optimum for every k ≥ 1 and every
    λ ≥ 0, and its extra calls are 0: the optimum does not depend on λ. This is checked,
    not assumed: the tests replay every subset of prefixes through the arm on small
-   questions (``tests/oracles.py``) and compare, and a property test checks that no
+   questions (``tests/oracles/oracles.py``) and compare, and a property test checks that no
    policy's realized schedule scores above it.
 
 Why ``oracle`` (fire at t*) is not this optimum: t* is where gold first enters the top-k,

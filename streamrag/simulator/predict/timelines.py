@@ -23,7 +23,7 @@ timeline is the same. The cache keeps each replay with that open interval and an
 any duration inside it. A duration within 2 µs of an interval's end (the plan rounds X
 to µs, the blocking rule compares ms with a 1 ns tolerance) is replayed anew.
 
-``tests/test_predict_whole.py`` replays every question of a population directly at many
+``tests/unit/simulator/test_predict_whole.py`` replays every question of a population directly at many
 durations and compares every field.
 """
 

@@ -14,7 +14,7 @@ Without a trace (``events`` is None) it folds what a result row needs into a
 :class:`~streamrag.simulator.replay.fold.Tally` as it goes, and the baseline arm and the
 responses, which interact with nothing, are not scheduled at all; with one it records
 every event the engine records — same kinds, fields, order and timestamps.
-``tests/test_closed_form.py`` checks this against the engine on random populations,
+``tests/parity/test_closed_form.py`` checks this against the engine on random populations,
 every rule variant and trigger kind, latencies tied to word instants: identical events
 and result rows.
 """

@@ -5,7 +5,7 @@ resources: every call starts when it is fired and ends G + L later, and nothing 
 for a server. :mod:`~streamrag.simulator.replay.closed` replays it directly — the rows
 without recording events (what ``results.csv`` needs is folded as the replay goes), the
 trace only when it is written, event for event the engine's. Both are checked identical
-to the engine, the reference, on random populations (``tests/test_closed_form.py``).
+to the engine, the reference, on random populations (``tests/parity/test_closed_form.py``).
 
 Selection is automatic (:func:`engine_reason`): what has no closed form stays on the
 engine — shared capacity (``[load]``), finite resources, a speculation policy other
