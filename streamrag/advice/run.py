@@ -14,7 +14,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from streamrag.base.errors import ConfigError
 from streamrag.base.outputs import check_out_dir
 
 from .result import Advice
@@ -35,15 +34,14 @@ def advise(
     total)`` counts policies answered."""
     import pandas as pd
 
+    from streamrag.sweep.executors import check_parallelism
+
     from .output import write_advice
     from .recommend import recommend, sentence, verdict
     from .rows import policy_rows
     from .sweep_end import run_end
 
-    if jobs < 1:
-        raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
-    if scheduler and jobs != 1:
-        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
+    check_parallelism(jobs, scheduler)
     if isinstance(situation, Situation):
         sit = situation
     elif isinstance(situation, Mapping):

@@ -61,17 +61,15 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.progress import task_progress
+    from streamrag.sweep.executors import check_parallelism
     from streamrag.sweep.frontier.leaderboard import write_frontier
     from streamrag.sweep.frontier.operating import check_frontier_grid, compute_frontier
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.resumable import run_sweep
 
-    if args.jobs < 1:
-        raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
+    check_parallelism(args.jobs, args.scheduler)
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap: must be ≥ 1, got {args.bootstrap}")
-    if args.scheduler and args.jobs != 1:
-        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
     grid = load_grid(args.grid, input=args.input, sets=args.overrides)
     check_frontier_grid(grid)
     # The sweep's own figures would repeat the frontier's: it draws its own.

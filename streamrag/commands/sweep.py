@@ -51,17 +51,14 @@ def _command(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from streamrag.base.errors import ConfigError
     from streamrag.base.figures import FORMATS
     from streamrag.base.progress import task_progress
     from streamrag.commands._logging import say
+    from streamrag.sweep.executors import check_parallelism
     from streamrag.sweep.grid import load_grid
     from streamrag.sweep.resumable import run_sweep
 
-    if args.jobs < 1:
-        raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
-    if args.scheduler and args.jobs != 1:
-        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
+    check_parallelism(args.jobs, args.scheduler)
     grid = load_grid(args.grid, input=args.input)
 
     with task_progress(f"sweep {grid.name}: points", None) as update:

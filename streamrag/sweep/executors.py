@@ -181,11 +181,19 @@ class DaskExecutor:
                 ref.release()
 
 
+def check_parallelism(jobs: int, scheduler: str | None) -> None:
+    """ConfigError unless ``jobs`` and ``scheduler`` choose one executor (callers check
+    before any work; :func:`make_executor` checks again)."""
+    if jobs < 1:
+        raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
+    if scheduler is not None and jobs != 1:
+        raise ConfigError("--jobs and --scheduler exclude each other: the Dask cluster decides the parallelism")
+
+
 def make_executor(*, jobs: int = 1, scheduler: str | None = None) -> SerialExecutor | ProcessExecutor | DaskExecutor:
     """The executor the CLI options choose: ``--scheduler`` → Dask, ``--jobs N > 1`` →
     local processes, else serial."""
+    check_parallelism(jobs, scheduler)
     if scheduler is not None:
         return DaskExecutor(scheduler)
-    if jobs < 1:
-        raise ConfigError(f"--jobs: must be ≥ 1, got {jobs}")
     return SerialExecutor() if jobs == 1 else ProcessExecutor(jobs)
