@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.predict.saving import Timeline, timeline, word_times_us
+from streamrag.simulator.predict.saving import Timeline, timeline, unpredictable, word_times_us
 from streamrag.simulator.scenario import ResolvedScenario
 
 _NEAR_US = 2.0
@@ -104,11 +105,13 @@ class TimelineCache:
     def __init__(self, questions: Sequence[SimQuestion], rs: ResolvedScenario) -> None:
         self.questions = list(questions)
         self.rs = rs
-        if questions:  # what predict refuses (a trigger that kills calls, priced rankings), at once
-            timeline(self.questions[0], rs, 0.0)
         sc = rs.scenario
+        triggers = [sc.trigger.build(q) for q in self.questions]
+        why = unpredictable(rs, triggers[0]) if triggers else ""
+        if why:  # what predict refuses (a trigger that kills calls, a search per word), before any replay
+            raise ConfigError(why)
         self._words = [tuple(word_times_us(q, rs)) for q in self.questions]
-        self._ticks = [sc.trigger.build(q).tick_us for q in self.questions]
+        self._ticks = [t.tick_us for t in triggers]
         self._end_of_turn_us = sc.input.end_of_turn_us
         self._rank_us = sc.pipeline.local_rank_us if sc.pipeline.ranking == "local" else 0
         self._cap = rs.arm_rules.max_threads
