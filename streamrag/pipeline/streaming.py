@@ -149,7 +149,7 @@ class StreamingArm:
         await answered.wait()
         if not self.failed and self.input_end_at_us >= 0:
             speculative = sum(1 for call in machine.calls if call.by == "trigger")
-            extra = machine.n_fired - 1  # calls fired − 1, as a load run counts them
+            extra = machine.n_tool_calls - 1  # tool calls − 1, as a load run and the frontier count them
             self.policy.session_answered(clock.now_us() - self.input_end_at_us, speculative, extra)
 
     def hear(self, t: int) -> None:

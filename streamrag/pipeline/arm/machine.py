@@ -343,3 +343,9 @@ class ArmMachine(TurnEnd):
     def n_fired(self) -> int:
         """Calls fired (a held call cancelled before it started is not)."""
         return len(self.calls) - len(self.unstarted)
+
+    @property
+    def n_tool_calls(self) -> int:
+        """Calls on the tool: those fired and, with ``ranking = "tool"``, a search per word
+        ranked (what the frontier counts as a session's calls, ``tool_calls``)."""
+        return self.n_fired + (self.n_ranked if self.rules.ranking == "tool" else 0)

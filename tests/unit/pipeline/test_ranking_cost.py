@@ -232,3 +232,11 @@ def test_a_priced_rankings_trace_draws_a_lane_per_ranking(tmp_path: Path, capsys
     assert "ranking 1" in capsys.readouterr().out and png.stat().st_size > 0
     names = {e.get("name") for e in json.loads(perfetto.read_text(encoding="utf-8"))["traceEvents"]}
     assert "ranking" in names
+
+
+def test_a_search_per_word_counts_among_the_tool_calls_a_local_ranking_does_not() -> None:
+    for ranking, tool_calls in (("tool", 3), ("local", 0), ("free", 0)):
+        machine, _, _ = _machine(ranking)
+        for t in (1, 2, 3):
+            machine.word(t, t * 500)
+        assert (machine.n_fired, machine.n_tool_calls) == (0, tool_calls), ranking
