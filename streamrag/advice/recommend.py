@@ -167,23 +167,26 @@ def sentence(rec: dict[str, Any], rows: Sequence[dict[str, Any]], cases: Sequenc
             for r in rows
             if r["policy"] == rec["policy"]
         )
-        holds = []
-        if rec["holds_across_G_F_range"] is not None:
-            picks = ", ".join(f"{e} {p}" for e, p in rec["picks_by_end"].items())
-            holds.append(
-                "It holds across the G/F range."
-                if rec["holds_across_G_F_range"]
-                else f"It does not hold across the G/F range (each end's pick: {picks}); it is the best worst case."
+        holds = [
+            text
+            for text in (
+                _holds(rec["holds_across_G_F_range"], rec["picks_by_end"], "across the G/F range", "end"),
+                _holds(rec["holds_across_question_sets"], rec["picks_by_question_set"], "on every question set", "set"),
             )
-        if rec["holds_across_question_sets"] is not None:
-            picks = ", ".join(f"{q} {p}" for q, p in rec["picks_by_question_set"].items())
-            holds.append(
-                "It holds on every question set."
-                if rec["holds_across_question_sets"]
-                else f"It does not hold on every question set (each set's pick: {picks}); it is the best worst case."
-            )
+            if text
+        ]
         where = case_label(cases[0], cases)
         parts.append(f" (numbers at {where}; the p50 user's gain by case: {gains}). {' '.join(holds)}")
     else:
         parts.append(".")
     return "".join(parts)
+
+
+def _holds(holds: bool | None, picks: dict[str, str] | None, where: str, each: str) -> str:
+    """Whether the recommendation holds ``where`` ("" when there is one case only)."""
+    if holds is None or picks is None:
+        return ""
+    if holds:
+        return f"It holds {where}."
+    listed = ", ".join(f"{case} {pick}" for case, pick in picks.items())
+    return f"It does not hold {where} (each {each}'s pick: {listed}); it is the best worst case."

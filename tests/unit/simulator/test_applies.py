@@ -142,3 +142,20 @@ def test_the_python_api_refuses_by_the_same_declarations(inputs: dict[str, Path]
 
     with pytest.raises(ConfigError, match=r"data.asr \(kind 'model'\) does not apply to a replay of a table"):
         streamrag.simulate(str(inputs["table"]), "paper_rq3", set=["data.asr.p=0.9"])
+
+
+@pytest.mark.parametrize(("input_kind", "route"), list(itertools.product(("data", "table"), ROUTES)))
+@pytest.mark.parametrize("ranking", ["tool", "local"])
+def test_a_rankings_price_applies_on_every_input_and_route(
+    inputs: dict[str, Path], tmp_path: Path, input_kind: str, route: str, ranking: str
+) -> None:
+    # pipeline.ranking is declared nowhere, so it applies everywhere: priced, the same
+    # trigger on the same input and route gives another result, and a replay counts it.
+    stable = ["trigger.kind=stable"]
+    priced = [*stable, f"pipeline.ranking={ranking}", *(["pipeline.local_rank_ms=200"] if ranking == "local" else [])]
+    assert declaration("pipeline.ranking") is None
+    assert _simulate(inputs, input_kind, route, priced, tmp_path / "with") == 0
+    assert _simulate(inputs, input_kind, route, stable, tmp_path / "without") == 0
+    assert _result(tmp_path / "with") != _result(tmp_path / "without")
+    if route == "replay":
+        assert "rankings" in (tmp_path / "with" / "results.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
