@@ -10,6 +10,7 @@ DATA_PACKAGES = {
     "streamrag._sim": "sim",
     "streamrag._sim.grids": "sim/grids",
     "streamrag._sim.models": "sim/models",
+    "streamrag._sim.reference": "sim/reference",
 }
 
 setup(

@@ -176,6 +176,13 @@ def _profile(folder: Path) -> None:
     assert main(["--quiet", "calibrate", str(folder / "m.csv"), "--out", str(folder / "p.toml")]) == 0
 
 
+def _reference(folder: Path) -> None:
+    from streamrag.base.bundled import references_dir
+
+    _table(folder)
+    (folder / "ref.toml").write_text((references_dir() / "deepgram_flux.toml").read_text(encoding="utf-8"), encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- the registry
 
 OUT = "{out}"
@@ -218,6 +225,9 @@ SURFACES: tuple[Surface, ...] = (
     Surface("model", ("simulate", "--set trigger.model"), "m.json", "jsonl",
             ("simulate", "{tmp}/d.jsonl", "--scenario", "paper_rq3", "--no-cache", "--set", "data.split=all",
              "--set", "trigger.kind=learned", "--set", "trigger.model={tmp}/m.json", "--out", OUT), _model, numbers=("intercept", "coef", "mean", "scale"), signed=("intercept", "coef", "mean")),
+    Surface("reference", ("simulate", "reference"), "ref.toml", "toml",
+            ("simulate", "--table", "{tmp}/t.csv", "--scenario", "paper_rq3", "--reference", "{tmp}/ref.toml", "--out", OUT),
+            _reference),
     Surface("profile", ("simulate", "--set latency.profile"), "p.toml", "toml",
             ("simulate", "--table", "{tmp}/t.csv", "--scenario", "paper_rq3", "--set", "latency.profile={tmp}/p.toml",
              "--out", OUT), _profile),
@@ -245,6 +255,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("fit-input", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
     ("fit-input", "validate"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("frontier", "grid"): "a grid file: the grid surface's reader (sweep/grid.py)",
+    ("frontier", "reference"): "a reference policy: the reference surface's reader (simulator/reference.py)",
     ("frontier", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
     ("ingest", "data"): _RECORDS,
     ("ingest", "ids"): "an id file: the id-file surface's reader (read_ids)",

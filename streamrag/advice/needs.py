@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from streamrag.base.errors import ConfigError
+from streamrag.engine.endpoint import EndpointConfig
 from streamrag.pipeline.tools import Hit
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.speculate.speculator import check_scenario
@@ -58,7 +59,9 @@ def run_time_needs(rs: ResolvedScenario) -> RunTimeNeeds:
     elif ranking == "local":
         text = f"a ranking of every word prefix: a local index, {sc.pipeline.local_rank_ms:g} ms per word charged"
     pipeline = sc.pipeline.model_copy(update={"ranking": "free", "local_rank_ms": 0.0})
-    live = rs.model_copy(update={"scenario": sc.model_copy(update={"pipeline": pipeline})})
+    # live, the framework's own endpointer ends the turn: only the simulation models one
+    live_sc = sc.model_copy(update={"pipeline": pipeline, "endpoint": EndpointConfig()})
+    live = rs.model_copy(update={"scenario": live_sc})
     for runs_on, ranker in (("tool", None), ("local index", LocalIndex())):
         try:
             check_scenario(live, known=False, ranker=ranker)

@@ -49,6 +49,11 @@ def models_dir() -> Traversable:
     return _root("streamrag._sim.models", "sim/models")
 
 
+def references_dir() -> Traversable:
+    """Folder of the frameworks' reference policies (``sim/reference/*.toml``, ``--reference NAME``)."""
+    return _root("streamrag._sim.reference", "sim/reference")
+
+
 def names_in(folder: Traversable, suffix: str) -> list[str]:
     """Names (without ``suffix``) of the files directly in ``folder`` ending in it, sorted."""
     if not folder.is_dir():

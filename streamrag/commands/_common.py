@@ -222,3 +222,23 @@ class Written:
                 "rerun the same command with --force to replace them"
             )
         return Interrupted(f"nothing was written to {self.out}/; rerun the same command")
+
+
+def add_reference_option(parser: argparse.ArgumentParser) -> None:
+    """``--reference NAME|FILE.toml``: a framework's reference policy (:mod:`streamrag.simulator.reference`)."""
+    parser.add_argument(
+        "--reference",
+        metavar="NAME|FILE.toml",
+        help="a voice framework's end-of-turn policy as settings, applied before --set (built-in: deepgram_flux, "
+        "livekit, openai_server_vad, pipecat; docs/endpointing.md)",
+    )
+
+
+def apply_reference(args: argparse.Namespace, dest: str = "overrides") -> None:
+    """Put ``--reference``'s settings before the command's own ``--set`` items (which win),
+    so what the run records reruns it without the reference file."""
+    if getattr(args, "reference", None):
+        from streamrag.simulator.reference import reference_overrides
+
+        setattr(args, dest, [*reference_overrides(args.reference), *(getattr(args, dest) or [])])
+        args.reference = None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from streamrag.commands._common import add_reference_option, apply_reference
+
 if TYPE_CHECKING:
     from streamrag.sweep.resumable import PointDone
 
@@ -51,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="a scenario setting for every point, over the grid's [base] (repeatable)",
     )
+    add_reference_option(p)
     p.add_argument("--scheduler", metavar="ADDRESS", help="run points on this Dask distributed scheduler (tcp://host:port)")
     p.set_defaults(run=run)
 
@@ -68,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.sweep.resumable import run_sweep
 
     check_parallelism(args.jobs, args.scheduler)
+    apply_reference(args)
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap: must be ≥ 1, got {args.bootstrap}")
     grid = load_grid(args.grid, input=args.input, sets=args.overrides)

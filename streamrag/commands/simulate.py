@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streamrag.commands._common import open_cache, require_inputs, scenario_demo
+from streamrag.commands._common import add_reference_option, apply_reference, open_cache, require_inputs, scenario_demo
 
 HELP = "simulate speculative tool calls in virtual time (results.csv, summary.json, trace.jsonl)"
 
@@ -58,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a scenario field by dotted path, e.g. latency.L_ms=1000 (repeatable)",
     )
+    add_reference_option(p)
     p.add_argument("--force", action="store_true", help="replace the files of an earlier run in --out (refused otherwise)")
     p.add_argument("--ids", metavar="FILE", help="simulate only these question ids (one per line)")
     p.add_argument(
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.data is None) == (args.table is None):
         raise ConfigError("give exactly one input: DATA (a CRAG file) or --table TABLE.csv")
+    apply_reference(args)
     if args.jobs < 1:
         raise ConfigError(f"--jobs: must be ≥ 1, got {args.jobs}")
     if (args.evidence or args.no_evidence) and not args.table:

@@ -167,6 +167,10 @@ class TimingsCadence(_AsList, SettingsModel):
             )
         return np.asarray(times, dtype=np.int64)
 
+    def word_starts_us(self, question_id: str) -> tuple[int, ...]:
+        """Question ``question_id``'s word starts (µs, the scale of :meth:`word_times_us`)."""
+        return self._timings.starts_us[question_id]
+
 
 CadenceModel = Annotated[UniformCadence | JitteredCadence | TimingsCadence, Field(discriminator="kind")]
 """When words arrive, chosen by ``kind``."""

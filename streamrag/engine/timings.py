@@ -42,6 +42,8 @@ class WordTimings:
     sha256: str
     offsets_us: dict[str, tuple[int, ...]]
     """Question id → arrival offset of words 1..n in µs from the first word's start."""
+    starts_us: dict[str, tuple[int, ...]]
+    """Question id → start of words 1..n on the same scale (where a silence ends)."""
 
 
 def _ms(path: str, line_no: int, where: str, value: Any) -> float:
@@ -51,11 +53,12 @@ def _ms(path: str, line_no: int, where: str, value: Any) -> float:
     return float(value)
 
 
-def _offsets(path: str, line_no: int, words: Any) -> tuple[int, ...]:
+def _offsets(path: str, line_no: int, words: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if not isinstance(words, list) or not words:
         problem = "missing" if words is None else "expected a non-empty list of {word, start_ms, end_ms}"
         raise RecordError(path, line_no, "words", problem)
     ends_us: list[int] = []
+    starts_us: list[int] = []
     origin_us = 0
     previous_end = -math.inf
     for i, item in enumerate(words):
@@ -78,16 +81,18 @@ def _offsets(path: str, line_no: int, words: Any) -> tuple[int, ...]:
         if i == 0:
             origin_us = round(start * 1000)
         ends_us.append(round(end * 1000) - origin_us)
+        starts_us.append(round(start * 1000) - origin_us)
         previous_end = end
-    return tuple(ends_us)
+    return tuple(ends_us), tuple(starts_us)
 
 
 def read_word_timings(path: str | os.PathLike[str]) -> WordTimings:
     """Read and check a timings file (see the module docstring)."""
     name = str(path)
     offsets: dict[str, tuple[int, ...]] = {}
+    starts: dict[str, tuple[int, ...]] = {}
     for line_no, qid, obj in iter_question_objects(Path(path), twice="is timed twice"):
-        offsets[qid] = _offsets(name, line_no, obj.get("words"))
+        offsets[qid], starts[qid] = _offsets(name, line_no, obj.get("words"))
     if not offsets:
         raise DataFileError(f"{name}: no word timings (expected one JSON object per question)")
-    return WordTimings(name, file_sha256(path), offsets)
+    return WordTimings(name, file_sha256(path), offsets, starts)

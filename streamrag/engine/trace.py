@@ -96,6 +96,24 @@ class InputEndEvent(_Event):
     n_words: int
 
 
+class EndpointEvent(_Event):
+    """The endpointer's decision, after ``input_end`` (a non-``fixed`` ``[endpoint]`` only,
+    :mod:`streamrag.engine.endpoint`), µs after the last word: when both arms start (an
+    eager signal, or the confirmation) and the confirmed end of turn; each false cut-off and
+    eager restart as ``[prefix_t, at_us, resume_us]`` (µs from the question's arrival), and
+    what the replies to them cost (both arms pay them)."""
+
+    kind: Literal["endpoint"] = "endpoint"
+    start_us: int
+    confirm_us: int
+    hold_tools: bool
+    cutoffs: list[list[int]]
+    restarts: list[list[int]]
+    llm_calls: int
+    tool_calls: int
+    answered_partial: int
+
+
 class RankEvent(_Event):
     kind: Literal["rank"] = "rank"
     word: int
@@ -302,6 +320,7 @@ class SessionEvent(_Event):
 TraceEvent = Annotated[
     WordEvent
     | InputEndEvent
+    | EndpointEvent
     | RankEvent
     | RankDoneEvent
     | FireEvent

@@ -59,7 +59,21 @@ class Services:
 class Call:
     """One tool call on ``prefix_t`` by one arm."""
 
-    __slots__ = ("arm", "by", "done", "idx", "job", "lost", "prefix_t", "stage", "started", "started_us", "timed_out")
+    __slots__ = (
+        "arm",
+        "by",
+        "done",
+        "gen_end_us",
+        "idx",
+        "job",
+        "lost",
+        "prefix_t",
+        "stage",
+        "started",
+        "started_us",
+        "timed_out",
+        "tool_at_us",
+    )
 
     def __init__(self, idx: int, prefix_t: int, arm: str, by: str) -> None:
         self.idx = idx
@@ -76,6 +90,10 @@ class Call:
         """Where the call is, for a driver that tracks stages itself (the closed form)."""
         self.started_us = 0
         """When its query generation started, for such a driver."""
+        self.gen_end_us = 0
+        """When its query generation ended, for such a driver."""
+        self.tool_at_us = 0
+        """When its tool stage started, for such a driver."""
 
     @property
     def speculative(self) -> bool:

@@ -79,6 +79,7 @@ class StreamingArm:
             self,
             rec,
             end_of_turn_us=plan.end_of_turn_us,
+            endpoint=plan.endpoint,
             refuse=self._refuse,
             reaim=self._reaim if self.policy.coalesce else None,
         )
@@ -91,9 +92,10 @@ class StreamingArm:
         self._ranks: dict[int, Job | Timer] = {}
         """Rankings still out (``rules.ranking`` tool: a job on the tool; local: a timer)."""
         self._rank_on_tool = rules.ranking == "tool"
-        self._deferral = rules.mutating == "deferral"
+        self._deferral = rules.mutating == "deferral" or plan.holds_tools
         self._tool_stages: dict[int, Callable[[], None]] = {}
-        """What starts the tool stage of each call that may be deferred (``mutating = "deferral"``)."""
+        """What starts the tool stage of each call that may be deferred (``mutating = "deferral"``,
+        or an eager end of turn whose tools wait for the confirmation)."""
 
     @property
     def calls(self) -> list[Call]:
@@ -130,6 +132,8 @@ class StreamingArm:
             # Words and ticks need no waiting, only reacting: timers, in the kernel's order.
             for at_us, priority, word_t in input_schedule(plan.word_us, self.trigger.tick_us):
                 clock.call_at_us(origin + at_us, priority, partial(self.hear, word_t) if word_t else self.tick)
+            if plan.holds_tools:  # an eager start: tools wait for the confirmation
+                clock.call_at_us(origin + plan.confirm_us, Priority.TURN_END, machine.confirmed)
             await clock.sleep_until_us(origin + plan.turn_end_us, Priority.TURN_END)
         else:
             await turn_end.wait()

@@ -65,6 +65,13 @@ DECLARED: tuple[Applies, ...] = (
         "a load run does not count unsafe executions of a mutating tool yet: replay the questions alone (no [load])",
     ),
     Applies(
+        "endpoint",
+        None,
+        frozenset({"replay"}),
+        "a load run does not put the replies to an endpointer's false cut-offs on the shared capacity yet: replay "
+        "the questions alone (no [load]), or end turns with input.end_of_turn_ms",
+    ),
+    Applies(
         "policy",
         None,
         frozenset({"load"}),

@@ -74,6 +74,7 @@ from streamrag.base.columns import Dtype, arrow_schema, read_csv
 from streamrag.base.errors import TableError
 from streamrag.pipeline.outcomes import OUTCOMES, outcome_counts, unsafe
 from streamrag.simulator.replay.fold import Event, Tally, fold_trace
+from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS, compute_summary, endpoint_values, heard_us
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,6 +141,27 @@ class ResultRow:
     unsafe_calls: int | None = None
     """``tool.effects = "mutating"`` only (a column then): unsafe executions, the calls whose
     tool stage started on text other than the turn's final text."""
+    endpoint_ms: float | None = None
+    """A non-``fixed`` ``[endpoint]`` only (columns then, :mod:`~streamrag.simulator.turn_parts`):
+    the endpointer's delays, then each arm's latency in parts, false cut-offs and compute."""
+    confirm_ms: float | None = None
+    streaming_g_ms: float | None = None
+    streaming_l_ms: float | None = None
+    streaming_other_ms: float | None = None
+    streaming_f_ms: float | None = None
+    streaming_confirm_ms: float | None = None
+    baseline_g_ms: float | None = None
+    baseline_l_ms: float | None = None
+    baseline_other_ms: float | None = None
+    baseline_f_ms: float | None = None
+    baseline_confirm_ms: float | None = None
+    false_cutoffs: int | None = None
+    answered_partial: int | None = None
+    eager_restarts: int | None = None
+    llm_calls: int | None = None
+    tool_calls: int | None = None
+    baseline_llm_calls: int | None = None
+    baseline_tool_calls: int | None = None
     call_outcomes: tuple[int, ...] | None = None
     """Speculative calls per terminal outcome, in :data:`~streamrag.pipeline.outcomes.OUTCOMES`
     order: not a column of ``results.csv``, summed in ``summary.json`` (``call_outcomes``)."""
@@ -149,7 +171,7 @@ class ResultRow:
         return not self.skip_reason
 
 
-_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls")
+_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls", *ENDPOINT_COLUMNS)
 """Fields that are a column only when some row has them (:func:`result_columns`), before
 ``question_type`` in this order."""
 _SUMMARY_ONLY = ("call_outcomes",)
@@ -248,6 +270,7 @@ def derive_result(
     question_type: str = "",
     revised: Sequence[bool] | None = None,
     mutating: bool = False,
+    ranked_on_tool: bool = False,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
     of one handler per event kind (:func:`~streamrag.simulator.replay.fold.fold_trace`).
@@ -268,6 +291,7 @@ def derive_result(
         question_type=question_type,
         revised=revised,
         mutating=mutating,
+        ranked_on_tool=ranked_on_tool,
     )
 
 
@@ -283,6 +307,7 @@ def tally_result(
     question_type: str = "",
     revised: Sequence[bool] | None = None,
     mutating: bool = False,
+    ranked_on_tool: bool = False,
     validate: bool = True,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
@@ -292,10 +317,11 @@ def tally_result(
     input_end, answer_s, answer_b = t.input_end_us, t.streaming_answer_us, t.baseline_answer_us
     if input_end is None or answer_s is None or answer_b is None:
         raise ValueError(f"trace of {interaction_id!r} is incomplete (no input_end or answer_ready)")
-    baseline_us = answer_b - input_end
-    streaming_us = answer_s - input_end
+    baseline_us = heard_us(t, answer_b) - input_end
+    streaming_us = heard_us(t, answer_s) - input_end
     used = 1 if t.used_prefix_t else 0  # the answer is built from one call's result (none: no answer)
     make = validated_row if validate else ResultRow
+    parts = {} if t.endpoint is None else endpoint_values(t, ranked_on_tool=ranked_on_tool)
     return make(
         interaction_id=interaction_id,
         n_words=n_words,
@@ -322,6 +348,7 @@ def tally_result(
         ranking_busy_ms=t.ranking_us / 1000 if t.rankings else None,
         unsafe_calls=sum(unsafe(p, n_words, revised) for _, p in t.executed) if mutating else None,
         call_outcomes=t.ends.counts(),
+        **parts,
     )
 
 
@@ -402,6 +429,7 @@ class ResultColumns:
         self._revised = False
         self._ranked = False
         self._mutating = False
+        self._endpoint = False
         self._outcomes = [0] * len(OUTCOMES)
 
     @classmethod
@@ -427,6 +455,7 @@ class ResultColumns:
         self._revised = self._revised or row.calls_on_revised is not None
         self._ranked = self._ranked or row.rankings is not None
         self._mutating = self._mutating or row.unsafe_calls is not None
+        self._endpoint = self._endpoint or row.endpoint_ms is not None
         if row.call_outcomes is not None:
             for i, count in enumerate(row.call_outcomes):
                 self._outcomes[i] += count
@@ -466,6 +495,10 @@ class ResultColumns:
             unsafe_calls = col("unsafe_calls")
             out["unsafe_calls"] = stats(unsafe_calls)
             out["unsafe_per_1000_turns"] = float(1000 * unsafe_calls.sum() / n) if n else None
+        if self._endpoint:
+            for name in ENDPOINT_COLUMNS:
+                out[name] = stats(col(name))
+            out["endpoint"] = compute_summary(col, n)
         saved = col("saved_ms")
         out["spearman_H_saved"] = spearman(col("H_ms"), saved)
         out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)

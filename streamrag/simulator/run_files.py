@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from streamrag.base.formats import FORMAT_VERSION
 from streamrag.pipeline.outcomes import OUTCOMES
 from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS
+from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS
 
 
 class _Frozen(BaseModel):
@@ -69,6 +70,18 @@ CallOutcomes: type[BaseModel] = create_model(
 )
 
 
+class EndpointSummary(_Frozen):
+    """False cut-offs and compute beside the saving (:func:`streamrag.simulator.turn_parts.compute_summary`)."""
+
+    false_cutoffs_per_100_turns: float | None
+    answered_partial_per_100_turns: float | None
+    eager_restarts_per_100_turns: float | None
+    extra_llm_calls_per_turn: float | None = Field(description="Streaming arm's LLM calls less the baseline's, per turn")
+    extra_tool_calls_per_turn: float | None = Field(description="Streaming arm's tool calls less the baseline's, per turn")
+    extra_llm_share: float | None = Field(description="Extra LLM calls as a share of the baseline's")
+    extra_tool_share: float | None = Field(description="Extra tool calls as a share of the baseline's")
+
+
 Replay = Literal["closed_form", "engine"]
 _REPLAY = (
     "What replayed the questions: the closed form (a question alone on unlimited capacity, "
@@ -98,6 +111,14 @@ _SUMMARY_FIELDS: dict[str, Any] = {
     "unsafe_per_1000_turns": (
         float | None,
         Field(None, description="tool.effects mutating only: unsafe executions per 1,000 questions (turns)"),
+    ),
+    **dict.fromkeys(
+        ENDPOINT_COLUMNS,
+        (Stats | None, Field(None, description="endpoint kind silence or detector only (streamrag.simulator.turn_parts)")),
+    ),
+    "endpoint": (
+        EndpointSummary | None,
+        Field(None, description="endpoint kind silence or detector only: false cut-offs and extra compute per turn"),
     ),
     "spearman_H_saved": (Correlation, ...),
     "spearman_H_G_saved": (Correlation, ...),

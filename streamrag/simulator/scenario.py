@@ -67,6 +67,7 @@ from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import validated
 from streamrag.data.selection import Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
+from streamrag.engine.endpoint import EndpointConfig
 from streamrag.engine.latency import LatencyStages
 from streamrag.pipeline.arm import ArmRules
 from streamrag.pipeline.hedge import HedgeTriggerConfig
@@ -102,6 +103,8 @@ class Scenario(_Section):
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     policy: PolicyConfig = Field(default_factory=AlwaysPolicyConfig)
     tool: ToolConfig = Field(default_factory=ToolConfig)
+    endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
+    """When the turn ends for both arms (:mod:`~streamrag.engine.endpoint`; ``fixed``: the study's)."""
     load: LoadConfig | None = None
     """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load.run`);
     absent: every question replayed alone."""
@@ -113,6 +116,21 @@ class Scenario(_Section):
                 f"pipeline.ranking: {self.pipeline.ranking!r} applies to a trigger that reads the rankings of "
                 f"word prefixes (learned, stable, replace); trigger {self.trigger.kind!r} reads none"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _one_end_of_turn(self) -> Scenario:
+        if self.endpoint.kind != "fixed":
+            if self.input.end_of_turn_ms:
+                raise ValueError(
+                    f"input.end_of_turn_ms: the endpointer (endpoint.kind = {self.endpoint.kind!r}) decides when the "
+                    "turn ends; drop input.end_of_turn_ms, or use endpoint.kind = 'fixed'"
+                )
+            if self.data.asr is not None and self.data.asr.kind == "file":
+                raise ValueError(
+                    f"endpoint.kind: {self.endpoint.kind!r} on recorded spoken hypotheses (data.asr.kind = 'file') needs "
+                    "the end of speech from the audio, which is not modelled yet; use endpoint.kind = 'fixed'"
+                )
         return self
 
     def selection(self, ids: Sequence[str] | None = None) -> Selection:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
+from streamrag.engine.cadence import TimingsCadence
+from streamrag.engine.endpoint import EndOfTurn, EndpointTurn
 from streamrag.engine.rng import stream
 from streamrag.engine.trace import dump_events
 from streamrag.pipeline import reflectors
@@ -74,14 +76,32 @@ def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None
         rank_us = tuple(model.sample_list_us(stream(sc.seed, key, "latency.R") if model.needs_rng else None, n))
     else:
         rank_us = (sc.pipeline.local_rank_us,) * n if ranking == "local" else ()
+    end = _end_of_turn(q, rs, word_us, key)
+    g_us, l_us, f_us = tuple(draw("G", n)), tuple(draw("L", n)), draw("F", 1)[0]
     return QuestionPlan(
         question=q,
         word_us=word_us,
-        end_of_turn_us=cadence.end_of_turn_us,
-        g_us=tuple(draw("G", n)),
-        l_us=tuple(draw("L", n)),
-        f_us=draw("F", 1)[0],
+        end_of_turn_us=end.start_us,
+        g_us=g_us,
+        l_us=l_us,
+        f_us=f_us,
         rank_us=rank_us,
+        endpoint=None if sc.endpoint.kind == "fixed" else EndpointTurn.priced(end, sc.endpoint, g_us, l_us, f_us),
+    )
+
+
+def _end_of_turn(q: SimQuestion, rs: ResolvedScenario, word_us: tuple[int, ...], key: str) -> EndOfTurn:
+    """The endpointer's decision for one question (:mod:`streamrag.engine.endpoint`), its
+    detector's draws on the question's ``endpoint`` stream."""
+    sc = rs.scenario
+    endpoint, cadence = sc.endpoint, sc.input
+    starts = cadence.word_starts_us(q.interaction_id) if isinstance(cadence, TimingsCadence) and q.input_us is None else None
+    return endpoint.decide(
+        word_us,
+        starts,
+        word_interval_us=round(1e6 / cadence.delta_wps),
+        fixed_us=cadence.end_of_turn_us,
+        rng=stream(sc.seed, key, "endpoint") if endpoint.needs_rng else None,
     )
 
 
@@ -119,6 +139,7 @@ def _row_context(q: SimQuestion, rs: ResolvedScenario) -> dict[str, Any]:
         "question_type": q.question_type,
         "revised": None if q.revised is None else q.revised.tolist(),
         "mutating": rs.scenario.tool.effects == "mutating",
+        "ranked_on_tool": rs.scenario.pipeline.ranking == "tool",
     }
 
 

@@ -132,6 +132,13 @@ def spans_and_instants(events: list[dict[str, Any]], *, words: Sequence[str] | N
             mark("input", "word", f"word {n} {words[n - 1]!r}" if words is not None and 0 < n <= len(words) else f"word {n}")
         elif k == "input_end":
             mark("input", "input_end", f"E: last of {e['n_words']} words")
+        elif k == "endpoint":
+            eager = f"starts {e['start_us'] / 1000:g} ms, " if e["start_us"] != e["confirm_us"] else ""
+            what = f"{eager}confirmed {e['confirm_us'] / 1000:g} ms after E; {len(e['cutoffs'])} false cut-off(s)"
+            mark("input", "endpoint", f"end of turn {what}, {len(e['restarts'])} eager restart(s)")
+            for name, breaks in (("cutoff", e["cutoffs"]), ("restart", e["restarts"])):
+                for prefix_t, at_us, resume_us in breaks:
+                    mark("input", name, f"{name} after word {prefix_t}; resumed at {resume_us / 1000:g} ms", t=at_us)
         elif k == "fire":
             mark(_lane(e), "fire", f"prefix {e['prefix_t']} (by {e['by']})")
         elif k == "skip":
@@ -146,6 +153,12 @@ def spans_and_instants(events: list[dict[str, Any]], *, words: Sequence[str] | N
             lane = _lane(e)
             close(lane, "G", open_g.pop(lane))
             open_l[lane] = (t, seq)  # moved to its serve if the tool call has to wait
+        elif k == "defer":  # a mutating call's tool stage waits for the confirmed turn
+            lane = _lane(e)
+            close(lane, "G", open_g.pop(lane))
+            mark(lane, "defer", "tool stage held for the confirmed turn")
+        elif k == "execute":
+            open_l[_lane(e)] = (t, seq)
         elif k == "tool_done":
             lane = _lane(e)
             close(lane, "L", open_l.pop(lane))

@@ -89,6 +89,11 @@ def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = No
             f"pipeline.ranking: {sc.pipeline.ranking!r} prices the rankings of word prefixes in simulation; a live turn "
             "ranks the words heard with its ranker, at that ranker's real cost: remove pipeline.ranking"
         )
+    if sc.endpoint.kind != "fixed":
+        raise ConfigError(
+            f"endpoint.kind: {sc.endpoint.kind!r} simulates an endpointer; a live turn ends when its framework (or "
+            "its transcript) says: remove [endpoint]"
+        )
 
 
 class Speculator:

@@ -62,6 +62,9 @@ class TurnPlan:
     """A :class:`~streamrag.pipeline.streaming.QuestionPlan` filled in as the turn goes."""
 
     end_of_turn_us = 0
+    endpoint = None
+    """The framework ends the turn (its endpointer is not simulated here)."""
+    holds_tools = False
 
     def __init__(self, question: TurnQuestion, g_us: Sequence[int], f_us: int) -> None:
         self.question = question

@@ -100,6 +100,8 @@ def simulate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
         out.update(pick(summary, ASR_METRICS))
     if "rankings" in summary:  # the rankings of word prefixes cost something (pipeline.ranking)
         out.update(pick(summary, RANKING_METRICS))
+    if summary.get("endpoint") is not None:  # an endpointer ended the turns ([endpoint])
+        out.update(pick(summary, ENDPOINT_METRICS))
     return out
 
 
@@ -149,6 +151,24 @@ ASR_METRICS: tuple[str, ...] = ("t_star.mean", "calls_on_revised_share", "calls_
 """Extra columns of a simulate point over ASR hypotheses (``data.asr``)."""
 RANKING_METRICS: tuple[str, ...] = ("rankings.mean", "ranking_busy_ms.mean")
 """Extra columns of a simulate point whose rankings cost something (``pipeline.ranking``)."""
+
+ENDPOINT_METRICS: tuple[str, ...] = (
+    "endpoint_ms.mean",
+    "confirm_ms.mean",
+    *(
+        f"endpoint.{name}"
+        for name in (
+            "false_cutoffs_per_100_turns",
+            "answered_partial_per_100_turns",
+            "eager_restarts_per_100_turns",
+            "extra_llm_calls_per_turn",
+            "extra_tool_calls_per_turn",
+            "extra_llm_share",
+            "extra_tool_share",
+        )
+    ),
+)
+"""Extra columns of a simulate point whose turns an endpointer ended (:mod:`streamrag.simulator.turn_parts`)."""
 
 LOAD_METRICS: tuple[str, ...] = (
     "reflector_model",

@@ -18,6 +18,7 @@ from _simhelpers import full_q, small_table, table_q
 
 from streamrag.analysis.table import write_table
 from streamrag.cli import main
+from streamrag.engine.endpoint import Break, EndOfTurn, EndpointConfig, EndpointTurn
 from streamrag.engine.loop import run_virtual
 from streamrag.engine.trace import TRACE_EVENT, Recorder, dump_events
 from streamrag.pipeline.plan import QuestionPlan
@@ -108,20 +109,44 @@ def _latency(r: random.Random) -> int:
     return on_grid if r.random() < 0.8 else on_grid + r.randint(1, U)
 
 
-def _plan(q: SimQuestion, r: random.Random, rs: ResolvedScenario, rank_r: random.Random) -> QuestionPlan:
+def _endpoint(words: list[int], start_us: int, g_us: tuple[int, ...], l_us: tuple[int, ...], f_us: int, ep_r: random.Random):
+    """An endpointer's decision (half the plans): a confirmation at or after the start (an
+    eager start, its tools held or not), false cut-offs and eager restarts at random pauses,
+    priced."""
+    if ep_r.random() < 0.5:
+        return None
+    breaks: list[list[Break]] = [[], []]
+    for i in range(len(words) - 1):
+        if ep_r.random() < 0.3:
+            cut = words[i] + ep_r.choice([0, U // 2, U])
+            breaks[ep_r.random() < 0.5].append(Break(i + 1, cut, cut + ep_r.choice([0, U, 4 * U, 20 * U])))
+    confirm_us = start_us + ep_r.choice([0, U, 2 * U, 3 * U + 7])
+    end = EndOfTurn(start_us, confirm_us, tuple(breaks[0]), tuple(breaks[1]))
+    hold = confirm_us > start_us and ep_r.random() < 0.6
+    config = EndpointConfig(kind="silence", silence_ms=(confirm_us + 1) / 1000, eager_ms=start_us / 1000, eager_tools=not hold)
+    return EndpointTurn.priced(end, config, g_us, l_us, f_us)
+
+
+def _plan(
+    q: SimQuestion, r: random.Random, rs: ResolvedScenario, rank_r: random.Random, ep_r: random.Random | None = None
+) -> QuestionPlan:
     words, at = [], 0
     for i in range(q.n_words):
         at += r.choice([U, U, 2 * U]) if i == 0 or r.random() > 0.1 else 0  # now and then two words at once
         words.append(at)
     n = q.n_words
+    delay_us = r.choice([0, 0, U, 100_000])  # the turn's start: an endpointer's eager start, or its end
+    g_us, l_us = tuple(_latency(r) for _ in range(n)), tuple(_latency(r) for _ in range(n))
+    f_us = r.choice([0, U, 123_456])
     return QuestionPlan(
         question=q,
         word_us=tuple(words),
-        end_of_turn_us=r.choice([0, 0, U, 100_000]),
-        g_us=tuple(_latency(r) for _ in range(n)),
-        l_us=tuple(_latency(r) for _ in range(n)),
-        f_us=r.choice([0, U, 123_456]),
+        end_of_turn_us=delay_us,
+        g_us=g_us,
+        l_us=l_us,
+        f_us=f_us,
         rank_us=() if rs.arm_rules.ranking == "free" else tuple(_latency(rank_r) for _ in range(n)),
+        endpoint=None if ep_r is None else _endpoint(words, delay_us, g_us, l_us, f_us, ep_r),
     )
 
 
@@ -151,6 +176,7 @@ def _row(
         "G_ms": rs.G_ms,
         "delta_wps": rs.delta_wps,
         "mutating": rs.arm_rules.mutating is not None,
+        "ranked_on_tool": rs.arm_rules.ranking == "tool",
     }
     if events is not None:
         return derive_result(events, **context)
@@ -181,14 +207,15 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
     r = random.Random(f"closed-form {trigger}")
     rank_r = random.Random(f"rankings {trigger}")  # its own stream: the other draws stay as they were
     tool_r = random.Random(f"tool {trigger}")
-    rows_engine, rows_closed, n_misfires, n_skips, n_ranked = [], [], 0, 0, 0
+    ep_r = random.Random(f"endpoint {trigger}")
+    rows_engine, rows_closed, n_misfires, n_skips, n_ranked, n_cut, n_held = [], [], 0, 0, 0, 0, 0
     policies: set[str | None] = set()
     for i in range(60):
         evidence = evidence_only or trigger["kind"] in NEEDS_RANKINGS or r.random() < 0.7
         rs = _scenario(trigger, r, evidence, rank_r, tool_r)
         policies.add(rs.arm_rules.mutating)
         q = _question(f"q{i}", r, evidence)
-        plan = _plan(q, r, rs, rank_r)
+        plan = _plan(q, r, rs, rank_r, ep_r)
         reference = _engine_events(plan, rs)
         traced = replay_events(plan, rs)
         assert dump_events(traced) == dump_events(reference), (i, rs.scenario)
@@ -205,7 +232,16 @@ def _check_population(trigger: dict[str, Any], *, evidence_only: bool = False) -
         n_misfires += bool(row.misfire)
         n_skips += bool(row.skipped_fires)
         n_ranked += bool(row.rankings)
+        if row.endpoint_ms is not None:  # the parts of each arm's latency sum to it
+            n_cut += bool(row.false_cutoffs)
+            n_held += bool(plan.holds_tools and row.baseline_other_ms)
+            parts = ("endpoint_ms", "g_ms", "l_ms", "other_ms", "f_ms", "confirm_ms")
+            for arm in ("streaming", "baseline"):
+                total = sum(getattr(row, p if p == "endpoint_ms" else f"{arm}_{p}") for p in parts)
+                assert abs(total - getattr(row, f"{arm}_ms")) < 1e-6, (i, arm, row)
     assert results_csv(rows_closed) == results_csv(rows_engine)
+    assert n_cut > 0  # false cut-offs were priced on both routes
+    assert n_held > 0  # tools held for the confirmation delayed a baseline
     assert len(policies) >= 4  # read-only and most of a mutating tool's policies were crossed
     assert (n_ranked > 0) == (trigger["kind"] in NEEDS_RANKINGS or trigger["kind"] == "learned")
     if trigger["kind"] != "none":  # the population exercised what the rules are about

@@ -4,6 +4,7 @@ flight; its turn-end part is :mod:`.turn_end`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from streamrag.pipeline.arm.driver import _CLOSED, ArmDriver, Emitter, NumberOfWords
 from streamrag.pipeline.arm.rules import ArmRules
@@ -13,6 +14,9 @@ from streamrag.pipeline.outcomes import CallEnds
 from streamrag.pipeline.ranking import RankingInbox
 from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
+
+if TYPE_CHECKING:
+    from streamrag.engine.endpoint import EndpointTurn
 
 
 class ArmMachine(TurnEnd):
@@ -30,12 +34,15 @@ class ArmMachine(TurnEnd):
         "deferral",
         "deferred",
         "driver",
+        "endpoint",
         "ends",
         "finished",
         "fired_prefixes",
         "freed",
         "heard",
         "hold_at_turn_end",
+        "hold_tools",
+        "holding",
         "in_flight",
         "inbox",
         "last_fire_t",
@@ -70,6 +77,7 @@ class ArmMachine(TurnEnd):
         tracing: bool = True,
         refuse: Callable[[int], str | None] | None = None,
         reaim: Callable[[int], bool] | None = None,
+        endpoint: EndpointTurn | None = None,
     ) -> None:
         self.question = question
         self.trigger = trigger
@@ -83,6 +91,12 @@ class ArmMachine(TurnEnd):
         self.defer = rules.capped_fire == "defer"
         self.release_after_words = rules.slot_release == "after_words"
         self.rules = rules
+        self.endpoint = endpoint
+        """The endpointer's decision, recorded after ``input_end`` (None: a fixed end of turn)."""
+        self.hold_tools = endpoint is not None and endpoint.hold_tools
+        """The reflector's calls' tool stages wait for the confirmed end of turn (:meth:`confirmed`)."""
+        self.holding: list[Call] = []
+        """Such calls whose G ended before the confirmation."""
         self.reuse = rules.fallback == "reuse"
         self.hold_at_turn_end = rules.turn_end_order == "reflector_first" and end_of_turn_us == 0
         """Calls fired on the last word wait for the reflector's first look."""
@@ -141,6 +155,8 @@ class ArmMachine(TurnEnd):
             n = self.question.n_words
             if t == n:
                 self.rec.emit("input_end", n_words=n)
+                if self.endpoint is not None:
+                    self.rec.emit("endpoint", **self.endpoint.event_fields())
         if self.inbox is not None:
             self.n_ranked += 1
             self.inbox.out.append(t)
@@ -321,13 +337,30 @@ class ArmMachine(TurnEnd):
     def generated(self, call: Call) -> bool:
         """``call``'s query generation ended: whether its tool stage may start now. A
         mutating tool's speculative call under ``deferral`` waits for the turn to be
-        confirmed (``defer``; then :meth:`_confirm`)."""
+        confirmed (``defer``; then :meth:`_confirm`); with an eager end of turn whose tools
+        wait (``hold_tools``), so does a call of the reflector (then :meth:`confirmed`)."""
+        if self.hold_tools and call.by != "trigger":
+            self.holding.append(call)
+            if self.tracing:
+                self.rec.emit("defer", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
+            return False
         if not self.deferral or call.by != "trigger" or self.reflecting:
             return True  # after the confirmation only calls on the final text are left (_confirm)
         self.parked.append(call)
         if self.tracing:
             self.rec.emit("defer", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
         return False
+
+    def confirmed(self) -> None:
+        """The endpointer confirmed the end of turn (``hold_tools``): the held tool stages
+        start, and any later call's at once."""
+        self.hold_tools = False
+        held, self.holding = self.holding, []
+        for call in held:
+            if call.idx in self.in_flight:
+                if self.tracing:
+                    self.rec.emit("execute", arm="streaming", call=call.idx, prefix_t=call.prefix_t)
+                self.driver.execute(call)
 
     def close(self) -> None:
         """The arm is over: drop the driver and its hooks. A driver usually holds the

@@ -175,6 +175,11 @@ def supported(rs: ResolvedScenario) -> None:
             "tool.effects: predict's model runs every call as soon as it is fired; a mutating tool's calls wait for the "
             "turn (tool.mutating_policy): simulate it instead"
         )
+    if rs.scenario.endpoint.kind != "fixed":
+        raise ConfigError(
+            f"endpoint.kind: predict's model ends every turn input.end_of_turn_ms after the last word; an endpointer "
+            f"({rs.scenario.endpoint.kind!r}) and its false cut-offs are simulated only (streamrag simulate)"
+        )
 
 
 def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:

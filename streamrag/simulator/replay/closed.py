@@ -36,7 +36,7 @@ _COMPLETION = int(Priority.COMPLETION)
 _TURN_END = int(Priority.TURN_END)
 # What a heap entry ends (its priority orders it; this says what to do). The baseline
 # arm's stages and both responses are scheduled only when the trace is recorded.
-_GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER, _RANK = range(10)
+_GEN, _TOOL, _CHECK, _REFLECT, _ANSWER, _BASELINE, _B_GEN, _B_TOOL, _B_ANSWER, _RANK, _CONFIRM, _B_CONFIRM = range(12)
 # Where a call is (Call.stage).
 _HELD, _IN_G, _IN_L, _DONE, _GONE, _PARKED = 0, 1, 2, 3, 4, 5
 
@@ -51,10 +51,12 @@ class _Replay:
 
     __slots__ = (
         "answer_us",
+        "b_held",
         "deferral",
         "events",
         "g_us",
         "heap",
+        "hold",
         "l_us",
         "machine",
         "now_us",
@@ -89,10 +91,22 @@ class _Replay:
         self.ranks: dict[int, Call] = {}
         """Rankings still out (``rules.ranking`` not free), each a stand-in call on its word."""
         self.machine = ArmMachine(
-            plan.question, trigger, reflector, rules, self, self, end_of_turn_us=plan.end_of_turn_us, tracing=events is not None
+            plan.question,
+            trigger,
+            reflector,
+            rules,
+            self,
+            self,
+            end_of_turn_us=plan.end_of_turn_us,
+            tracing=events is not None,
+            endpoint=plan.endpoint,
         )
-        self.deferral = rules.mutating == "deferral"
-        """A mutating tool's tool stages may wait for the turn (:meth:`ArmMachine.generated`)."""
+        self.hold = plan.holds_tools
+        """An eager start whose tools wait: the reflector's and the baseline's tool stages wait for the confirmation."""
+        self.deferral = rules.mutating == "deferral" or self.hold
+        """Tool stages may wait for the turn (:meth:`ArmMachine.generated`)."""
+        self.b_held: bool | None = False if self.hold else None
+        """The baseline's tool stage: held for the confirmation (True), not yet (False), or never held (None)."""
 
     def emit(self, kind: str, **fields: Any) -> None:
         """Record an event (``Recorder.emit``'s dict: qid, t_us, kind, then the fields)."""
@@ -107,8 +121,13 @@ class _Replay:
         """Merge the input instants (registered first, so first among equals) with the
         heap of stage ends, in ``(t_us, priority, seq)`` order."""
         heap, machine, tracing = self.heap, self.machine, self.events is not None
-        if tracing:  # BaselineArm's timer is registered before the streaming arm's
+        confirm_us = self.plan.confirm_us
+        if tracing:  # BaselineArm's timers are registered before the streaming arm's
             self.push(turn_end_us, _TURN_END, _BASELINE, _NO_CALL)
+            if self.hold:
+                self.push(confirm_us, _TURN_END, _B_CONFIRM, _NO_CALL)
+        if self.hold:
+            self.push(confirm_us, _TURN_END, _CONFIRM, _NO_CALL)
         self.push(turn_end_us, _TURN_END, _REFLECT, _NO_CALL)  # the heap holds it until every input is in
         i, n_inputs = 0, len(schedule)
         while heap:
@@ -145,6 +164,8 @@ class _Replay:
                     machine.first_look()
             elif what == _CHECK:
                 machine.first_look()
+            elif what == _CONFIRM:
+                machine.confirmed()
             else:
                 self.baseline(what)
 
@@ -156,8 +177,17 @@ class _Replay:
             self.emit("thread_start", arm="baseline", call=1)
             self.push(self.now_us + self.g_us[n - 1], _COMPLETION, _B_GEN, _NO_CALL)
         elif what == _B_GEN:
+            if self.b_held is False:  # its tool stage waits for the confirmation (BaselineArm._generated)
+                self.emit("defer", arm="baseline", call=1, prefix_t=n)
+                self.b_held = True
+                return
             self.emit("gen_done", arm="baseline", call=1)
             self.push(self.now_us + self.l_us[n - 1], _COMPLETION, _B_TOOL, _NO_CALL)
+        elif what == _B_CONFIRM:
+            if self.b_held:
+                self.emit("execute", arm="baseline", call=1, prefix_t=n)
+                self.push(self.now_us + self.l_us[n - 1], _COMPLETION, _B_TOOL, _NO_CALL)
+            self.b_held = None
         elif what == _B_TOOL:
             self.emit("tool_done", arm="baseline", call=1, prefix_t=n, top=self.plan.question.top(n))
             self.emit("respond", arm="baseline", call=1, prefix_t=n)
@@ -170,8 +200,9 @@ class _Replay:
     # -- a call's stages on unlimited capacity (pipeline.calls.launch) -----------------
 
     def gen_done(self, call: Call) -> None:
+        call.gen_end_us = self.now_us
         g_us = self.g_us[call.prefix_t - 1]
-        if self.deferral and not self.machine.generated(call):  # deferred until the turn is confirmed
+        if self.deferral and not self.machine.generated(call):  # deferred until the turn is (or its tools are) confirmed
             call.stage = _PARKED
             self.tally.gen_us += g_us
             return
@@ -183,6 +214,7 @@ class _Replay:
     def tool(self, call: Call) -> None:
         """The tool stage L starts (the side effect of a mutating tool)."""
         call.stage = _IN_L
+        call.tool_at_us = self.now_us
         self.tally.executed.append((call.idx, call.prefix_t))
         self.push(self.now_us + self.l_us[call.prefix_t - 1], _COMPLETION, _TOOL, call)
 
@@ -273,12 +305,32 @@ def replay(
     tally.cancelled = machine.n_cancelled
     tally.ends = machine.ends
     tally.fallback = machine.fallback
-    tally.used_prefix_t = machine.chosen.prefix_t  # type: ignore[union-attr]  # replay_arm checked it
+    chosen = machine.chosen
+    assert chosen is not None  # replay_arm checked it
+    tally.used_prefix_t = chosen.prefix_t
+    tally.used_call = chosen.idx
     n = plan.question.n_words
     f_us = plan.f_us
     tally.input_end_us = plan.input_end_us
     tally.respond_us = answer_us
     tally.streaming_answer_us = answer_us + f_us
     tally.response_us = f_us
-    tally.baseline_answer_us = plan.turn_end_us + plan.g_us[n - 1] + plan.l_us[n - 1] + f_us
+    start, g_end = plan.turn_end_us, plan.turn_end_us + plan.g_us[n - 1]
+    tool_at = max(g_end, plan.confirm_us) if plan.holds_tools else g_end  # BaselineArm: held for the confirmation
+    tally.baseline_answer_us = tool_at + plan.l_us[n - 1] + f_us
+    if plan.endpoint is not None:  # what the fold of the trace's stage events gives
+        end, cost = plan.endpoint.end, plan.endpoint.cost
+        tally.endpoint = (
+            end.start_us,
+            end.confirm_us,
+            len(end.cutoffs),
+            len(end.restarts),
+            cost.llm_calls,
+            cost.tool_calls,
+            cost.answered_partial,
+        )
+        g_us, l_us = plan.g_us[chosen.prefix_t - 1], plan.l_us[chosen.prefix_t - 1]
+        tally.spans = {chosen.idx: [chosen.gen_end_us - g_us, chosen.gen_end_us, chosen.tool_at_us, chosen.tool_at_us + l_us]}
+        tool_end = tool_at + plan.l_us[n - 1]
+        tally.baseline_marks = [start, g_end, tool_at, tool_end, tool_end]
     return tally

@@ -54,6 +54,16 @@ class Tally:
     executed: list[tuple[int, int]] = field(default_factory=list)
     """``(call, prefix_t)`` of every streaming call whose tool stage started (a mutating
     tool's side effect), in order."""
+    used_call: int = 0
+    """The call whose result the streaming answer used."""
+    endpoint: tuple[int, int, int, int, int, int, int] | None = None
+    """The endpointer's ``(start_us, confirm_us, false cut-offs, eager restarts, their LLM
+    calls, their tool calls, replies spoken to a partial turn)``; None: a fixed end of turn
+    (no ``endpoint`` event)."""
+    spans: dict[int, list[int]] = field(default_factory=dict)
+    """Streaming call → ``[G start, G end, L start, L end]`` (−1: not reached)."""
+    baseline_marks: list[int] = field(default_factory=lambda: [-1] * 5)
+    """The baseline call's G start, G end, L start, L end and F start."""
 
 
 def _on_input_end(t: Tally, e: Event) -> None:
@@ -77,23 +87,43 @@ def _on_thread_start(t: Tally, e: Event) -> None:
 
 
 def _on_gen_done(t: Tally, e: Event) -> None:
-    t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
-    t.tool_started_us[e["call"]] = e["t_us"]
-    t.executed.append((e["call"], t.fired_on[e["call"]]))
+    at, call = e["t_us"], e["call"]
+    started = t.gen_started_us.pop(call)
+    t.gen_us += at - started
+    t.tool_started_us[call] = at
+    t.executed.append((call, t.fired_on[call]))
+    t.spans[call] = [started, at, at, -1]
 
 
 def _on_defer(t: Tally, e: Event) -> None:
-    t.gen_us += e["t_us"] - t.gen_started_us.pop(e["call"])
+    at, call = e["t_us"], e["call"]
+    started = t.gen_started_us.pop(call)
+    t.gen_us += at - started
+    t.spans[call] = [started, at, -1, -1]
 
 
 def _on_execute(t: Tally, e: Event) -> None:
     t.tool_started_us[e["call"]] = e["t_us"]
     t.executed.append((e["call"], e["prefix_t"]))
+    t.spans[e["call"]][2] = e["t_us"]
 
 
 def _on_tool_done(t: Tally, e: Event) -> None:
     t.tool_us += e["t_us"] - t.tool_started_us.pop(e["call"])
     t.ends.completed(e["call"])
+    t.spans[e["call"]][3] = e["t_us"]
+
+
+def _on_endpoint(t: Tally, e: Event) -> None:
+    t.endpoint = (
+        e["start_us"],
+        e["confirm_us"],
+        len(e["cutoffs"]),
+        len(e["restarts"]),
+        e["llm_calls"],
+        e["tool_calls"],
+        e["answered_partial"],
+    )
 
 
 def _on_tool_error(t: Tally, e: Event) -> None:
@@ -147,6 +177,7 @@ def _on_decision(t: Tally, e: Event) -> None:
 
 def _on_respond(t: Tally, e: Event) -> None:
     t.used_prefix_t = e["prefix_t"]
+    t.used_call = e["call"]
     t.respond_us = e["t_us"]
 
 
@@ -159,6 +190,11 @@ def _on_baseline_answer_ready(t: Tally, e: Event) -> None:
     t.baseline_answer_us = e["t_us"]
 
 
+def _on_baseline_mark(t: Tally, e: Event) -> None:
+    for i in _MARKS[e["kind"]]:
+        t.baseline_marks[i] = e["t_us"]
+
+
 def _kind(model: type[BaseModel]) -> str:
     return str(model.model_fields["kind"].default)
 
@@ -166,6 +202,7 @@ def _kind(model: type[BaseModel]) -> str:
 Handler = Callable[[Tally, Event], None]
 _STREAMING: dict[str, Handler] = {
     _kind(trace.InputEndEvent): _on_input_end,
+    _kind(trace.EndpointEvent): _on_endpoint,
     _kind(trace.RankEvent): _on_rank,
     _kind(trace.RankDoneEvent): _on_rank_done,
     _kind(trace.FireEvent): _on_fire,
@@ -188,8 +225,20 @@ _STREAMING: dict[str, Handler] = {
 """The handler of each event kind of the streaming arm (and the arm-less ``input_end``,
 ``skip``, ``revise``, ``reflect``); every other kind (words, checks, most resource events)
 changes no result."""
-_BASELINE: dict[str, Handler] = {_kind(trace.AnswerReadyEvent): _on_baseline_answer_ready}
-"""Of the baseline arm only its answer counts."""
+_MARKS: dict[str, tuple[int, ...]] = {
+    _kind(trace.ThreadStartEvent): (0,),
+    _kind(trace.GenDoneEvent): (1, 2),
+    _kind(trace.DeferEvent): (1,),
+    _kind(trace.ExecuteEvent): (2,),
+    _kind(trace.ToolDoneEvent): (3,),
+    _kind(trace.RespondEvent): (4,),
+}
+"""Which of the baseline's marks an event of its sets (:attr:`Tally.baseline_marks`)."""
+_BASELINE: dict[str, Handler] = {
+    _kind(trace.AnswerReadyEvent): _on_baseline_answer_ready,
+    **dict.fromkeys(_MARKS, _on_baseline_mark),
+}
+"""Of the baseline arm its answer counts, and when its stages ended (the parts of its latency)."""
 
 
 def fold_trace(events: Sequence[Event], *, over: bool = True) -> Tally:

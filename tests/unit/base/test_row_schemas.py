@@ -22,6 +22,7 @@ from streamrag.data.stabilization_row import (
     skipped_row,
 )
 from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS, RESULT_COLUMNS, ResultRow, results_csv, summarize
+from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS
 
 
 def test_stabilization_columns_are_the_declared_fields() -> None:
@@ -48,8 +49,8 @@ def test_skipped_row_reads_back_as_skipped(tmp_path) -> None:
     assert sorted(header) == sorted(columns)
 
 
-def test_result_columns_are_the_row_fields() -> None:
-    optional = {"calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls", "call_outcomes"}  # call_outcomes: summary only
+def test_result_columns_are_the_row_fields() -> None:  # call_outcomes: summary only
+    optional = {"calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls", "call_outcomes", *ENDPOINT_COLUMNS}
     assert tuple(f.name for f in dataclasses.fields(ResultRow) if f.name not in optional) == RESULT_COLUMNS
     assert set(NUMERIC_COLUMNS) | set(BOOL_COLUMNS) < set(RESULT_COLUMNS)
     assert not set(NUMERIC_COLUMNS) & set(BOOL_COLUMNS)

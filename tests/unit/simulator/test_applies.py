@@ -17,6 +17,7 @@ SAMPLES = {
     "data": ["data.grounding=relaxed"],
     "policy": ["policy.kind=admission"],
     "tool": ["tool.effects=mutating"],
+    "endpoint": ["endpoint.kind=detector", "endpoint.delay_ms=500"],
 }
 """A value away from its default for every declared prefix (a new declaration needs one)."""
 LOAD = ["load.arrivals.n_sessions=60", "load.warmup_s=0", "load.reference_sessions=10"]
