@@ -17,8 +17,9 @@ with the instants the trace recorded (so a span's duration is the stage's, to th
 ``speculate.respond``        F, an arm's answer (``respond`` → ``answer_ready``)
 ===========================  ==============================================================
 
-A stage cut by a cancellation ends at the cancel, with ``streamrag.stage.cancelled`` true
-(calibrate counts it, never fits it); a failed tool stage has status ERROR and
+A stage that took no time on the clock (G with no generator and no drawn delay, a cached
+call's L) has no span. A stage cut by a cancellation ends at the cancel, with
+``streamrag.stage.cancelled`` true (calibrate counts it, never fits it); a failed tool stage has status ERROR and
 ``error.type`` (``timeout`` when it timed out). The attribute names are :data:`ATTRIBUTES`
 (docs/telemetry.md tabulates them). Nothing here imports OpenTelemetry at module level:
 the Speculator imports this module only when given a tracer.
@@ -203,7 +204,8 @@ class TurnSpans:
             in_call = otel.set_span_in_context(span)
             stage_base = {"streamrag.turn.id": qid, "streamrag.arm": c.arm}
             for stage, (start, end) in (("G", c.g), ("L", c.l)):
-                if start is None:
+                stop = end_us if end is None else end
+                if start is None or stop <= start:  # a stage that took no time (G without a generator): no span
                     continue
                 cut = end is None
                 stage_attrs: dict[str, Any] = {**stage_base, "streamrag.stage": stage}
@@ -223,14 +225,17 @@ class TurnSpans:
                 if stage == "L" and c.error is not None:
                     s.set_attribute("error.type", "timeout" if c.timed_out else "tool_error")
                     s.set_status(Status(StatusCode.ERROR, ("timed out: " if c.timed_out else "") + c.error))
-                s.end(end_time=ns(end_us if end is None else end))
+                s.end(end_time=ns(stop))
             span.end(end_time=ns(end_us))
         responds = {e["arm"]: e["t_us"] for e in events if e["kind"] == "respond"}
         for arm, start in responds.items():
             cut = arm not in ready
+            stop = ready.get(arm, last_us)
+            if stop <= start:  # F took no time (a Speculator without a drawn F)
+                continue
             attrs = {"streamrag.turn.id": qid, "streamrag.arm": arm, "streamrag.stage": "F"}
             if cut:
                 attrs["streamrag.stage.cancelled"] = True
             s = self.tracer.start_span(F_SPAN, context=in_turn, start_time=ns(start), attributes=attrs)
-            s.end(end_time=ns(ready.get(arm, last_us)))
+            s.end(end_time=ns(stop))
         root.end(end_time=ns(last_us))
