@@ -64,7 +64,7 @@ ATTRIBUTES: dict[str, str] = {
     "streamrag.stage": "stage spans: G, L or F",
     "streamrag.stage.cancelled": "stage spans: cut short by a cancellation (not a duration of the stage)",
     "gen_ai.operation.name": "L and calls: execute_tool",
-    "gen_ai.tool.name": "L and calls: the tool's name",
+    "gen_ai.tool.name": "L and calls: the tool's name up to its first space (streamrag's BM25 tool: bm25, HTTP tool: http)",
     "gen_ai.tool.call.id": "L and calls: TURN/ARM/CALL, unique in a run",
     "gen_ai.tool.type": "L: function",
     "error.type": "a failed L: timeout or tool_error",
@@ -135,7 +135,7 @@ class TurnSpans:
     def __init__(self, tracer: Any, clock_now_us: int, *, tool: str, trigger: str) -> None:
         self.tracer = tracer
         self.offset_ns = unix_offset_ns(clock_now_us)
-        self.tool = tool
+        self.tool = tool.split()[0] if tool.split() else "tool"  # "bm25 demo", "http URL": bm25, http
         self.trigger = trigger
 
     def emit(
