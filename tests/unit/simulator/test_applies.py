@@ -16,7 +16,6 @@ SAMPLES = {
     "data.k": ["data.k=1"],
     "data": ["data.grounding=relaxed"],
     "policy": ["policy.kind=admission"],
-    "tool": ["tool.effects=mutating"],
 }
 """A value away from its default for every declared prefix (a new declaration needs one)."""
 LOAD = ["load.arrivals.n_sessions=60", "load.warmup_s=0", "load.reference_sessions=10"]
