@@ -216,7 +216,7 @@ def _spans(args: argparse.Namespace) -> Any:
     if args.spans is None:
         return None
     from streamrag.base.outputs import check_out_file
-    from streamrag.speculate.span_files import SpanCollector
+    from streamrag.live.spans import SpanCollector
 
     check_out_file(args.spans, option="--spans")
     return SpanCollector()

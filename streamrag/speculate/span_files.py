@@ -134,37 +134,11 @@ def jaeger_json(spans: Sequence[Any], service: str = "streamrag") -> dict[str, A
     }
 
 
-def spans_document(spans: Sequence[Any], fmt: str) -> dict[str, Any]:
-    """``spans`` in ``fmt`` (:data:`FORMATS`)."""
+def spans_document(spans: Sequence[Any], fmt: str, service: str = "streamrag") -> dict[str, Any]:
+    """``spans`` in ``fmt`` (:data:`FORMATS`); ``service``: Jaeger's process name (OTLP
+    takes the spans' own resource)."""
     if fmt == "otlp":
         return otlp_json(spans)
     if fmt == "jaeger":
-        return jaeger_json(spans)
+        return jaeger_json(spans, service)
     raise ValueError(f"span file format: one of {', '.join(FORMATS)}, got {fmt!r}")
-
-
-class SpanCollector:
-    """An OpenTelemetry SDK tracer whose finished spans are kept in memory, to be written
-    as one file at the end (:meth:`document`). ConfigError when the SDK (the extra
-    ``otel``) is not installed."""
-
-    def __init__(self, service: str = "streamrag") -> None:
-        from streamrag.base.errors import ConfigError
-
-        try:
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-            from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-        except ImportError:
-            raise ConfigError("spans need the OpenTelemetry SDK: pip install 'streamrag[otel]'") from None
-        self.service = service
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider(resource=Resource.create({"service.name": service}))
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.tracer = self.provider.get_tracer("streamrag.speculate")
-
-    def document(self, fmt: str) -> dict[str, Any]:
-        """The spans finished so far, in ``fmt`` (:data:`FORMATS`)."""
-        spans = self.exporter.get_finished_spans()
-        return jaeger_json(spans, self.service) if fmt == "jaeger" else spans_document(spans, fmt)

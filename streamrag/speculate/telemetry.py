@@ -59,8 +59,8 @@ ATTRIBUTES: dict[str, str] = {
     "streamrag.call.speculative": "call: fired by the trigger",
     "streamrag.call.outcome": "speculative call: used, used_after_wait, superseded, revoked, expired, timed_out, cancelled, failed",
     "streamrag.call.cancel_reason": "call: the trace's cancel reason, when it was cancelled",
-    "streamrag.call.waited_ms": "used call: how long the answer waited for its result after the turn ended",
-    "streamrag.call.saved_ms": "used call, shadow mode: the turn's saved_ms",
+    "streamrag.call.waited_ms": "the answer's call: how long the answer waited for its result after the turn ended",
+    "streamrag.call.saved_ms": "the answer's call, shadow mode: the turn's saved_ms",
     "streamrag.stage": "stage spans: G, L or F",
     "streamrag.stage.cancelled": "stage spans: cut short by a cancellation (not a duration of the stage)",
     "gen_ai.operation.name": "L and calls: execute_tool",
@@ -194,7 +194,8 @@ class TurnSpans:
                 attrs["streamrag.call.outcome"] = outcome
             if c.cancel_reason is not None:
                 attrs["streamrag.call.cancel_reason"] = c.cancel_reason
-            if outcome in ("used", "used_after_wait") or (not speculative and decision and decision["call"] == c.call):
+            answered = c.arm == "streaming" and decision is not None and decision["call"] == c.call
+            if answered:  # the call the answer was built from (speculative, or the fallback)
                 if c.done_us is not None and input_end is not None:
                     attrs["streamrag.call.waited_ms"] = max(0, c.done_us - input_end) / 1000
                 if saved_ms is not None and c.arm == "streaming":

@@ -55,3 +55,10 @@ def test_spans_format_without_spans_is_refused_in_one_line(tmp_path: Path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--spans-format applies to --spans" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_spans_naming_a_folder_is_refused_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["live", "--replay", "1", "--out", str(tmp_path / "r"), "--spans", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--spans" in err[0] and "is a folder" in err[0]
+    assert not (tmp_path / "r").exists()
