@@ -109,7 +109,8 @@ class Speculator:
     the judge, else the tool, when it has ``rank(query, k)``: a BM25Tool); ``replay``: turns
     are known questions replayed (``begin(question=…)``), so triggers that read the
     question are allowed; ``effects``: the tool's side-effect class (None: the scenario's
-    ``tool.effects``); ``timeout_s``: a call not answered by then is lost (``timed_out``).
+    ``tool.effects``); ``timeout_s``: a call not answered by then is lost (``timed_out``);
+    ``tracer``: an OpenTelemetry tracer that gets each turn's spans once it is over.
     Bad settings raise ConfigError here. Use as
     ``async with Speculator(...) as spec:``; the calls run in its task group."""
 
