@@ -10,7 +10,7 @@ STAMP := $(VENV)/.streamrag-installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,dense,ner,live,dask,fast,bench,livekit,pipecat,speech,learn]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dense,ner,live,dask,fast,bench,livekit,pipecat,speech,learn,otel]'
 	touch $(STAMP)
 
 setup: $(STAMP) browser

@@ -95,6 +95,79 @@ def _measurements(folder: Path) -> None:
     (folder / "m.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
+SPAN_RULES = ("--span", "speculate.generate_query=G", "--span", "execute_tool lookup=L", "--span", "speculate.respond=F")
+"""The rules that read a Speculator's spans back (docs/telemetry.md)."""
+
+
+def _speculator_turns() -> list[list[dict[str, Any]]]:
+    """Eight turns of a Speculator's spans, as plain records: (name, parent, start µs,
+    length µs, attributes), the turn's first."""
+    turns = []
+    for i in range(8):
+        t0 = 1_760_000_000_000_000 + i * 5_000_000
+        g, l_, f = 400 + 37 * i, 900 + 53 * (i % 5), 1_200 + 71 * (i % 3)
+        outcome = ("used", "expired", "superseded", "used_after_wait")[i % 4]
+        turns.append(
+            [
+                {"name": "speculate.turn", "id": 1, "parent": 0, "start": t0, "length": g + l_ + f + 9_000, "attrs": {"streamrag.turn.id": f"q{i}"}},
+                {"name": "speculate.tool_call", "id": 2, "parent": 1, "start": t0 + 1_000, "length": g + l_, "attrs": {"streamrag.call.outcome": outcome, "streamrag.call.speculative": True}},
+                {"name": "speculate.generate_query", "id": 3, "parent": 2, "start": t0 + 1_000, "length": g, "attrs": {"streamrag.stage": "G"}},
+                {"name": "execute_tool lookup", "id": 4, "parent": 2, "start": t0 + 1_000 + g, "length": l_, "attrs": {"gen_ai.tool.name": "lookup"}},
+                {"name": "speculate.respond", "id": 5, "parent": 1, "start": t0 + 8_000 + g + l_, "length": f, "attrs": {"streamrag.stage": "F"}},
+            ]
+        )  # fmt: skip
+    return turns
+
+
+def _otlp_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    return {"stringValue": value}
+
+
+def _otlp_spans(folder: Path) -> None:
+    lines = []
+    for i, turn in enumerate(_speculator_turns()):
+        spans = [
+            {
+                "traceId": f"{i + 1:032x}",
+                "spanId": f"{i + 1:08x}{s['id']:08x}",
+                "parentSpanId": f"{i + 1:08x}{s['parent']:08x}" if s["parent"] else "",
+                "name": s["name"],
+                "startTimeUnixNano": str(s["start"] * 1000),
+                "endTimeUnixNano": str((s["start"] + s["length"]) * 1000),
+                "attributes": [{"key": k, "value": _otlp_value(v)} for k, v in s["attrs"].items()],
+                "status": {"code": 0},
+            }
+            for s in turn
+        ]
+        lines.append(
+            {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}
+        )
+    _jsonl(folder / "spans.jsonl", lines)  # one export per line, as the collector's file exporter writes
+
+
+def _jaeger_spans(folder: Path) -> None:
+    lines = []
+    for i, turn in enumerate(_speculator_turns()):
+        trace = f"{i + 1:032x}"
+        spans = [
+            {
+                "traceID": trace,
+                "spanID": f"{i + 1:08x}{s['id']:08x}",
+                "operationName": s["name"],
+                "references": [{"refType": "CHILD_OF", "traceID": trace, "spanID": f"{i + 1:08x}{s['parent']:08x}"}] if s["parent"] else [],
+                "startTime": s["start"],
+                "duration": s["length"],
+                "tags": [{"key": k, "type": "bool" if isinstance(v, bool) else "string", "value": v} for k, v in s["attrs"].items()],
+                "processID": "p1",
+            }
+            for s in turn
+        ]  # fmt: skip
+        lines.append({"data": [{"traceID": trace, "spans": spans, "processes": {"p1": {"serviceName": "streamrag"}}}]})
+    _jsonl(folder / "jaeger.json", lines)  # one download per line: each line is read as one document
+
+
 def _transcript(folder: Path) -> None:
     words = ["who", "founded", "acme", "robotics", "in", "boston"]
     _jsonl(folder / "w.jsonl", [{"word": w, "t_ms": 31.0 * i} for i, w in enumerate(words)])  # live runs on the real clock
@@ -201,6 +274,12 @@ SURFACES: tuple[Surface, ...] = (
     Surface("grid", ("sweep", "grid"), "g.toml", "toml", ("sweep", "{tmp}/g.toml", "--out", OUT, "--jobs", "1"), _grid),
     Surface("measurements", ("calibrate", "measurements"), "m.csv", "csv",
             ("calibrate", "{tmp}/m.csv", "--out", "{out}/p.toml"), _measurements, numbers=("duration_ms",), header=True),
+    Surface("otlp-spans", ("calibrate", "measurements"), "spans.jsonl", "jsonl",
+            ("calibrate", "{tmp}/spans.jsonl", "--out", "{out}/p.toml", "--min-n", "3", "--no-figure", *SPAN_RULES), _otlp_spans,
+            numbers=("startTimeUnixNano", "endTimeUnixNano")),
+    Surface("jaeger-spans", ("calibrate", "measurements"), "jaeger.json", "jsonl",
+            ("calibrate", "{tmp}/jaeger.json", "--out", "{out}/p.toml", "--min-n", "3", "--no-figure", *SPAN_RULES), _jaeger_spans,
+            numbers=("startTime", "duration")),
     Surface("transcript", ("live", "transcript"), "w.jsonl", "jsonl", ("live", "--transcript", "{tmp}/w.jsonl", "--set", "latency.G_ms=1", "--set", "latency.F_ms=1", "--out", OUT),
             _transcript, numbers=("t_ms",)),
     Surface("id-file", ("analyze", "ids"), "ids.txt", "lines",

@@ -18,8 +18,9 @@ Two JSON shapes, told apart by their top-level key:
   ``otel.status_description``).
 
 Only the spans whose name a rule names have their times checked: a bad or missing
-time is a :class:`~streamrag.base.errors.RecordError` naming the file, the line of the
-span (where its id appears) and the field.
+time, or a span that does not end after its start or lasts more than a day
+(:data:`MAX_DURATION_MS`), is a :class:`~streamrag.base.errors.RecordError` naming the
+file, the line of the span (where its id appears) and the field.
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.base.errors import RecordError
-from streamrag.calibration.spans import ERROR_ATTRIBUTES, Span
+from streamrag.calibration.spans import CANCELLED_ATTRIBUTE, ERROR_ATTRIBUTES, Span
 
+MAX_DURATION_MS = 86_400_000.0
+"""A day: the longest duration a stage may have (a measured row's or a selected span's)."""
 _TIMEOUT_WORDS = ("timeout", "timed out", "deadline")
+_CANCEL_WORDS = ("cancel",)
 
 
 def export_kind(doc: dict[str, Any]) -> str | None:
@@ -72,12 +76,20 @@ def _line_of(path: Path, line_no: int, span_id: Any) -> int:
     return line_no if at < 0 else text.count("\n", 0, at) + 1
 
 
+def _true(attributes: dict[str, Any], key: str) -> bool:
+    return attributes.get(key) is True or str(attributes.get(key)).lower() == "true"
+
+
 def _error(failed: bool, attributes: dict[str, Any], message: str) -> str | None:
-    failed = failed or any(attributes.get(k) is True or str(attributes.get(k)).lower() == "true" for k in ERROR_ATTRIBUTES)
-    if not failed:
+    """Why a span is not fitted (:data:`~streamrag.calibration.spans.EXCLUDED_KINDS`), or None."""
+    if _true(attributes, CANCELLED_ATTRIBUTE):
+        return "cancelled"
+    if not (failed or any(_true(attributes, k) for k in ERROR_ATTRIBUTES)):
         return None
-    said = " ".join(str(v) for v in (message, attributes.get("error.type", ""), attributes.get("exception.type", "")))
-    return "timeout" if any(w in said.lower() for w in _TIMEOUT_WORDS) else "error"
+    said = " ".join(str(v) for v in (message, attributes.get("error.type", ""), attributes.get("exception.type", ""))).lower()
+    if any(w in said for w in _TIMEOUT_WORDS):
+        return "timeout"
+    return "cancelled" if any(w in said for w in _CANCEL_WORDS) else "error"
 
 
 def _otlp_value(value: Any) -> Any:
@@ -202,3 +214,7 @@ def _check_times(
     if length_ns <= 0:
         line = _line_of(path, line_no, span_id)
         raise RecordError(str(path), line, f"{where}.{fields[1]}", f"span {name!r} does not end after its start ({length_ns} ns)")
+    if length_ns > MAX_DURATION_MS * 1_000_000:
+        line = _line_of(path, line_no, span_id)
+        problem = f"span {name!r} lasts {length_ns} ns, more than a day: no stage latency (check the unit)"
+        raise RecordError(str(path), line, f"{where}.{fields[1]}", problem)

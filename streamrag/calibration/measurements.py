@@ -41,12 +41,10 @@ import numpy as np
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError, DataFileError, RecordError
 from streamrag.base.lines import iter_json_objects
-from streamrag.calibration.exports import export_kind, jaeger_spans, otlp_spans
+from streamrag.calibration.exports import MAX_DURATION_MS, export_kind, jaeger_spans, otlp_spans
 from streamrag.calibration.spans import Selection, Span, SpanRule, TurnKey, parse_rule, parse_turn, select
 
 Format = Literal["csv", "jsonl", "otlp", "jaeger"]
-MAX_DURATION_MS = 86_400_000.0
-"""A day: the longest duration a stage may have."""
 SPAN_EXPORTS = ("otlp", "jaeger")
 
 
@@ -83,8 +81,9 @@ class Measurements:
     turn: str | None = None
     """Span exports: how spans were grouped into turns (``span:NAME``, ``attr:KEY``, ``trace``)."""
     selection: dict[str, Any] = field(default_factory=dict)
-    """Span exports: ``duplicate_spans``, ``excluded`` (stage → error/timeout counts),
-    ``missing_attribute``, ``outside_turns``, ``n_turns``."""
+    """Span exports: ``duplicate_spans``, ``excluded`` (stage → error/timeout/cancelled
+    counts), ``missing_attribute``, ``outside_turns``, ``call_outcomes`` (speculative calls
+    per terminal outcome, when the export has them), ``n_turns``."""
 
 
 class _Collector:
@@ -149,6 +148,7 @@ def read_measurements(
         "excluded": chosen.excluded,
         "missing_attribute": chosen.missing_attribute,
         "outside_turns": chosen.outside_turns,
+        **({"call_outcomes": dict(sorted(chosen.outcomes.items()))} if chosen.outcomes else {}),
         **({"n_turns": chosen.n_turns} if chosen.n_turns is not None else {}),
     }
     mapping = {r.text.rpartition("=")[0]: r.stage for r in rules}

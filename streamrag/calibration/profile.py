@@ -77,7 +77,8 @@ def profile_tables(
         elif isinstance(fit.model, QuantileLatency) and fit.model.tail is not None:
             how += f" to P{round(100 * fit.model.tail.q)}, generalized-Pareto tail by moments"
         source = f"{label}, stage {fit.stage}: {how}, n = {fit.n}"
-        stages[fit.stage] = fit.model.model_copy(update={"source": source}).model_dump(mode="json")
+        # exclude_none: TOML has no null (a quantiles model without a tail leaves it out)
+        stages[fit.stage] = fit.model.model_copy(update={"source": source}).model_dump(mode="json", exclude_none=True)
         prov_stages[fit.stage] = _stage_provenance(meas, fit)
     provenance: dict[str, Any] = {
         "input": str(meas.path),

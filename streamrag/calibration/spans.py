@@ -36,7 +36,14 @@ exported twice — is dropped and counted. **Errors**: a span whose status is an
 (OTLP ``status.code`` 2, Jaeger tag ``error = true`` or ``otel.status_code = ERROR``) or
 that carries ``error`` or ``lk.function_tool.is_error`` true keeps its role (its
 position in the turn) but is not fitted: it is counted per stage as a ``timeout`` when
-its status message or ``error.type`` / ``exception.type`` says so, else as an ``error``.
+its status message or ``error.type`` / ``exception.type`` says so, as ``cancelled`` when
+they name a cancellation (``CancelledError``) or the span carries
+``streamrag.stage.cancelled`` true (a stage the Speculator cut short: its duration is not
+the stage's), else as an ``error``.
+
+**Call outcomes**: spans that carry ``streamrag.call.outcome`` (the Speculator's
+``speculate.tool_call``, :mod:`streamrag.speculate.telemetry`) are counted per outcome,
+whatever the rules select: the terminal outcomes of the speculative calls in the export.
 """
 
 from __future__ import annotations
@@ -50,6 +57,12 @@ from streamrag.base.errors import ConfigError
 
 ERROR_ATTRIBUTES = ("error", "lk.function_tool.is_error")
 """Attributes whose true value marks a failed span."""
+CANCELLED_ATTRIBUTE = "streamrag.stage.cancelled"
+"""An attribute whose true value marks a stage cut short by a cancellation."""
+OUTCOME_ATTRIBUTE = "streamrag.call.outcome"
+"""A speculative call's terminal outcome (counted per value)."""
+EXCLUDED_KINDS = ("error", "timeout", "cancelled")
+"""Why a selected span is not fitted."""
 
 _RULE = re.compile(r"^(?P<name>[^\[\]:]+?)(?:\[(?P<where>[^\]]*)\])?(?::(?P<order>first|last|-?[1-9][0-9]*))?$")
 _TEMPLATE = re.compile(r"\{([^{}]+)\}")
@@ -67,7 +80,7 @@ class Span:
     end_ns: int
     attributes: dict[str, Any]
     error: str | None
-    """``None``, ``"error"`` or ``"timeout"``."""
+    """``None``, or one of :data:`EXCLUDED_KINDS`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +160,9 @@ class Selection:
     """Spans per name (duplicates excluded)."""
     duplicates: int = 0
     excluded: dict[str, dict[str, int]] = field(default_factory=dict)
-    """Stage → ``{"error": n, "timeout": n}``: failed spans, not fitted."""
+    """Stage → ``{"error": n, "timeout": n, "cancelled": n}``: failed or cut spans, not fitted."""
+    outcomes: dict[str, int] = field(default_factory=dict)
+    """Speculative calls per terminal outcome (spans with :data:`OUTCOME_ATTRIBUTE`)."""
     missing_attribute: dict[str, int] = field(default_factory=dict)
     """Rule → spans it selected that lack an attribute its stage names."""
     outside_turns: int = 0
@@ -173,6 +188,9 @@ def select(spans: Sequence[Span], rules: Sequence[SpanRule], turn: TurnKey | Non
             seen.add(key)
         unique.append(s)
         out.span_counts[s.name] = out.span_counts.get(s.name, 0) + 1
+        outcome = s.attributes.get(OUTCOME_ATTRIBUTE)
+        if isinstance(outcome, str):
+            out.outcomes[outcome] = out.outcomes.get(outcome, 0) + 1
     by_id = {(s.trace_id, s.span_id): s for s in unique if s.span_id}
     turns = _Turns(by_id, turn)
     claimed: dict[int, SpanRule] = {}
@@ -202,7 +220,7 @@ def select(spans: Sequence[Span], rules: Sequence[SpanRule], turn: TurnKey | Non
             out.missing_attribute[rule.text] = out.missing_attribute.get(rule.text, 0) + 1
             continue
         if s.error is not None:
-            counts = out.excluded.setdefault(stage, {"error": 0, "timeout": 0})
+            counts = out.excluded.setdefault(stage, dict.fromkeys(EXCLUDED_KINDS, 0))
             counts[s.error] += 1
             continue
         out.durations.setdefault(stage, []).append(((s.end_ns - s.start_ns) / 1e6, s.start_ns))

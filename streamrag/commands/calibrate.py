@@ -29,7 +29,8 @@ the span name, attribute filters, the position within a turn (first, last, N, -N
 turn given by --turn span:NAME, attr:KEY or trace), and the stage, where {KEY} is
 replaced by the span's attribute (one stage per tool). Rules apply in the order given
 and a span counts once; a span exported twice counts once; failed and timed-out spans
-are counted per stage and not fitted. Each stage gets a log-normal, a gamma and a Weibull fit
+(and stages cut by a cancellation) are counted per stage and not fitted; the calls of a
+Speculator's spans (speculate.tool_call) are counted by outcome. Each stage gets a log-normal, a gamma and a Weibull fit
 (maximum likelihood) and its empirical quantiles up to P90 with a generalized-Pareto
 tail above; the parametric fit with the smallest AIC is chosen if the 5% KS test does
 not reject it, else the quantiles. A stage with fewer than --min-n durations is an
@@ -198,7 +199,11 @@ def _selection_lines(selection: dict[str, Any]) -> list[str]:
     if selection.get("duplicate_spans"):
         lines.append(f"dropped {selection['duplicate_spans']} spans exported twice (same trace and span id)")
     for stage, counts in selection.get("excluded", {}).items():
-        lines.append(f"stage {stage}: not fitted {counts['error']} failed and {counts['timeout']} timed-out spans")
+        cut = f", {counts['cancelled']} cancelled" if counts.get("cancelled") else ""
+        lines.append(f"stage {stage}: not fitted {counts['error']} failed, {counts['timeout']} timed-out{cut} spans")
+    outcomes = selection.get("call_outcomes")
+    if outcomes:
+        lines.append("speculative calls by outcome: " + ", ".join(f"{k} {n}" for k, n in outcomes.items()))
     if selection.get("outside_turns"):
         lines.append(f"skipped {selection['outside_turns']} spans outside any turn")
     for rule, n in selection.get("missing_attribute", {}).items():

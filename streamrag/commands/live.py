@@ -35,6 +35,13 @@ searches that query. The API key is read from the environment variable --llm-key
 (default OPENAI_API_KEY; no key, no Authorization header). The query and G's duration
 are recorded (gen_query events); an error or timeout is one line and a gen_error event,
 and the call searches the prefix words instead.
+
+--spans FILE writes the run's OpenTelemetry spans (extra otel; docs/telemetry.md): per
+turn the turn, each call with its outcome, and the G, L and F stages on the instants of
+trace.jsonl. OTLP JSON, or Jaeger's JSON with --spans-format jaeger; streamrag calibrate
+reads either back:
+  streamrag calibrate FILE --span speculate.generate_query=G \
+      --span 'execute_tool bm25=L' --span speculate.respond=F --out live.toml
 """
 
 
@@ -70,6 +77,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", default="paper_rq3", metavar="NAME_OR_TOML", help="scenario (default paper_rq3)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a scenario field")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument(
+        "--spans",
+        metavar="FILE",
+        help="also write the run's OpenTelemetry spans to FILE (extra otel; streamrag calibrate reads them back)",
+    )
+    p.add_argument(
+        "--spans-format",
+        dest="spans_format",
+        choices=("otlp", "jaeger"),
+        help="--spans: OTLP JSON (default) or Jaeger's JSON (its UI's download)",
+    )
     p.set_defaults(run=run)
 
 
@@ -83,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--llm-url: give the model too (--llm-model NAME)")
     if args.llm_url is None and (args.llm_model or args.llm_key_env):
         raise ConfigError("--llm-model and --llm-key-env need --llm-url (the endpoint to ask)")
+    if args.spans_format is not None and args.spans is None:
+        raise ConfigError("--spans-format applies to --spans (the file the run's spans are written to)")
     overrides = list(args.overrides)
     if args.replay is not None:  # the served corpus is one pool: judge and simulate in global scope
         overrides += ["data.scope=global", "data.split=all", "select.population=all", f"select.limit={args.replay}"]
@@ -150,6 +170,7 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
             await http.aclose()
             raise
     transcript = read_transcript(args.transcript) if args.transcript else None  # a bad file stops here, before the folder
+    spans = _spans(args)  # no SDK, or an unwritable file: stops here too
     writer = RunWriter(args.out, rs, model, command=command, input_mode=f"live-{mode}")
     writers.append(writer)
     questions: list[Any] = []
@@ -169,9 +190,12 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
                 yield Turn(f"typed-{i}", typed)
 
     try:
-        rows = await run_live(clock, turns(), tool, judge, rs, writer, display, generator=generator)
+        tracer = None if spans is None else spans.tracer
+        rows = await run_live(clock, turns(), tool, judge, rs, writer, display, generator=generator, tracer=tracer)
     finally:
         writer.close()
+        if spans is not None:  # the finished turns' spans, whatever stopped the run
+            _write_spans(args, spans)
         inner = getattr(tool, "inner", tool)
         if isinstance(inner, HttpTool):
             await inner.aclose()
@@ -185,6 +209,26 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
         if generator is not None:
             print("note: G was an LLM call here; the simulation keeps the scenario's G and searches the prefix words")
     return 0
+
+
+def _spans(args: argparse.Namespace) -> Any:
+    """The --spans collector (None without --spans)."""
+    if args.spans is None:
+        return None
+    from streamrag.base.outputs import check_out_file
+    from streamrag.live.spans import SpanCollector
+
+    check_out_file(args.spans, option="--spans")
+    return SpanCollector()
+
+
+def _write_spans(args: argparse.Namespace, spans: Any) -> None:
+    import json
+
+    from streamrag.base.atomic import write_bytes_atomic
+
+    doc = spans.document(args.spans_format or "otlp")
+    write_bytes_atomic(args.spans, (json.dumps(doc) + "\n").encode())
 
 
 def _generator(args: argparse.Namespace, clock: Any) -> Any:

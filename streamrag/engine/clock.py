@@ -184,6 +184,12 @@ def wall_clock_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
+def unix_offset_ns(now_us: int) -> int:
+    """Unix time (ns) minus a clock's instant ``now_us`` (µs) read just before: an instant
+    ``t_us`` on that clock is Unix nanosecond ``offset + t_us * 1000`` (exported spans)."""
+    return time.time_ns() - now_us * 1000
+
+
 def process_cpu_s() -> float:
     """CPU seconds this process has used (user + system) — for reporting a command's cost."""
     return time.process_time()

@@ -10,6 +10,8 @@
   turn in shadow mode);
 - :mod:`~streamrag.live.display` — the terminal view, event by event;
 - :mod:`~streamrag.live.replay` — the simulator against the live runs of the same questions.
+- :mod:`~streamrag.live.spans` — ``live --spans``: the run's OpenTelemetry spans, kept in
+  memory and written as one OTLP or Jaeger JSON file (extra ``otel``).
 
 A layer of its own above the simulator and the Speculator (it builds questions and
 profiles the simulator defines); nothing below imports it. Nothing is imported at import time.

@@ -116,10 +116,12 @@ async def run_live(
     display: LiveDisplay | None = None,
     on_turn: Callable[[TurnOutcome, ResultRow], object] | None = None,
     generator: QueryGenerator | None = None,
+    tracer: Any | None = None,
 ) -> list[ResultRow]:
     """Run every turn, one after another; returns their rows. ``display`` renders from a
     task of its own (:func:`~streamrag.live.display.rendering`), never inside the
-    pipeline's callbacks; ``generator``, when given, generates each call's query (G)."""
+    pipeline's callbacks; ``generator``, when given, generates each call's query (G);
+    ``tracer``, an OpenTelemetry tracer, gets each turn's spans."""
 
     def rng(qid: str) -> Callable[[str], np.random.Generator | None]:
         return lambda stage: stream(rs.scenario.seed, qid, f"latency.{stage}")
@@ -135,7 +137,9 @@ async def run_live(
 
             if view is not None:
                 view.begin(turn.qid, words, f"({tool.name})")
-            outcome = await run_turn(clock, turn, tool, judge, rs, sink, rng=rng(turn.qid), words=words, generator=generator)
+            outcome = await run_turn(
+                clock, turn, tool, judge, rs, sink, rng=rng(turn.qid), words=words, generator=generator, tracer=tracer
+            )
             if outcome.words:
                 row = writer.turn(outcome, turn)
                 if view is not None:

@@ -96,6 +96,7 @@ async def run_turn(
     rng: Callable[[str], np.random.Generator | None] | None = None,
     words: list[str] | None = None,
     generator: QueryGenerator | None = None,
+    tracer: Any | None = None,
 ) -> TurnOutcome:
     """Run one turn through both arms on ``clock`` (the turn starts now).
 
@@ -103,7 +104,7 @@ async def run_turn(
     brings its plan's draws); ``sink`` gets every event as it happens; ``words`` (filled
     as they are heard) lets a viewer read them; ``generator``, when given, is G: each
     call's query is generated from its prefix words (else G is a delay and the query is
-    the prefix words)."""
+    the prefix words); ``tracer`` (OpenTelemetry) gets the turn's spans."""
     _check_live(rs, turn.question is not None, judge)
     words = [] if words is None else words
 
@@ -114,7 +115,9 @@ async def run_turn(
     f_us = turn.f_us if turn.f_us is not None else draws("F")[0]
     g_us = turn.g_us if turn.g_us is not None else draws("G")
     known = turn.question is not None
-    live = Speculator(tool, rs, judge=judge, clock=clock, shadow=True, generator=generator, sink=sink, replay=known)
+    live = Speculator(
+        tool, rs, judge=judge, clock=clock, shadow=True, generator=generator, sink=sink, replay=known, tracer=tracer
+    )
     async with live as spec:
         spec.begin(turn.qid, question=turn.question, g_us=g_us, f_us=f_us, words=words)
         origin_us = spec.events_origin_us

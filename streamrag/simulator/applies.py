@@ -59,12 +59,6 @@ DECLARED: tuple[Applies, ...] = (
     ),
     Applies("data", frozenset({"data"}), None, _ANALYZED),
     Applies(
-        "tool",
-        None,
-        frozenset({"replay"}),
-        "a load run does not count unsafe executions of a mutating tool yet: replay the questions alone (no [load])",
-    ),
-    Applies(
         "endpoint",
         None,
         frozenset({"replay"}),

@@ -295,6 +295,13 @@ def derive_result(
     )
 
 
+def unsafe_executions(t: Tally, n_words: int, revised: Sequence[bool] | None) -> int:
+    """A question's unsafe executions (:func:`~streamrag.pipeline.outcomes.unsafe`): its
+    streaming calls whose tool stage started on text that is not its final text (a replayed
+    question's ``unsafe_calls``, a load run's session's)."""
+    return sum(unsafe(p, n_words, revised) for _, p in t.executed)
+
+
 def tally_result(
     t: Tally,
     interaction_id: str,
@@ -346,7 +353,7 @@ def tally_result(
         calls_on_revised=None if revised is None else sum(bool(revised[p - 1]) for p in t.fired_on.values()),
         rankings=t.rankings or None,  # a question has ≥ 1 word: 0 means rankings were free
         ranking_busy_ms=t.ranking_us / 1000 if t.rankings else None,
-        unsafe_calls=sum(unsafe(p, n_words, revised) for _, p in t.executed) if mutating else None,
+        unsafe_calls=unsafe_executions(t, n_words, revised) if mutating else None,
         call_outcomes=t.ends.counts(),
         **parts,
     )

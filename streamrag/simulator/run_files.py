@@ -232,6 +232,9 @@ class LoadSummary(_Frozen):
     answer_ms_difference: Difference = Field(description="Baseline's statistic − streaming's (tails are not paired)")
     reference: Reference
     trace: LoadTrace
+    unsafe_per_1000_turns: float | None = Field(
+        None, description="tool.effects mutating only: unsafe executions per 1,000 counted sessions (turns)"
+    )
     parameters: dict[str, Any] = Field(description="The resolved scenario, latency stages and population, as JSON data")
 
 

@@ -8,6 +8,9 @@ its adapters.
   judge it (the heuristic rule on retrieval hits, ``unchanged``, any callable);
 - :mod:`~streamrag.speculate.livekit` — LiveKit Agents (extra ``livekit``);
 - :mod:`~streamrag.speculate.pipecat` — Pipecat (extra ``pipecat``).
+- :mod:`~streamrag.speculate.telemetry` — a turn's OpenTelemetry spans (``Speculator(tracer=...)``,
+  extra ``otel``), and :mod:`~streamrag.speculate.span_files` — finished spans as OTLP or
+  Jaeger JSON, the files ``streamrag calibrate`` reads.
 
 A layer above the simulator (it reads scenarios) and below ``live``, which runs its
 measured turns on it. The adapters import their frameworks only when imported.

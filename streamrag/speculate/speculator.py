@@ -34,6 +34,10 @@ the tool's side-effect class: ``idempotent`` serves a call whose arguments were 
 before in this session from a cache; ``mutating`` never starts a speculative call's tool
 before the turn is confirmed (``resolve()``): the scenario's ``tool.mutating_policy``
 (``deferral`` by default; ``never``, ``after_authorization``) says what may run early.
+
+``tracer``: an OpenTelemetry tracer (the extra ``otel``); each turn, once over, is written
+as spans (:mod:`streamrag.speculate.telemetry`: the turn, a span per call with its
+outcome, and its G, L and F stages). Without one, OpenTelemetry is never imported.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -63,6 +67,9 @@ from streamrag.simulator.replay.fold import fold_trace
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
 from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
 from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
+
+if TYPE_CHECKING:
+    from streamrag.speculate.telemetry import TurnSpans
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +114,8 @@ class Speculator:
     the judge, else the tool, when it has ``rank(query, k)``: a BM25Tool); ``replay``: turns
     are known questions replayed (``begin(question=…)``), so triggers that read the
     question are allowed; ``effects``: the tool's side-effect class (None: the scenario's
-    ``tool.effects``); ``timeout_s``: a call not answered by then is lost (``timed_out``).
+    ``tool.effects``); ``timeout_s``: a call not answered by then is lost (``timed_out``);
+    ``tracer``: an OpenTelemetry tracer that gets each turn's spans once it is over.
     Bad settings raise ConfigError here. Use as
     ``async with Speculator(...) as spec:``; the calls run in its task group."""
 
@@ -128,6 +136,7 @@ class Speculator:
         ranker: Ranker | None = None,
         effects: Effects | None = None,
         timeout_s: float | None = None,
+        tracer: Any | None = None,
     ) -> None:
         self.rs = scenario if isinstance(scenario, ResolvedScenario) else load_scenario(scenario)
         tool_config = self.rs.scenario.tool
@@ -174,6 +183,11 @@ class Speculator:
         """The ``async with`` block has ended: no turn may begin."""
         self._turn: TurnState | None = None
         self._n_turns = 0
+        self._spans: TurnSpans | None = None
+        if tracer is not None:
+            from streamrag.speculate.telemetry import TurnSpans
+
+            self._spans = TurnSpans(tracer, self.clock.now_us(), tool=self.name, trigger=self.rs.scenario.trigger.kind)
 
     async def __aenter__(self) -> Speculator:
         self._tasks = anyio.create_task_group()
@@ -192,6 +206,9 @@ class Speculator:
             if len(group.exceptions) == 1 and isinstance(group.exceptions[0], Exception):
                 raise group.exceptions[0] from None
             raise
+        finally:
+            if self._turn is not None:
+                self._write_spans(self._turn)
 
     # -- a turn -----------------------------------------------------------------------
 
@@ -228,8 +245,10 @@ class Speculator:
             raise RuntimeError("Speculator: its 'async with' block has ended; a new turn needs a new block")
         if question is not None and not self.replay:
             raise ConfigError("Speculator.begin: a known question needs Speculator(..., replay=True)")
-        if self._turn is not None and not self._turn.turn_end.is_set():
-            self.cancel()  # a turn never resolved: nobody will use its calls
+        if self._turn is not None:
+            if not self._turn.turn_end.is_set():
+                self.cancel()  # a turn never resolved: nobody will use its calls
+            self._write_spans(self._turn)
         self._n_turns += 1
         qid = qid or f"turn{self._n_turns}"
         clock, sc = self.clock, self.rs.scenario
@@ -342,6 +361,8 @@ class Speculator:
             turn.baseline.start()
         await turn.done.wait()
         turn.waited_us = self.clock.now_us() - start_us
+        if turn.baseline is None:  # the turn is over (a shadow's baseline still runs: settle() writes it)
+            self._write_spans(turn)
         if turn.error is not None:
             raise turn.error
         chosen = turn.arm.chosen
@@ -363,7 +384,17 @@ class Speculator:
         turn = self._turn
         if turn is not None and turn.baseline is not None and turn.turn_end.is_set():
             await turn.baseline.finished.wait()
+            self._write_spans(turn)
         return self.report()
+
+    def _write_spans(self, turn: TurnState) -> None:
+        """The turn's spans, once (a tracer given; the turn resolved, settled or abandoned)."""
+        if self._spans is None or turn.spans_written or not turn.rec.events:
+            return
+        turn.spans_written = True
+        over = turn.done.is_set() or turn.scope.cancel_called
+        waited = None if turn.waited_us is None else turn.waited_us / 1000
+        self._spans.emit(turn.qid, turn.rec.origin_us, turn.rec.events, n_words=len(turn.words), over=over, waited_ms=waited)
 
     def cancel(self) -> None:
         """Abandon the current turn (the user was interrupted, the session moved on):

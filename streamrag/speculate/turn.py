@@ -142,6 +142,8 @@ class TurnState:
         self.error: StreamragError | None = None
         self.stale = 0
         self.waited_us: int | None = None
+        self.spans_written = False
+        """Its OpenTelemetry spans were written (a Speculator with a tracer writes them once)."""
         self.arm: StreamingArm
         self.baseline: BaselineArm | None = None
         self.resource: ToolResource

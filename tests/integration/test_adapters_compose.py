@@ -241,3 +241,79 @@ def test_pipecat_withdrawn_eager_turn_is_answered_from_the_committed_words(waiti
     assert context.messages == [*turn, {"role": "assistant", "content": f"reply {len(llm.answered)}"}]
     # one resolution per text the LLM was asked to answer: the early words, then the turn
     assert decisions(events) == ["turn1", "turn2"] and speculation.last.query == SPAIN
+
+
+# -- LiveKit's preflight transcripts ----------------------------------------------------
+
+
+def preflight(stt: Any, text: str) -> None:
+    """A preflight transcript (``SpeechEventType.PREFLIGHT_TRANSCRIPT``): what an STT with an
+    eager end of turn (Deepgram Flux's EagerEndOfTurn, LiveKit's inference STT) sends when it
+    is confident the turn ended; LiveKit starts its preemptive reply on it."""
+    from livekit.agents import stt as lk_stt
+    from livekit.agents.language import LanguageCode
+
+    data = lk_stt.SpeechData(LanguageCode("en"), text)
+    stt.events.put_nowait(lk_stt.SpeechEvent(type=lk_stt.SpeechEventType.PREFLIGHT_TRANSCRIPT, alternatives=[data]))
+
+
+async def livekit_preflight_turns(events: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
+    from livekit.agents import AgentSession
+
+    from streamrag.speculate.livekit import LiveKitSpeculation, SpeculativeAgent
+
+    stt_cls, llm_cls = livekit_components()
+    stt, llm = stt_cls(), llm_cls()
+    turn_handling: Any = {"endpointing": {"min_delay": 0.3, "max_delay": 3.0}, "preemptive_generation": {"enabled": True}}
+    session: AgentSession = AgentSession(stt=stt, llm=llm, turn_handling=turn_handling)
+    async with speculator(events) as spec:
+        speculation = LiveKitSpeculation(spec)
+        await session.start(SpeculativeAgent(speculation, instructions="Answer from the information given."))
+        # turn 1: the preflight is the final text; LiveKit's reply on it is kept
+        for text in ("what is", "what is the capital"):
+            stt.say(text, final=False)
+            await asyncio.sleep(0.05)
+        preflight(stt, SPAIN)
+        await asyncio.sleep(0.2)  # the preemptive request resolves the turn on the preflight
+        stt.say(SPAIN, final=True)
+        await until(lambda: n_replies(session) == 1)
+        # turn 2: a preflight the user talks past (Flux's TurnResumed): LiveKit drops the reply
+        stt.say("what is the", final=False)
+        await asyncio.sleep(0.05)
+        preflight(stt, "what is the capital of")
+        await asyncio.sleep(0.2)
+        stt.say(FRANCE, final=False)  # stale: on_preflight_stale cancels the preemptive reply
+        await asyncio.sleep(0.05)
+        stt.say(FRANCE, final=True)
+        await until(lambda: n_replies(session) == 2)
+        await session.aclose()
+    return llm, session, speculation
+
+
+def test_livekit_preflight_transcript_reply_is_kept_and_a_stale_one_is_answered_again(caplog) -> None:
+    """LiveKit's preflight path (``AudioRecognition`` on ``PREFLIGHT_TRANSCRIPT`` →
+    ``on_preemptive_generation``; ``on_preflight_stale``): the preemptive request made on a
+    preflight transcript carries the retrieval result and is kept when the final transcript
+    says the same; a preflight the user talked past is cancelled, its Speculator turn
+    leaves nothing in the next request, and the request for the final words answers from
+    a resolution of those words."""
+    pytest.importorskip("livekit.agents", reason="the livekit extra is not installed (pip install -e '.[livekit]')")
+    caplog.set_level(logging.DEBUG, logger="livekit.agents")
+    events: list[dict[str, Any]] = []
+    llm, session, speculation = asyncio.run(livekit_preflight_turns(events))
+    instructions = ("system", "Answer from the information given.")
+    assert llm.requests[0] == [instructions, ("assistant", MADRID), ("user", SPAIN)]  # made on the preflight
+    assert llm.requests[-1] == [instructions, ("user", SPAIN), ("assistant", "reply 1"), ("assistant", PARIS), ("user", FRANCE)]
+    stale = llm.requests[1:-1]  # the reply started on "what is the capital of", if it reached the LLM before its cancel
+    assert all(r[-1] == ("user", "what is the capital of") and PARIS not in str(r) and MADRID not in str(r[2:]) for r in stale)
+    verdicts = preemption_log(caplog)
+    assert verdicts[0] == "using preemptive generation" and verdicts[-1] == "using preemptive generation"
+    answered = [e for e in events if e["kind"] == "decision"]
+    assert answered[0]["qid"] == "turn1" and len(answered) in (2, 3)  # the stale preflight's turn: resolved or abandoned
+    assert speculation.last.query == FRANCE  # the final words' own resolution (their words came at once: no lead)
+    assert [(m.role, m.text_content) for m in session.history.messages()] == [
+        ("user", SPAIN),
+        ("assistant", "reply 1"),
+        ("user", FRANCE),
+        ("assistant", f"reply {len(llm.requests)}"),  # the stale reply, cancelled, is not in the history
+    ]

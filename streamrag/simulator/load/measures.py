@@ -42,6 +42,7 @@ SYSTEM_FIELDS: tuple[tuple[str, str], ...] = (
     ("fired", "<i4"),
     ("used", "<i4"),
     ("rejected", "<i4"),
+    ("unsafe", "<i4"),
     ("trace_at", "<i8"),
     ("trace_size", "<i8"),
 )
@@ -88,7 +89,7 @@ class SessionTable:
         self.systems = tuple(systems)
         self.dtype = record_dtype(self.resources, self.systems)
         self._system_at = {s: self.dtype.fields[s][1] for s in self.systems}  # type: ignore[index]
-        self._pack = struct.Struct("<qqiiiqq" + "q" * len(self.resources)).pack
+        self._pack = struct.Struct("<qqiiiiqq" + "q" * len(self.resources)).pack
         self.fd: int | None = os.open(path, os.O_RDWR)
         weakref.finalize(self, _unlink, path)  # the file lives as long as its readers
         os.ftruncate(self.fd, n * self.dtype.itemsize)  # sparse until written
@@ -167,6 +168,11 @@ class SessionMeasures:
         return self.table.column(self.system, "rejected")
 
     @property
+    def unsafe(self) -> np.ndarray:
+        """Unsafe executions of a mutating tool per session (0 for any other tool)."""
+        return self.table.column(self.system, "unsafe")
+
+    @property
     def waits(self) -> dict[str, np.ndarray]:
         """µs each session's jobs waited per resource, for the resources with a wait."""
         if not self.waited:
@@ -175,10 +181,18 @@ class SessionMeasures:
         return {name: all_waits[:, self._resource_idx[name]] for name in sorted(self.waited)}
 
     def add(
-        self, i: int, question: int, arrival_us: int, input_end_us: int, events: list[dict[str, Any]], trace: tuple[int, int]
+        self,
+        i: int,
+        question: int,
+        arrival_us: int,
+        input_end_us: int,
+        events: list[dict[str, Any]],
+        trace: tuple[int, int],
+        unsafe: int = 0,
     ) -> None:
         """Session ``i`` finished: its record from its ``events``; ``trace`` = (offset, size)
-        of its events in this system's trace spool ((−1, 0): not traced)."""
+        of its events in this system's trace spool ((−1, 0): not traced); ``unsafe``: its
+        unsafe executions (a mutating tool's)."""
         fired = rejected = 0
         answer = -1
         used_call = None
@@ -220,7 +234,7 @@ class SessionMeasures:
             if call != 0 and call != used_call:  # F jobs are call 0: always used
                 self.wasted_us[resource] = self.wasted_us.get(resource, 0) + us
         used = 1 if answer >= 0 else 0
-        self.table.write(self.system, i, question, (arrival_us, answer, fired, used, rejected, *trace), waits)
+        self.table.write(self.system, i, question, (arrival_us, answer, fired, used, rejected, unsafe, *trace), waits)
 
     def _wait(self, waits: list[int], resource: str, us: int) -> None:
         self.waited.add(resource)

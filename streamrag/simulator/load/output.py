@@ -37,6 +37,7 @@ SESSIONS = TableKind(
         "calls_used": "int",
         "calls_rejected": "int",
         "baseline_calls_rejected": "int",
+        "unsafe_calls": "int",
         "baseline_arrival_s": "float",
     },
     patterns=((rf"({'|'.join(SYSTEMS)})_wait_.+_ms", "float"),),
@@ -47,8 +48,9 @@ SESSIONS = TableKind(
 (the time the session's jobs waited in that resource's queue), then for closed-loop
 workloads ``baseline_arrival_s``; an empty field is undefined (a failed session's latencies)."""
 
-SESSION_COLUMNS_HEAD: tuple[str, ...] = tuple(c for c in SESSIONS.columns if c != "baseline_arrival_s")
-"""The columns ``sessions.csv`` starts with, in order."""
+SESSION_COLUMNS_HEAD: tuple[str, ...] = tuple(c for c in SESSIONS.columns if c not in ("unsafe_calls", "baseline_arrival_s"))
+"""The columns ``sessions.csv`` starts with, in order (``unsafe_calls`` follows them for a
+mutating tool, ``tool.effects = "mutating"``: the session's unsafe executions)."""
 
 
 def read_sessions(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -139,14 +141,22 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
         "every": every,
         "note": "trace.jsonl holds every event of sessions 0, every, 2·every, … (load.trace_sessions)",
     }
+    if _mutating(run):  # per 1,000 counted sessions (turns), as a replay's summary counts them
+        n_counted = int(counted.sum())
+        out["unsafe_per_1000_turns"] = float(1000 * s.unsafe[counted].sum() / n_counted) if n_counted else None
     out["parameters"] = parameters
     return out
+
+
+def _mutating(run: LoadRun) -> bool:
+    return run.rs.scenario.tool.effects == "mutating"
 
 
 def session_columns(run: LoadRun) -> list[str]:
     waits = [f"{system}_wait_{name}_ms" for system in SYSTEMS for name in sorted(run.systems[system].measures.waited)]
     closed = isinstance(run.rs.scenario.load.arrivals, ClosedArrivals)  # type: ignore[union-attr]
-    return [*SESSION_COLUMNS_HEAD, *waits, *(["baseline_arrival_s"] if closed else [])]
+    unsafe = ["unsafe_calls"] if _mutating(run) else []
+    return [*SESSION_COLUMNS_HEAD, *unsafe, *waits, *(["baseline_arrival_s"] if closed else [])]
 
 
 def write_sessions_csv(run: LoadRun, path: str | os.PathLike[str]) -> Path:
@@ -192,6 +202,7 @@ def _session_rows(run: LoadRun, fh: Any) -> None:
                 "calls_used": int(s["used"]),
                 "calls_rejected": int(s["rejected"]),
                 "baseline_calls_rejected": int(b["rejected"]),
+                "unsafe_calls": int(s["unsafe"]),
                 "baseline_arrival_s": repr(int(b["arrival_us"]) / 1e6),
             }
             for system, names in waits.items():

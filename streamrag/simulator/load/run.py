@@ -139,6 +139,8 @@ class _LoadedSystems:
         self.n_events = 0
         """Events of every finished session, both systems."""
         self.policy = sc.policy.build(clock)
+        self.mutating = sc.tool.effects == "mutating"
+        """Count each session's unsafe executions (a mutating tool)."""
         self.pending_baselines = 0
         self.drained = anyio.Event()
         """Set when every baseline arm (callbacks, no task) has finished."""
@@ -214,11 +216,21 @@ class _LoadedSystems:
                 self.drained.set()
         sink = self.sinks.get(system) if self.trace_every and i % self.trace_every == 0 else None
         trace = (-1, 0) if sink is None else sink.add(rec.events)
-        self.measures[system].add(i, self.asked[i], at, plan.input_end_us, rec.events, trace)
+        unsafe = self._unsafe(self.questions[self.asked[i]], rec.events) if system == "streaming" and self.mutating else 0
+        self.measures[system].add(i, self.asked[i], at, plan.input_end_us, rec.events, trace, unsafe)
         self.n_events += len(rec.events)
         self.last_us[system] = self.clock.now_us()
         if self.on_session is not None:
             self.on_session()
+
+    @staticmethod
+    def _unsafe(q: SimQuestion, events: list[dict[str, Any]]) -> int:
+        """The session's unsafe executions, counted as a replayed question's are (the arm,
+        its rules and the fold are the same: only the shared resources differ)."""
+        from streamrag.simulator.replay.fold import fold_trace
+        from streamrag.simulator.results import unsafe_executions
+
+        return unsafe_executions(fold_trace(events), q.n_words, None if q.revised is None else q.revised.tolist())
 
     def _system_run(self, system: str) -> SystemRun:
         end_us = self.last_us[system]

@@ -139,3 +139,22 @@ def test_a_per_tool_profile_simulates_the_tool_it_is_asked_for(tmp_path, exports
     assert rs.stages.G.quantile_ms(0.5) == pytest.approx(exports["truth"]["G"], rel=0.05)
     with pytest.raises(ConfigError, match=r"latency\.L_stage: .* has no stage 'L\.search'"):
         load_scenario(str(scenario), ["latency.L_stage=L.search"])
+
+
+@pytest.mark.parametrize(("kind", "field", "value"), [("otlp", "endTimeUnixNano", str(10**40)), ("jaeger", "duration", 10**40)])
+def test_a_span_longer_than_a_day_is_refused_naming_its_line_and_field(tmp_path, kind, field, value):
+    gen = _generator()
+    doc = gen.livekit_otlp(30, 3) if kind == "otlp" else gen.pipecat_jaeger(30, 3)
+    spans = (
+        [s for r in doc["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+        if kind == "otlp"
+        else doc["data"][0]["spans"]
+    )
+    name_key = "name" if kind == "otlp" else "operationName"
+    span = next(s for s in spans if s[name_key].startswith(("function_tool", "execute_tool")))
+    span[field] = value
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    rules = LIVEKIT_RULES if kind == "otlp" else PIPECAT_RULES
+    with pytest.raises(RecordError, match=f"{field}.*more than a day"):
+        read_measurements(path, rules, turn="span:agent_turn" if kind == "otlp" else "span:turn")

@@ -16,7 +16,6 @@ SAMPLES = {
     "data.k": ["data.k=1"],
     "data": ["data.grounding=relaxed"],
     "policy": ["policy.kind=admission"],
-    "tool": ["tool.effects=mutating"],
     "endpoint": ["endpoint.kind=detector", "endpoint.delay_ms=500"],
 }
 """A value away from its default for every declared prefix (a new declaration needs one)."""

@@ -86,14 +86,40 @@ def test_revised_hypotheses_make_calls_unsafe_and_the_guarded_policies_run_none(
     assert guarded["parameters"]["scenario"]["tool"] == {"effects": "mutating", "mutating_policy": None}
 
 
-def test_the_report_shows_the_outcomes_and_a_load_run_refuses_the_setting(runs, tmp_path: Path, capsys) -> None:
+def test_the_report_shows_the_outcomes_and_predict_refuses_the_setting(runs, tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
     _simulate(run, "tool.effects=mutating", "tool.mutating_policy=speculative")
     assert main(["report", str(run), "-q"]) == 0
     html = (run / "report.html").read_text()
     assert "Speculative call outcomes" in html and "unsafe executions per 1,000 turns" in html
     capsys.readouterr()
-    rc = main(["simulate", DEMO, "--scenario", "load", "--set", "tool.effects=mutating", "--out", str(tmp_path / "l"), "-q"])
-    assert rc == 1 and "tool.effects = 'mutating' does not apply to a load run" in capsys.readouterr().err
     rc = main(["predict", DEMO, "--scenario", "paper_rq3", "--set", "tool.effects=mutating"])
     assert rc == 1 and "simulate it instead" in capsys.readouterr().err
+
+
+LOAD = ["load.arrivals.n_sessions=120", "load.warmup_s=0", "load.reference_sessions=5", "select.population=all"]
+"""A small load run on the built-in ``load`` scenario."""
+
+
+def _load(out: Path, *sets: str) -> tuple[dict[str, Any], pd.DataFrame]:
+    args = ["simulate", DEMO, "--scenario", "load", "--out", str(out), "-q"]
+    for s in (*LOAD, *sets):
+        args += ["--set", s]
+    assert main(args) == 0
+    return json.loads((out / "summary.json").read_text()), pd.read_csv(out / "sessions.csv")
+
+
+def test_a_load_run_counts_unsafe_executions_by_the_arms_own_rules(tmp_path: Path) -> None:
+    """Sessions share the tool and the LLM; the arm, its mutating policy and the count are
+    the replay's. Unguarded, calls run on partial questions; every guarded policy runs none."""
+    plain, sessions = _load(tmp_path / "read_only")
+    assert "unsafe_per_1000_turns" not in plain and "unsafe_calls" not in sessions.columns
+    unsafe = {}
+    for policy in ("never", "after_authorization", "deferral", "speculative"):
+        summary, sessions = _load(tmp_path / policy, "tool.effects=mutating", f"tool.mutating_policy={policy}")
+        counted = sessions[sessions["counted"]]
+        assert summary["unsafe_per_1000_turns"] == pytest.approx(1000 * counted["unsafe_calls"].sum() / len(counted))
+        assert (sessions["unsafe_calls"] <= sessions["calls_fired"]).all()
+        unsafe[policy] = summary["unsafe_per_1000_turns"]
+    assert unsafe["never"] == unsafe["after_authorization"] == unsafe["deferral"] == 0.0
+    assert unsafe["speculative"] > 1000  # more than one call per turn ran on a partial question
