@@ -12,7 +12,11 @@ DATA_PACKAGES = {
     "streamrag._sim.models": "sim/models",
 }
 
+# Folders of data files only (no __init__.py) are packages too: listed here, or setuptools
+# would warn that it ships them only by accident of the package-data globs.
+DATA_ONLY = ["streamrag.schemas"]
+
 setup(
-    packages=[*find_packages(include=["streamrag*"]), *DATA_PACKAGES],
+    packages=[*find_packages(include=["streamrag*"]), *DATA_ONLY, *DATA_PACKAGES],
     package_dir=DATA_PACKAGES,
 )
