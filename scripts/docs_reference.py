@@ -174,6 +174,10 @@ def _models_in(annotation: Any) -> list[type]:
 
 
 def _type_name(annotation: Any) -> str:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return " | ".join(dict.fromkeys(_type_name(a) for a in typing.get_args(annotation)))
+    if annotation is type(None):
+        return "None"
     text = str(annotation) if not isinstance(annotation, type) else annotation.__name__
     for junk in ("typing.", "streamrag.", "NoneType"):
         text = text.replace(junk, "None" if junk == "NoneType" else "")
@@ -272,23 +276,39 @@ def config_page() -> str:
         "Configuration keys",
         "Every key with its type, default and unit, read from the pydantic models that validate it. "
         "A unit is named by the key's suffix (`_ms` milliseconds, `_s` seconds, `_wps` words per second). "
-        "Keys listed under `X.kind = K` exist when that section's kind is K.",
+        "A section whose `kind` picks among several shapes lists each kind's keys under `X.kind = K`.",
     )
+    head = ["| key | type | default | unit | meaning |", "|---|---|---|---|---|"]
     for title, model, intro, applies in config_models():
-        lines += ["", f"## {title}", "", intro, ""]
-        head = (
-            "| key | type | default | unit | when | applies | meaning |"
-            if applies
-            else "| key | type | default | unit | when | meaning |"
-        )
-        lines += [head, "|" + "---|" * (head.count("|") - 1)]
+        lines += ["", f"## {title}", "", intro]
+        heading: tuple[str, str] | None = None
+        pending: list[str] = []  # the heading of a group, written with its first key
+        seen: set[str] = set()
         for key, kind, default, u, when, meaning in config_keys(model):
-            cells = [f"`{key}`", _cell(kind), default, u, f"`{when}`" if when else ""]
-            if applies:
-                cells.append(_where(key))
-            cells.append(_cell(meaning))
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+            section = key.split(".", 1)[0] if "." in key or kind.startswith("section") else ""
+            if (section, when) != heading:
+                heading = (section, when)
+                if when:
+                    pending = ["", f"#### `{when}`", ""]
+                elif section in seen:
+                    pending = ["", f"#### More `[{section}]` keys" if section else "### More top-level keys", ""]
+                else:
+                    seen.add(section)
+                    where = f" Applies to: {_where(section)}." if applies and section else ""
+                    pending = ["", f"### `[{section}]`" if section else "### Top level", "", (meaning + where).strip(), ""]
+                    lines += pending[:-1]  # a section's own heading stands even when kinds follow
+                    pending = [""]
+            if kind.startswith("section"):
+                continue
+            if pending:
+                lines += [*pending, *head]
+                pending = []
+            note = _cell(meaning)
+            if applies and section and _where(key) != _where(section):
+                note += f" Applies to: {_where(key)}."
+            shown = f'"{when.rsplit("= ", 1)[-1]}"' if key.endswith(".kind") and when else _cell(kind)
+            lines.append(f"| `{key}` | {shown} | {default} | {u} | {note.strip()} |")
+    return "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1])) + "\n"
 
 
 # --- output tables ---------------------------------------------------------------------

@@ -68,7 +68,8 @@ def test_every_command_and_option_is_in_the_reference() -> None:
 
 
 def _keys(model: type, prefix: str = "") -> set[str]:
-    """Every dotted key of a pydantic model, every kind of a union of sections included."""
+    """Every dotted key of a pydantic model that holds a value (a section's keys, not the
+    section itself), every kind of a union of sections included."""
     from pydantic import BaseModel
 
     def models(annotation: object) -> list[type]:
@@ -82,8 +83,10 @@ def _keys(model: type, prefix: str = "") -> set[str]:
     out: set[str] = set()
     for name, field in model.model_fields.items():  # type: ignore[attr-defined]
         key = prefix + (field.alias or name)
-        out.add(key)
-        for member in models(field.annotation):
+        sections = models(field.annotation)
+        if not sections:
+            out.add(key)
+        for member in sections:
             out |= _keys(member, key + ".")
     return out
 
@@ -98,9 +101,12 @@ def test_every_configuration_key_is_in_the_reference() -> None:
     keys = _keys(Scenario) | _keys(Situation) | _keys(_GridToml)
     assert "trigger.model" in keys and "load.arrivals.offered_load" in keys  # a kind's keys are walked too
     assert not keys - listed, f"in the code, not in docs/reference/config.md: {sorted(keys - listed)}"
-    # Where a scenario key applies is stated for every key.
-    rows = [line for line in page.split("## Sweep grid keys")[0].splitlines() if line.startswith("| `")]
-    assert rows and all("input" in line or "every" in line for line in rows)
+    # Where a scenario key applies is stated for every section (and a key that differs from its section).
+    scenario = page.split("## Sweep grid keys")[0]
+    sections = re.findall(r"^### `\[(\w+)\]`\n\n(.*)$", scenario, flags=re.M)
+    assert {"input", "trigger", "data", "policy", "load"} <= {name for name, _ in sections}
+    assert all("Applies to: " in text for _, text in sections)
+    assert "| `data.k` |" in scenario and "Applies to: inputs: data, table" in scenario
 
 
 def test_every_table_kind_and_column_is_in_the_reference() -> None:
