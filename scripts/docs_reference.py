@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import inspect
 import json
 import sys
@@ -456,21 +457,15 @@ def api_page() -> str:
         "and `streamrag.plots`, rendered from their docstrings. `import streamrag` is light: each "
         "name is imported on first use. Anything else is reached through its module and may change.",
     )
+    options = ["    options:", "      show_root_heading: true", "      show_root_full_path: false", "      heading_level: 2"]
     for name in sorted(streamrag.__all__, key=str.lower):
-        if name == "__version__":
-            continue
-        module = streamrag._PUBLIC[name]
-        lines += ["", f"## `streamrag.{name}`", "", f"::: {module}.{name}", "    options:", "      show_root_heading: false"]
+        if name != "__version__":
+            lines += ["", f"::: {streamrag._PUBLIC[name]}.{name}", *options]
     for module in streamrag._MODULES:
-        lines += [
-            "",
-            f"## `streamrag.{module}`",
-            "",
-            f"::: streamrag.{module}",
-            "    options:",
-            "      show_root_heading: false",
-            "      show_submodules: false",
-        ]
+        lines += ["", f"::: streamrag.{module}", *options, "      show_submodules: false"]
+        lazy = getattr(importlib.import_module(f"streamrag.{module}"), "_PUBLIC", {})
+        for name in sorted(lazy, key=str.lower):  # names a module imports on first use (PEP 562)
+            lines += ["", f"::: streamrag.{module}.{lazy[name]}.{name}", *options[:-1], "      heading_level: 3"]
     return "\n".join(lines) + "\n"
 
 
