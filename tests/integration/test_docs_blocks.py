@@ -125,3 +125,18 @@ def test_the_blocks_of_a_page_run(page: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("page", SLOW)
 def test_the_slow_blocks_of_a_page_run(page: str, tmp_path: Path) -> None:
     _run_page(page, tmp_path, slow=True)
+
+
+HISTORY = re.compile(r"20\d\d-[01]\d-[0-3]\d|load average|this session|on a quiet machine", re.I)
+
+
+def test_no_page_states_measurement_history() -> None:
+    """Dates of runs, load averages and sessions belong to benchmark records
+    (benchmarks/results/*.json, shown by benchmarks/RESULTS.md), not to the pages."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in pages()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HISTORY.search(line)
+    ]
+    assert not found, found
