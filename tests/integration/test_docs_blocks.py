@@ -12,6 +12,10 @@ cache. An HTML comment on the line before a block changes what happens to it:
   class, a grid file that later blocks use);
 - ``<!-- slow -->`` — run only with ``-m slow`` (``make test-all``).
 
+The scratch folder links the checkout's ``scripts/``, ``examples/``, ``benchmarks/``,
+``sim/`` and ``calibration/``, so a page's ``python scripts/X.py`` runs as it does from the
+checkout's root.
+
 Every fenced block names its language; blocks of other languages (``toml``, ``text``,
 ``json``) are not run. The generated reference pages (``docs/reference/``) hold no shell
 or Python blocks.
@@ -95,9 +99,16 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
+CHECKOUT = ("scripts", "examples", "benchmarks", "sim", "calibration")
+"""Folders of the checkout a page's commands name (``python scripts/….py``): linked into the
+scratch folder, read only, as a reader at the checkout's root sees them."""
+
+
 def _run_page(page: str, tmp: Path, *, slow: bool) -> None:
     todo = [b for b in ALL if b.page == page]
     env = _env(tmp)
+    for name in CHECKOUT:
+        (tmp / name).symlink_to(ROOT / name, target_is_directory=True)
     for block in todo:
         if block.marker == "file":
             (tmp / block.argument).write_text(block.code, encoding="utf-8")
