@@ -28,3 +28,10 @@ def test_the_readme_is_short_and_states_no_measurement_history() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 300 and len(text.encode()) <= 20_000
     assert not re.search(r"20\d\d-\d\d-\d\d|load average", text), "measurement history belongs in benchmarks/results"
+
+
+def test_every_link_of_the_readme_reaches_a_file() -> None:
+    """The README links into docs/ (the site's pages, readable where the repository is)."""
+    text = README.read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)", text) if not t.startswith(("http://", "https://"))]
+    assert targets and not [t for t in targets if not (README.parent / t).is_file()]
