@@ -236,7 +236,10 @@ def config_keys(model: type, prefix: str = "", when: str = "") -> Iterator[tuple
                 yield key, "section", _default(field), "", when, docs.get(name, "")
                 yield from config_keys(members[0], key + ".", when)
             continue
-        yield key, _type_name(field.annotation), _default(field), unit(name), when, docs.get(name, "")
+        meaning = docs.get(name, "")
+        if name == "kind" and not meaning:  # a kind's row says what the kind is: its class's docstring
+            meaning = " ".join((inspect.getdoc(model) or "").split("\n\n")[0].split())
+        yield key, _type_name(field.annotation), _default(field), unit(name), when, meaning
 
 
 def _where(key: str) -> str:
