@@ -5,12 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.streamrag-installed
 
-.PHONY: demo test test-all lint setup browser clean
+.PHONY: demo test test-all lint docs setup browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,dense,ner,live,dask,fast,bench,livekit,pipecat,speech,learn,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,dense,ner,live,dask,fast,bench,livekit,pipecat,speech,learn,otel]'
 	touch $(STAMP)
 
 setup: $(STAMP) browser
@@ -35,8 +35,16 @@ test: $(STAMP) browser
 test-all: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 -m ''
 
+# The documentation site: the reference pages and benchmarks/RESULTS.md regenerated from the
+# code and the result records, then built strictly (a warning, a broken link or anchor fails) into
+# site/. Not --quiet: it hides the warnings that strict mode counts, and the build would pass.
+docs: $(STAMP)
+	$(BIN)/python scripts/docs_reference.py
+	$(BIN)/python scripts/bench_results.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) streamrag-demo .pytest_cache .hypothesis
+	rm -rf $(VENV) streamrag-demo site .pytest_cache .hypothesis
 
 lint: $(STAMP)
 	$(BIN)/ruff check streamrag tests benchmarks scripts examples

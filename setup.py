@@ -13,7 +13,11 @@ DATA_PACKAGES = {
     "streamrag._sim.reference": "sim/reference",
 }
 
+# Folders of data files only (no __init__.py) are packages too: listed here, or setuptools
+# would warn that it ships them only by accident of the package-data globs.
+DATA_ONLY = ["streamrag.schemas"]
+
 setup(
-    packages=[*find_packages(include=["streamrag*"]), *DATA_PACKAGES],
+    packages=[*find_packages(include=["streamrag*"]), *DATA_ONLY, *DATA_PACKAGES],
     package_dir=DATA_PACKAGES,
 )

@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT_DIR, machine
+from _common import OUT_DIR, machine, record
 
 V = 1 << 20
 DATA_DIR = OUT_DIR / "bench_global_data"
@@ -470,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")
     os.replace(tmp, path)
+    record("bench_global", report)
     print(f"wrote {path}")
     if not args.keep_data:
         import shutil

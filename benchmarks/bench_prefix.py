@@ -32,6 +32,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+from _common import record
 from rank_bm25 import BM25Okapi
 
 from streamrag.data.chunking import ChunkSettings, chunk_pages
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")
     tmp.replace(path)
+    record("bench_prefix", report)
     print(f"wrote {path.relative_to(ROOT)}")
     return 0
 

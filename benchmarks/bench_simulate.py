@@ -38,7 +38,7 @@ import platform
 import time
 from pathlib import Path
 
-from _common import load_average
+from _common import load_average, record
 
 from streamrag.data.generated.records import generate_stabilization_table
 from streamrag.simulator.questions import questions_from_frame, select_for
@@ -252,6 +252,7 @@ def main() -> None:
         OUT.mkdir(parents=True, exist_ok=True)
         path = OUT / "bench_simulate_memory.json"
         path.write_text(json.dumps({"benchmark": "simulate memory", "memory": memory}, indent=2) + "\n")
+        record("bench_simulate_memory", {"memory": memory})
         print(f"\nwrote {path}")
         return
 
@@ -321,6 +322,7 @@ def main() -> None:
     }
     path = OUT / "bench_simulate.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
+    record("bench_simulate", doc)
     print(f"\nwrote {path} (load average {load_before} → {doc['machine']['load_average'][1]})")
 
 

@@ -59,7 +59,9 @@ def advise(
     cases = [(questions, end) for questions in sets for end in ends]
     for i, (questions, end) in enumerate(cases):
         where = folder / "runs" / (end.name if len(sets) == 1 else f"{i // len(ends) + 1}-{end.name}")
-        profile = folder / "latency" / f"{end.name}.toml"
+        # Absolute: the grid that names it lives in another folder, and a relative file
+        # setting is read relative to the grid's folder (a relative --out named it twice).
+        profile = (folder / "latency" / f"{end.name}.toml").resolve()
         run = run_end(sit, end, where, profile, questions=questions, jobs=jobs, scheduler=scheduler)
         runs.append(run)
         total = len(cases) * max(1, run.frontier.points["policy"].nunique() - 2)  # less the null and the bound

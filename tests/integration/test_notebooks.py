@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import textwrap
 from pathlib import Path
@@ -53,6 +54,7 @@ def run_folders(tmp_path_factory, demo_analysis) -> dict[str, str]:
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_is_clean_and_uses_the_public_api(name):
     book = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    nbformat.validate(book)  # the site's renderer refuses an invalid notebook
     code = [c for c in book.cells if c.cell_type == "code"]
     assert code and all(not c.outputs and c.execution_count is None for c in code), "outputs must be cleared"
     assert any("parameters" in c.metadata.get("tags", []) for c in code)
@@ -60,6 +62,9 @@ def test_notebook_is_clean_and_uses_the_public_api(name):
     assert not [line for line in imports if re.search(r"streamrag(\.\w+)*\._", line)], "private module imported"
     modules = [m.group(1) for line in imports if (m := re.match(r"\s*(?:from|import) (streamrag[\w.]*)", line))]
     assert modules and not [m for m in modules if m not in PUBLIC_MODULES], "a notebook reaches past the public modules"
+    # A tutorial: prose before every code cell (issue 48), the parameters cell aside.
+    after_code = [i for i, (a, b) in enumerate(itertools.pairwise(book.cells), 1) if a.cell_type == b.cell_type == "code"]
+    assert book.cells[0].cell_type == "markdown" and not after_code, f"cells {after_code} follow a code cell without prose"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -180,6 +180,15 @@ def test_the_scenario_file_runs_the_recommended_policy_in_the_speculator(demo: t
     assert any(e["kind"] == "fire" for e in events)
 
 
+def test_a_relative_out_folder_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by running docs/deployer.md's command: a relative --out named each end's latency
+    profile relative to the grid's folder, a path under the out folder twice."""
+    monkeypatch.chdir(tmp_path)
+    situation = {"tool_p50_ms": 800, "tool_p90_ms": 2000, "G_ms": 590, "F_ms": 2520, "input": "generated:20"}
+    advice = streamrag.advise({**situation, "turns_per_s": 2, "tool_workers": 4, "load_sessions": 0}, "runs/advice")
+    assert advice.rows["policy"].tolist() == POLICIES and (tmp_path / "runs" / "advice" / "advice.json").is_file()
+
+
 def test_given_G_and_F_one_end_on_a_generated_input_and_a_local_index_allows_learned(tmp_path: Path) -> None:
     situation = {
         "tool_p50_ms": 800,
