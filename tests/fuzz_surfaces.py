@@ -335,6 +335,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("fit-input", "validate"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("frontier", "grid"): "a grid file: the grid surface's reader (sweep/grid.py)",
     ("frontier", "reference"): "a reference policy: the reference surface's reader (simulator/reference.py)",
+    ("advise", "reference"): "a reference policy: the reference surface's reader (simulator/reference.py)",
     ("frontier", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
     ("ingest", "data"): _RECORDS,
     ("ingest", "ids"): "an id file: the id-file surface's reader (read_ids)",

@@ -119,6 +119,11 @@ def at_load(
     baseline itself, or ``n_sessions`` is 0."""
     if n_sessions == 0:
         return {"at_load.source": "not simulated (load_sessions = 0)"}
+    if rs_load.scenario.endpoint.kind != "fixed":
+        return {
+            "at_load.source": "not simulated: a load run does not put an endpointer's false cut-offs on the shared "
+            "capacity (the replay's saving is the figure)"
+        }
     for what, load in (("tool", offered_load), ("LLM", llm_offered)):
         if load is not None and load >= 1.0:
             return {
@@ -158,7 +163,8 @@ def write_scenarios(rs: ResolvedScenario, situation: Situation, out: Path, heade
     )
     tables = {**scenario_tables(rs, profile=relative), "name": "advise", "description": description}
     pipeline = {k: v for k, v in tables.get("pipeline", {}).items() if k not in ("ranking", "local_rank_ms")}
-    live = {**tables, "pipeline": pipeline}  # the Speculator's ranker costs what it costs: no price to set
+    # the Speculator's ranker costs what it costs: no price to set; its framework ends the turn: no endpointer
+    live = {k: v for k, v in {**tables, "pipeline": pipeline}.items() if k != "endpoint"}
     files = []
     for name, data in (("scenario.toml", live), ("load_scenario.toml", with_load(tables, situation))):
         path = out / name

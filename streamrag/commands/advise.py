@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from streamrag.commands._common import add_reference_option, apply_reference
+
 HELP = "should your agent fire its tool before the user finishes? one row per policy and a recommendation"
 
 EPILOG = """\
@@ -74,6 +76,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="a scenario setting for every simulated point (repeatable; the situation file's key: settings)",
     )
+    add_reference_option(p)
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes for the frontier sweeps (default 1)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run the frontier sweeps on this Dask scheduler (tcp://host:port)")
     p.set_defaults(run=run)
@@ -106,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
     from streamrag.base.progress import task_progress
 
+    apply_reference(args, dest="settings")
     flags = {name: getattr(args, name) for name in FLAGS}
     for name in ("G_ms", "F_ms"):
         if flags[name] is not None:

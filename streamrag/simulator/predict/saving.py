@@ -165,6 +165,12 @@ class Timeline:
         object.__setattr__(self, "key", parts)
 
 
+ENDPOINTER = (
+    "endpoint.kind: predict's model ends every turn input.end_of_turn_ms after the last word; an endpointer and "
+    "its false cut-offs are simulated in replays only (streamrag simulate)"
+)
+
+
 def supported(rs: ResolvedScenario) -> None:
     """Refuse (ConfigError) inputs the model does not cover (triggers are asked per
     question, :func:`timeline`)."""
@@ -176,10 +182,7 @@ def supported(rs: ResolvedScenario) -> None:
             "turn (tool.mutating_policy): simulate it instead"
         )
     if rs.scenario.endpoint.kind != "fixed":
-        raise ConfigError(
-            f"endpoint.kind: predict's model ends every turn input.end_of_turn_ms after the last word; an endpointer "
-            f"({rs.scenario.endpoint.kind!r}) and its false cut-offs are simulated only (streamrag simulate)"
-        )
+        raise ConfigError(ENDPOINTER)
 
 
 def word_times_us(q: SimQuestion, rs: ResolvedScenario) -> list[int]:
@@ -220,6 +223,8 @@ def unpredictable(rs: ResolvedScenario, trigger: Trigger) -> str:
             "pipeline.ranking: 'tool' does not apply to predict, whose queue model has no searches per word on the "
             "tool; simulate the scenario (a load run gives the saving at a load)"
         )
+    if rs.scenario.endpoint.kind != "fixed":
+        return ENDPOINTER
     return ""
 
 

@@ -84,3 +84,25 @@ def test_a_reference_runs_through_the_frontier(tmp_path: Path) -> None:
     assert '"endpoint.eager_ms" = 100' in (out / "grid.toml").read_text()  # the run's grid reruns it
     sweep = pd.read_csv(out / "sweep.csv")
     assert sweep["endpoint.extra_llm_share"].notna().all() and sweep["endpoint.false_cutoffs_per_100_turns"].notna().all()
+
+
+def test_advise_takes_a_reference_predicts_and_loads_nothing_it_cannot_and_the_speculators_file_has_no_endpointer(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "a"
+    situation = ["--tool-p50-ms", "800", "--tool-p90-ms", "2000", "--G-ms", "590", "--F-ms", "2520", "--turns-per-s", "2"]
+    argv = ["advise", *situation, "--tool-workers", "4", "--input", "generated:20", "--reference", "openai_server_vad"]
+    assert main(["--quiet", *argv, "--out", str(out)]) == 0
+    rows = pd.read_csv(out / "advice.csv")
+    placed = rows[rows["no_point"].isna()]
+    assert len(placed) and placed["break_even.median_saved.offered_load"].isna().all()  # not predicted ...
+    assert "break-even not predicted (endpoint.kind: predict's model" in json.loads((out / "advice.json").read_text())["answer"]
+    assert placed["at_load.source"].str.startswith("not simulated: a load run does not put an endpointer").all()
+    assert "endpoint" not in (out / "scenario.toml").read_text()  # live, the framework ends the turn
+    assert 'kind = "silence"' in (out / "load_scenario.toml").read_text()
+    import streamrag
+    from streamrag.engine.clock import RealClock
+    from streamrag.live.tools import BM25Tool
+
+    clock = RealClock()
+    streamrag.Speculator(BM25Tool(["a b c"], clock), str(out / "scenario.toml"), clock=clock)  # no endpointer to refuse
