@@ -232,6 +232,9 @@ class LoadSummary(_Frozen):
     answer_ms_difference: Difference = Field(description="Baseline's statistic − streaming's (tails are not paired)")
     reference: Reference
     trace: LoadTrace
+    call_outcomes: CallOutcomes | None = Field(
+        None, description="How the counted sessions' speculative calls ended (streamrag.pipeline.outcomes)"
+    )
     unsafe_per_1000_turns: float | None = Field(
         None, description="tool.effects mutating only: unsafe executions per 1,000 counted sessions (turns)"
     )

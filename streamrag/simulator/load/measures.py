@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.engine.trace import dump_events
+from streamrag.pipeline.outcomes import OUTCOMES
 
 CHUNK = 1 << 16
 """Sessions per chunk when draws are made and the table is read back."""
@@ -46,7 +47,8 @@ SYSTEM_FIELDS: tuple[tuple[str, str], ...] = (
     ("trace_at", "<i8"),
     ("trace_size", "<i8"),
 )
-"""One system's part of a session record (then one ``<i8`` wait per resource)."""
+"""One system's part of a session record (then its calls per outcome, and one ``<i8`` wait per resource)."""
+_NO_OUTCOMES = (0,) * len(OUTCOMES)
 
 
 def spool_file(folder: str | os.PathLike[str] | None, name: str) -> Path:
@@ -73,9 +75,10 @@ def _refused(exc: OSError, spool: Path, output: str) -> None:
 
 
 def record_dtype(resources: Sequence[str], systems: Sequence[str]) -> np.dtype[Any]:
-    """A session's record: its question, then per system :data:`SYSTEM_FIELDS` and a wait
-    per resource (packed, little-endian)."""
-    system = np.dtype([*SYSTEM_FIELDS, ("wait_us", "<i8", (len(resources),))])
+    """A session's record: its question, then per system :data:`SYSTEM_FIELDS`, its
+    speculative calls per terminal outcome (:data:`~streamrag.pipeline.outcomes.OUTCOMES`)
+    and a wait per resource (packed, little-endian)."""
+    system = np.dtype([*SYSTEM_FIELDS, ("outcomes", "<i4", (len(OUTCOMES),)), ("wait_us", "<i8", (len(resources),))])
     return np.dtype([("question", "<i4"), *((s, system) for s in systems)])
 
 
@@ -89,18 +92,20 @@ class SessionTable:
         self.systems = tuple(systems)
         self.dtype = record_dtype(self.resources, self.systems)
         self._system_at = {s: self.dtype.fields[s][1] for s in self.systems}  # type: ignore[index]
-        self._pack = struct.Struct("<qqiiiiqq" + "q" * len(self.resources)).pack
+        self._pack = struct.Struct("<qqiiiiqq" + "i" * len(OUTCOMES) + "q" * len(self.resources)).pack
         self.fd: int | None = os.open(path, os.O_RDWR)
         weakref.finalize(self, _unlink, path)  # the file lives as long as its readers
         os.ftruncate(self.fd, n * self.dtype.itemsize)  # sparse until written
 
-    def write(self, system: str, i: int, question: int, values: Sequence[int], waits: Sequence[int]) -> None:
+    def write(
+        self, system: str, i: int, question: int, values: Sequence[int], waits: Sequence[int], outcomes: Sequence[int]
+    ) -> None:
         """Session ``i``'s record for ``system`` (``values`` in :data:`SYSTEM_FIELDS` order)."""
         assert self.fd is not None  # written only while the run is on
         at = i * self.dtype.itemsize
         try:
             os.pwrite(self.fd, struct.pack("<i", question), at)
-            os.pwrite(self.fd, self._pack(*values, *waits), at + self._system_at[system])
+            os.pwrite(self.fd, self._pack(*values, *outcomes, *waits), at + self._system_at[system])
         except OSError as exc:
             _refused(exc, self.path, "sessions.csv")
             raise
@@ -173,6 +178,11 @@ class SessionMeasures:
         return self.table.column(self.system, "unsafe")
 
     @property
+    def outcomes(self) -> np.ndarray:
+        """Speculative calls per terminal outcome, per session (sessions × outcomes)."""
+        return self.table.column(self.system, "outcomes")
+
+    @property
     def waits(self) -> dict[str, np.ndarray]:
         """µs each session's jobs waited per resource, for the resources with a wait."""
         if not self.waited:
@@ -189,10 +199,12 @@ class SessionMeasures:
         events: list[dict[str, Any]],
         trace: tuple[int, int],
         unsafe: int = 0,
+        outcomes: Sequence[int] = _NO_OUTCOMES,
     ) -> None:
         """Session ``i`` finished: its record from its ``events``; ``trace`` = (offset, size)
         of its events in this system's trace spool ((−1, 0): not traced); ``unsafe``: its
-        unsafe executions (a mutating tool's)."""
+        unsafe executions (a mutating tool's); ``outcomes``: its speculative calls per
+        terminal outcome (the arm's :class:`~streamrag.pipeline.outcomes.CallEnds`)."""
         fired = rejected = 0
         answer = -1
         used_call = None
@@ -234,7 +246,7 @@ class SessionMeasures:
             if call != 0 and call != used_call:  # F jobs are call 0: always used
                 self.wasted_us[resource] = self.wasted_us.get(resource, 0) + us
         used = 1 if answer >= 0 else 0
-        self.table.write(self.system, i, question, (arrival_us, answer, fired, used, rejected, unsafe, *trace), waits)
+        self.table.write(self.system, i, question, (arrival_us, answer, fired, used, rejected, unsafe, *trace), waits, outcomes)
 
     def _wait(self, waits: list[int], resource: str, us: int) -> None:
         self.waited.add(resource)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from streamrag.base.columns import TableKind
+from streamrag.pipeline.outcomes import outcome_counts
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.load.run import SYSTEMS, LoadRun
 from streamrag.simulator.load.workload import ClosedArrivals, session_id
@@ -141,6 +142,8 @@ def load_summary(run: LoadRun, parameters: dict[str, Any]) -> dict[str, Any]:
         "every": every,
         "note": "trace.jsonl holds every event of sessions 0, every, 2·every, … (load.trace_sessions)",
     }
+    # how the counted sessions' speculative calls ended, as a replay's summary counts them
+    out["call_outcomes"] = outcome_counts(s.outcomes[counted].sum(axis=0).tolist())
     if _mutating(run):  # per 1,000 counted sessions (turns), as a replay's summary counts them
         n_counted = int(counted.sum())
         out["unsafe_per_1000_turns"] = float(1000 * s.unsafe[counted].sum() / n_counted) if n_counted else None

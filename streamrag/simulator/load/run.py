@@ -206,9 +206,9 @@ class _LoadedSystems:
             self.policy,
         )
         await arm.run()
-        self._done("streaming", i, at, plan, rec)
+        self._done("streaming", i, at, plan, rec, arm.machine.ends.counts())
 
-    def _done(self, system: str, i: int, at: int, plan: QuestionPlan, rec: Recorder) -> None:
+    def _done(self, system: str, i: int, at: int, plan: QuestionPlan, rec: Recorder, outcomes: tuple[int, ...] = ()) -> None:
         """A session finished in ``system``: measure it, spool its events, count it."""
         if system == "baseline":
             self.pending_baselines -= 1
@@ -217,7 +217,9 @@ class _LoadedSystems:
         sink = self.sinks.get(system) if self.trace_every and i % self.trace_every == 0 else None
         trace = (-1, 0) if sink is None else sink.add(rec.events)
         unsafe = self._unsafe(self.questions[self.asked[i]], rec.events) if system == "streaming" and self.mutating else 0
-        self.measures[system].add(i, self.asked[i], at, plan.input_end_us, rec.events, trace, unsafe)
+        self.measures[system].add(
+            i, self.asked[i], at, plan.input_end_us, rec.events, trace, unsafe, *([outcomes] if outcomes else [])
+        )
         self.n_events += len(rec.events)
         self.last_us[system] = self.clock.now_us()
         if self.on_session is not None:

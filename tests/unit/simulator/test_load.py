@@ -59,6 +59,22 @@ def test_on_unlimited_capacity_every_session_is_the_question_replayed_alone(ques
     assert np.array_equal(run.reference_saved_us, (b.answer_us - s.answer_us)[: run.reference_saved_us.size])
 
 
+def test_every_sessions_speculative_calls_end_once_and_the_summary_counts_them(tmp_path: Path) -> None:
+    from streamrag.pipeline.outcomes import OUTCOMES
+
+    table = tmp_path / "t.csv"
+    write_table(small_table(40, seed=5), table)
+    scenario = tmp_path / "load.toml"
+    scenario.write_text(_toml({**BASE, "load": {**BASE["load"], "warmup_s": 0.0}}), encoding="utf-8")  # all counted
+    out = tmp_path / "o"
+    assert main(["simulate", "--table", str(table), "--scenario", str(scenario), "--out", str(out), "-q"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sessions"]["counted"] == 150 and list(summary["call_outcomes"]) == list(OUTCOMES)
+    fired = sum(1 for e in read_trace(out / "trace.jsonl") if e.kind == "fire" and e.arm == "streaming" and e.by == "trigger")
+    assert sum(summary["call_outcomes"].values()) == fired > 0  # each speculative call ends in exactly one outcome
+    assert summary["call_outcomes"]["used"] > 0
+
+
 def test_littles_law_holds_for_every_resource_of_every_system(questions) -> None:
     run = run_load(questions, _rs())
     for system in run.systems.values():
