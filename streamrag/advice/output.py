@@ -48,6 +48,8 @@ COLUMNS: tuple[str, ...] = (
     "baseline_ms.p90", "streaming_ms.p90", *_ci("answer_ms_difference.p90"),
     "calls_fired.mean", *_ci("extra_calls", "mean"), *_ci("saved_ms", "mean"), *_ci("misfire", "rate"),
     *_ci("negative", "rate"),
+    "unsafe_per_1000_turns", "endpoint.extra_llm_calls_per_turn", "endpoint.extra_llm_share",
+    "endpoint.false_cutoffs_per_100_turns", "endpoint.eager_restarts_per_100_turns",
     "pct_of_optimal",
     *_crossing("median_saved"), *_crossing("p90"), "turns_per_s_per_offered_load",
     "at_load.turns_per_s", "at_load.offered_load", "at_load.llm_offered_load", "at_load.source", "at_load.answer_ms_difference.median",
@@ -57,7 +59,8 @@ COLUMNS: tuple[str, ...] = (
 """``advice.csv``'s columns: the names simulate, the frontier, load runs and predict use
 (``baseline_ms.median`` is the p50 user's baseline answer latency, ``answer_ms_difference.p90``
 the p90 user's gain, ``saved_ms.mean`` the mean per-question saving, ``negative.rate`` the
-share of turns slower than the baseline)."""
+share of turns slower than the baseline; ``unsafe_per_1000_turns`` with a mutating tool,
+``endpoint.*`` with an endpointer: its extra compute and its cut-offs)."""
 
 
 def _clean(value: Any) -> Any:

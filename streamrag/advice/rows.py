@@ -141,6 +141,10 @@ def _users(run: EndRun, key: str, seed: int) -> dict[str, Any]:
         out[f"baseline_ms.{stat}"], out[f"streaming_ms.{stat}"] = base, stream
         out[f"answer_ms_difference.{stat}"] = base - stream
     out.update(user_gain_ci(run, key, seed))
+    if summary.get("unsafe_per_1000_turns") is not None:  # a mutating tool (tool.effects)
+        out["unsafe_per_1000_turns"] = summary["unsafe_per_1000_turns"]
+    for name, value in (summary.get("endpoint") or {}).items():  # an endpointer ([endpoint], --reference)
+        out[f"endpoint.{name}"] = value
     return out
 
 

@@ -165,6 +165,10 @@ class Timeline:
         object.__setattr__(self, "key", parts)
 
 
+MUTATING = (
+    "tool.effects: predict's model runs every call as soon as it is fired; a mutating tool's calls wait for the "
+    "turn (tool.mutating_policy): simulate it instead"
+)
 ENDPOINTER = (
     "endpoint.kind: predict's model ends every turn input.end_of_turn_ms after the last word; an endpointer and "
     "its false cut-offs are simulated in replays only (streamrag simulate)"
@@ -177,10 +181,7 @@ def supported(rs: ResolvedScenario) -> None:
     if rs.scenario.input.needs_rng:
         raise ConfigError("input: predict needs deterministic word times (a uniform cadence without pauses, or timings)")
     if rs.scenario.tool.mutating is not None:
-        raise ConfigError(
-            "tool.effects: predict's model runs every call as soon as it is fired; a mutating tool's calls wait for the "
-            "turn (tool.mutating_policy): simulate it instead"
-        )
+        raise ConfigError(MUTATING)
     if rs.scenario.endpoint.kind != "fixed":
         raise ConfigError(ENDPOINTER)
 
@@ -223,6 +224,8 @@ def unpredictable(rs: ResolvedScenario, trigger: Trigger) -> str:
             "pipeline.ranking: 'tool' does not apply to predict, whose queue model has no searches per word on the "
             "tool; simulate the scenario (a load run gives the saving at a load)"
         )
+    if rs.scenario.tool.mutating is not None:
+        return MUTATING
     if rs.scenario.endpoint.kind != "fixed":
         return ENDPOINTER
     return ""

@@ -346,3 +346,18 @@ def test_llm_workers_queue_the_llm_in_the_load_simulation_and_predict_says_it_qu
     assert data["reproduce"]["predict"].endswith("--set resources.llm.kind=unlimited")
     unlimited = streamrag.advise(situation, tmp_path / "unlimited")  # the break-even is predict's, LLM or not
     assert row["break_even.median_saved.turns_per_s"] == unlimited.rows.iloc[0]["break_even.median_saved.turns_per_s"]
+
+
+def test_a_mutating_tools_unsafe_executions_per_1000_turns_sit_beside_each_policys_saving(tmp_path: Path) -> None:
+    situation = {**GIVEN, "input": "generated:30", "load_sessions": 0}
+    rows = {}
+    for policy in ("deferral", "speculative"):
+        settings = ["tool.effects=mutating", f"tool.mutating_policy={policy}"]
+        advice = streamrag.advise({**situation, "settings": settings}, tmp_path / policy)
+        placed = advice.rows[advice.rows["no_point"] == ""]
+        rows[policy] = placed.set_index("policy")
+        assert placed["unsafe_per_1000_turns"].notna().all()
+        written = pd.read_csv(tmp_path / policy / "advice.csv")
+        assert written["unsafe_per_1000_turns"].notna().sum() == len(placed)
+    assert (rows["deferral"]["unsafe_per_1000_turns"] == 0).all()  # held for the confirmed turn: never unsafe
+    assert (rows["speculative"]["unsafe_per_1000_turns"] > 0).any()  # unguarded: calls run on partial questions

@@ -98,6 +98,7 @@ def test_advise_takes_a_reference_predicts_and_loads_nothing_it_cannot_and_the_s
     assert len(placed) and placed["break_even.median_saved.offered_load"].isna().all()  # not predicted ...
     assert "break-even not predicted (endpoint.kind: predict's model" in json.loads((out / "advice.json").read_text())["answer"]
     assert placed["at_load.source"].str.startswith("not simulated: a load run does not put an endpointer").all()
+    assert placed["endpoint.extra_llm_share"].notna().all() and placed["endpoint.false_cutoffs_per_100_turns"].notna().all()
     assert "endpoint" not in (out / "scenario.toml").read_text()  # live, the framework ends the turn
     assert 'kind = "silence"' in (out / "load_scenario.toml").read_text()
     import streamrag
