@@ -224,13 +224,18 @@ class Written:
         return Interrupted(f"nothing was written to {self.out}/; rerun the same command")
 
 
+REFERENCES = ("deepgram_flux", "livekit", "openai_server_vad", "pipecat")
+"""The built-in reference policies, for ``--help`` without reading their folder (a test ties
+this copy to :func:`streamrag.simulator.reference.list_references`)."""
+
+
 def add_reference_option(parser: argparse.ArgumentParser) -> None:
     """``--reference NAME|FILE.toml``: a framework's reference policy (:mod:`streamrag.simulator.reference`)."""
     parser.add_argument(
         "--reference",
         metavar="NAME|FILE.toml",
-        help="a voice framework's end-of-turn policy as settings, applied before --set (built-in: deepgram_flux, "
-        "livekit, openai_server_vad, pipecat; docs/endpointing.md)",
+        help=f"a voice framework's end-of-turn policy as settings, applied before --set (built-in: {', '.join(REFERENCES)}; "
+        "docs/endpointing.md)",
     )
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -209,7 +209,7 @@ class EndpointTurn:
         )
         return cls(end, not eager_tools, cost)
 
-    def event_fields(self) -> dict[str, object]:
+    def event_fields(self) -> dict[str, Any]:
         """The ``endpoint`` trace event's fields."""
         end = self.end
         return {

@@ -30,7 +30,7 @@ from streamrag.pipeline.calls import Call
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
-from streamrag.simulator.replay.fold import Tally
+from streamrag.simulator.replay.fold import Tally, endpoint_tally
 
 _COMPLETION = int(Priority.COMPLETION)
 _TURN_END = int(Priority.TURN_END)
@@ -319,16 +319,7 @@ def replay(
     tool_at = max(g_end, plan.confirm_us) if plan.holds_tools else g_end  # BaselineArm: held for the confirmation
     tally.baseline_answer_us = tool_at + plan.l_us[n - 1] + f_us
     if plan.endpoint is not None:  # what the fold of the trace's stage events gives
-        end, cost = plan.endpoint.end, plan.endpoint.cost
-        tally.endpoint = (
-            end.start_us,
-            end.confirm_us,
-            len(end.cutoffs),
-            len(end.restarts),
-            cost.llm_calls,
-            cost.tool_calls,
-            cost.answered_partial,
-        )
+        tally.endpoint = endpoint_tally(plan.endpoint.event_fields())
         g_us, l_us = plan.g_us[chosen.prefix_t - 1], plan.l_us[chosen.prefix_t - 1]
         tally.spans = {chosen.idx: [chosen.gen_end_us - g_us, chosen.gen_end_us, chosen.tool_at_us, chosen.tool_at_us + l_us]}
         tool_end = tool_at + plan.l_us[n - 1]

@@ -114,8 +114,10 @@ def _on_tool_done(t: Tally, e: Event) -> None:
     t.spans[e["call"]][3] = e["t_us"]
 
 
-def _on_endpoint(t: Tally, e: Event) -> None:
-    t.endpoint = (
+def endpoint_tally(e: Event) -> tuple[int, int, int, int, int, int, int]:
+    """:attr:`Tally.endpoint` of an ``endpoint`` event's fields (the trace's, or
+    :meth:`~streamrag.engine.endpoint.EndpointTurn.event_fields` in a closed-form replay)."""
+    return (
         e["start_us"],
         e["confirm_us"],
         len(e["cutoffs"]),
@@ -124,6 +126,10 @@ def _on_endpoint(t: Tally, e: Event) -> None:
         e["tool_calls"],
         e["answered_partial"],
     )
+
+
+def _on_endpoint(t: Tally, e: Event) -> None:
+    t.endpoint = endpoint_tally(e)
 
 
 def _on_tool_error(t: Tally, e: Event) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from streamrag.base.errors import ConfigError
 from streamrag.cli import main
+from streamrag.commands._common import REFERENCES
 from streamrag.data.demo import demo_path
 from streamrag.simulator.reference import list_references, read_reference, reference_overrides
 from streamrag.simulator.scenario import load_scenario
@@ -20,6 +21,7 @@ DEMO = str(demo_path())
 
 def test_the_built_in_references_are_the_four_frameworks_and_each_value_has_a_source() -> None:
     assert list_references() == ["deepgram_flux", "livekit", "openai_server_vad", "pipecat"]
+    assert list(REFERENCES) == list_references()  # the copy --help names them from
     for name in list_references():
         tables = read_reference(name)
         for key in tables["settings"]:
