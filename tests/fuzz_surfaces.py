@@ -203,7 +203,8 @@ def _hypotheses(folder: Path) -> None:
         hyps = [
             {"t_ms": 300.0 * (j + 1), "text": " ".join(words[: j + 1]), "final": j == len(words) - 1} for j in range(len(words))
         ]
-        objects.append({"interaction_id": f"q{i}", "hypotheses": hyps})
+        speech = [[40.0, 300.0 * len(words) - 120.0]]  # a voice-activity detector's speech segments
+        objects.append({"interaction_id": f"q{i}", "hypotheses": hyps, "speech_ms": speech})
     _jsonl(folder / "h.jsonl", objects)
 
 
@@ -291,7 +292,7 @@ SURFACES: tuple[Surface, ...] = (
     Surface("hypotheses", ("analyze", "asr_hypotheses"), "h.jsonl", "jsonl",
             ("analyze", "{tmp}/d.jsonl", "--asr-hypotheses", "{tmp}/h.jsonl", "--out", OUT, "--no-cache", "--jobs", "1",
              "--no-figures"),
-            _hypotheses, numbers=("t_ms",)),
+            _hypotheses, numbers=("t_ms", "speech_ms"), optional=("speech_ms",)),
     Surface("features", ("train-trigger", "train"), "train.csv", "csv",
             ("train-trigger", "{tmp}/train.csv", "{tmp}/test.csv", "--out", OUT, "--folds", "2"), _features,
             numbers=("n_words", "t", "t_suf", "t_sc", "top1_stable_streak"), header=True),

@@ -40,10 +40,21 @@ response complete before ``resume`` was spoken to the user (``answered_partial``
 stage started is extra compute (:func:`break_cost`); the turn then goes on and ends as it
 would have. The timeout is exact in virtual time: a silence ``silence_ms − 1 µs`` long
 does not end the turn, one ``silence_ms`` long does.
+
+**Spoken input** (recorded hypotheses with the speech segments a voice-activity detector
+found in the audio: :mod:`streamrag.data.human.voice_activity`): the endpointer listens to
+the audio, not the transcript. The silences are the gaps between segments, and a silence
+timeout or a detector counts from the **end of speech** (the last segment's end), so the
+turn is confirmed at ``speech_end + silence_ms`` (or ``+ delay_ms``), and an eager start
+comes ``eager_ms`` after the end of speech. Both arms still need the final transcript: they
+start at the later of that and the last hypothesis (``EndOfTurn`` times are after the last
+word, never negative). A break in a gap ends the turn on the hypotheses in by then; a break
+before any hypothesis is no turn to answer and is not counted. ``voiced_ms`` does not apply.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -114,15 +125,19 @@ class EndpointConfig(SettingsModel):
         word_interval_us: int,
         fixed_us: int,
         rng: np.random.Generator | None,
+        speech_us: Sequence[tuple[int, int]] | None = None,
     ) -> EndOfTurn:
         """One turn's end: when it is confirmed after the last word, and its false cut-offs.
 
         ``starts_us``: each word's start when the input knows it (a timings file), else
         ``None`` (a word is voiced ``voiced_ms``, default ``word_interval_us``, before it
         completes); ``fixed_us``: ``input.end_of_turn_ms`` (kind ``fixed``); ``rng``: the
-        question's ``endpoint`` stream (:attr:`needs_rng`)."""
+        question's ``endpoint`` stream (:attr:`needs_rng`); ``speech_us``: spoken input's
+        speech segments from a voice-activity detector (:meth:`_decide_spoken`)."""
         if self.kind == "fixed":
             return EndOfTurn(fixed_us, fixed_us, ())
+        if speech_us is not None:
+            return self._decide_spoken(word_us, speech_us, rng)
         pauses = silences_us(word_us, starts_us, word_interval_us if self.voiced_ms is None else round(self.voiced_ms * 1000))
         eager = None if self.eager_ms is None else round(self.eager_ms * 1000)
         if self.kind == "silence":
@@ -144,6 +159,43 @@ class EndpointConfig(SettingsModel):
                 if s >= eager and s > 0 and i not in cut_at
             )
         return EndOfTurn(confirm if eager is None else eager, confirm, cuts, restarts)
+
+    def _decide_spoken(
+        self, word_us: Sequence[int], speech_us: Sequence[tuple[int, int]], rng: np.random.Generator | None
+    ) -> EndOfTurn:
+        """The end of a spoken turn, from the audio (module docstring, *Spoken input*): the
+        silences are the gaps between speech segments, and the endpointer counts from the end
+        of speech; the arms still need the final transcript, so nothing starts before it."""
+        confirm = round((self.silence_ms if self.kind == "silence" else self.delay_ms) * 1000)  # type: ignore[operator]
+        eager = None if self.eager_ms is None else round(self.eager_ms * 1000)
+        gaps = [(speech_us[k][1], speech_us[k + 1][0]) for k in range(len(speech_us) - 1)]
+        if self.kind == "silence":
+            cut_at = {k for k, (end, start) in enumerate(gaps) if start - end >= confirm}
+        else:
+            cut_at = set()
+            if rng is not None and bool(rng.random() < self.false_cutoff_rate) and gaps:
+                k = int(np.argmax([start - end for end, start in gaps]))  # the first of the longest
+                if gaps[k][1] - gaps[k][0] >= confirm:
+                    cut_at.add(k)
+
+        def heard(k: int, after_us: int) -> Break | None:
+            # The words the agent has at the break: the hypotheses in by then. Nothing heard
+            # yet is no turn to answer; everything heard is no partial one.
+            prefix_t = bisect_right(word_us, gaps[k][0] + after_us)
+            return Break(prefix_t, gaps[k][0] + after_us, gaps[k][1]) if 0 < prefix_t < len(word_us) else None
+
+        cuts = tuple(b for k in sorted(cut_at) if (b := heard(k, confirm)) is not None)
+        restarts: tuple[Break, ...] = ()
+        if eager is not None:
+            restarts = tuple(
+                b
+                for k, (end, start) in enumerate(gaps)
+                if start - end >= eager and k not in cut_at and (b := heard(k, eager)) is not None
+            )
+        speech_end, last_word = (speech_us[-1][1] if speech_us else 0), word_us[-1]
+        confirm_after = max(0, speech_end + confirm - last_word)
+        start_after = confirm_after if eager is None else max(0, speech_end + eager - last_word)
+        return EndOfTurn(start_after, confirm_after, cuts, restarts)
 
 
 def silences_us(word_us: Sequence[int], starts_us: Sequence[int] | None, voiced_us: int) -> list[int]:
@@ -183,10 +235,15 @@ class BreakCost:
     llm_calls: int = 0
     tool_calls: int = 0
     answered_partial: int = 0
+    words_in: int = 0
+    """Words the replies' LLM calls read: each G and each F started reads the partial question."""
 
     def __add__(self, other: BreakCost) -> BreakCost:
         return BreakCost(
-            self.llm_calls + other.llm_calls, self.tool_calls + other.tool_calls, self.answered_partial + other.answered_partial
+            self.llm_calls + other.llm_calls,
+            self.tool_calls + other.tool_calls,
+            self.answered_partial + other.answered_partial,
+            self.words_in + other.words_in,
         )
 
 
@@ -221,6 +278,7 @@ class EndpointTurn:
             "llm_calls": self.cost.llm_calls,
             "tool_calls": self.cost.tool_calls,
             "answered_partial": self.cost.answered_partial,
+            "words_in": self.cost.words_in,
         }
 
 
@@ -236,11 +294,13 @@ def break_cost(
     """The agent's reply to each partial turn, run while the user is silent: G on the prefix
     from the cut, then L (``tools``: may run), then F; a stage counts once started (before
     the user resumed, strictly); with ``spoken`` (a false cut-off, not an eager restart) a
-    reply counts as spoken when F ends before the user resumes (or as they do)."""
-    llm = tool = said = 0
+    reply counts as spoken when F ends before the user resumes (or as they do). Each LLM
+    call started reads the ``prefix_t`` words heard (``words_in``)."""
+    llm = tool = said = words = 0
     for b in breaks:
         at = b.cut_us
         llm += 1  # G starts at the cut (the cut precedes the resume)
+        words += b.prefix_t
         at += g_us[b.prefix_t - 1]
         if at >= b.resume_us or not tools:
             continue
@@ -249,6 +309,7 @@ def break_cost(
         if at >= b.resume_us:
             continue
         llm += 1
+        words += b.prefix_t
         if spoken and at + f_us <= b.resume_us:
             said += 1
-    return BreakCost(llm, tool, said)
+    return BreakCost(llm, tool, said, words)

@@ -112,6 +112,8 @@ class EndpointEvent(_Event):
     llm_calls: int
     tool_calls: int
     answered_partial: int
+    words_in: int
+    """Words the replies' LLM calls read (G and F each read the partial question)."""
 
 
 class RankEvent(_Event):

@@ -74,7 +74,7 @@ from streamrag.base.columns import Dtype, arrow_schema, read_csv
 from streamrag.base.errors import TableError
 from streamrag.pipeline.outcomes import OUTCOMES, outcome_counts, unsafe
 from streamrag.simulator.replay.fold import Event, Tally, fold_trace
-from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS, compute_summary, endpoint_values, heard_us
+from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS, ComputeConfig, compute_summary, endpoint_values, heard_us
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -162,6 +162,8 @@ class ResultRow:
     tool_calls: int | None = None
     baseline_llm_calls: int | None = None
     baseline_tool_calls: int | None = None
+    llm_tokens_in: float | None = None
+    baseline_llm_tokens_in: float | None = None
     call_outcomes: tuple[int, ...] | None = None
     """Speculative calls per terminal outcome, in :data:`~streamrag.pipeline.outcomes.OUTCOMES`
     order: not a column of ``results.csv``, summed in ``summary.json`` (``call_outcomes``)."""
@@ -271,6 +273,7 @@ def derive_result(
     revised: Sequence[bool] | None = None,
     mutating: bool = False,
     ranked_on_tool: bool = False,
+    compute: ComputeConfig | None = None,
 ) -> ResultRow:
     """A question's result row from its trace events (dicts, as in ``trace.jsonl``): a fold
     of one handler per event kind (:func:`~streamrag.simulator.replay.fold.fold_trace`).
@@ -292,6 +295,7 @@ def derive_result(
         revised=revised,
         mutating=mutating,
         ranked_on_tool=ranked_on_tool,
+        compute=compute,
     )
 
 
@@ -315,6 +319,7 @@ def tally_result(
     revised: Sequence[bool] | None = None,
     mutating: bool = False,
     ranked_on_tool: bool = False,
+    compute: ComputeConfig | None = None,
     validate: bool = True,
 ) -> ResultRow:
     """The result row of a complete :class:`Tally` (the trace's fold, or the closed-form
@@ -328,7 +333,11 @@ def tally_result(
     streaming_us = heard_us(t, answer_s) - input_end
     used = 1 if t.used_prefix_t else 0  # the answer is built from one call's result (none: no answer)
     make = validated_row if validate else ResultRow
-    parts = {} if t.endpoint is None else endpoint_values(t, ranked_on_tool=ranked_on_tool)
+    parts = (
+        {}
+        if t.endpoint is None
+        else endpoint_values(t, n_words=n_words, ranked_on_tool=ranked_on_tool, compute=compute or ComputeConfig())
+    )
     return make(
         interaction_id=interaction_id,
         n_words=n_words,

@@ -80,6 +80,10 @@ class EndpointSummary(_Frozen):
     extra_tool_calls_per_turn: float | None = Field(description="Streaming arm's tool calls less the baseline's, per turn")
     extra_llm_share: float | None = Field(description="Extra LLM calls as a share of the baseline's")
     extra_tool_share: float | None = Field(description="Extra tool calls as a share of the baseline's")
+    extra_llm_tokens_in_per_turn: float | None = Field(
+        description="Streaming arm's LLM tokens in less the baseline's, per turn ([compute])"
+    )
+    extra_llm_tokens_in_share: float | None = Field(description="Extra LLM tokens in as a share of the baseline's")
 
 
 Replay = Literal["closed_form", "engine"]

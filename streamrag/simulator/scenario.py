@@ -65,6 +65,7 @@ from streamrag.base.errors import ConfigError
 from streamrag.base.overrides import Override, apply_overrides, parse_override
 from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import validated
+from streamrag.data.human.voice_activity import MIN_SILENCE_MS
 from streamrag.data.selection import Selection
 from streamrag.engine.cadence import CadenceModel, UniformCadence
 from streamrag.engine.endpoint import EndpointConfig
@@ -85,6 +86,7 @@ from streamrag.simulator.sections import (
     ToolConfig,
     _Section,
 )
+from streamrag.simulator.turn_parts import ComputeConfig
 
 
 class Scenario(_Section):
@@ -105,6 +107,8 @@ class Scenario(_Section):
     tool: ToolConfig = Field(default_factory=ToolConfig)
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
     """When the turn ends for both arms (:mod:`~streamrag.engine.endpoint`; ``fixed``: the study's)."""
+    compute: ComputeConfig = Field(default_factory=ComputeConfig)
+    """What each LLM call reads, for the compute columns' tokens in (:mod:`~streamrag.simulator.turn_parts`)."""
     load: LoadConfig | None = None
     """Many sessions sharing ``[resources]`` on one clock (:mod:`streamrag.simulator.load.run`);
     absent: every question replayed alone."""
@@ -119,6 +123,15 @@ class Scenario(_Section):
         return self
 
     @model_validator(mode="after")
+    def _compute_is_counted_with_an_endpointer(self) -> Scenario:
+        if self.endpoint.kind == "fixed" and self.compute != ComputeConfig():
+            raise ValueError(
+                "compute: the compute columns (calls and tokens in) are written with an endpointer; set endpoint.kind "
+                "(the study's end of turn, counted alike: endpoint.kind = 'detector', endpoint.delay_ms = 0)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _one_end_of_turn(self) -> Scenario:
         if self.endpoint.kind != "fixed":
             if self.input.end_of_turn_ms:
@@ -126,11 +139,17 @@ class Scenario(_Section):
                     f"input.end_of_turn_ms: the endpointer (endpoint.kind = {self.endpoint.kind!r}) decides when the "
                     "turn ends; drop input.end_of_turn_ms, or use endpoint.kind = 'fixed'"
                 )
-            if self.data.asr is not None and self.data.asr.kind == "file":
-                raise ValueError(
-                    f"endpoint.kind: {self.endpoint.kind!r} on recorded spoken hypotheses (data.asr.kind = 'file') needs "
-                    "the end of speech from the audio, which is not modelled yet; use endpoint.kind = 'fixed'"
-                )
+            if self.data.asr is not None and self.data.asr.kind == "file":  # spoken: silences from the audio's VAD
+                if self.endpoint.voiced_ms is not None:
+                    raise ValueError(
+                        "endpoint.voiced_ms: on recorded spoken hypotheses (data.asr.kind = 'file') the silences are the "
+                        "voice-activity detector's, not word lengths; drop endpoint.voiced_ms"
+                    )
+                if self.endpoint.kind == "silence" and self.endpoint.silence_ms < MIN_SILENCE_MS:  # type: ignore[operator]
+                    raise ValueError(
+                        f"endpoint.silence_ms: {self.endpoint.silence_ms:g} is shorter than the shortest silence the "
+                        f"voice-activity detector records ({MIN_SILENCE_MS:g} ms) on recorded spoken hypotheses"
+                    )
         return self
 
     def selection(self, ids: Sequence[str] | None = None) -> Selection:

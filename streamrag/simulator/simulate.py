@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
 from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
+from streamrag.data.human.asr import HypothesesFile, recorded_speech_us
 from streamrag.engine.cadence import TimingsCadence
 from streamrag.engine.endpoint import EndOfTurn, EndpointTurn
 from streamrag.engine.rng import stream
@@ -96,12 +97,16 @@ def _end_of_turn(q: SimQuestion, rs: ResolvedScenario, word_us: tuple[int, ...],
     sc = rs.scenario
     endpoint, cadence = sc.endpoint, sc.input
     starts = cadence.word_starts_us(q.interaction_id) if isinstance(cadence, TimingsCadence) and q.input_us is None else None
+    speech = None
+    if endpoint.kind != "fixed" and isinstance(sc.data.asr, HypothesesFile):  # spoken: the end of speech from the audio
+        speech = recorded_speech_us(sc.data.asr, q.interaction_id)
     return endpoint.decide(
         word_us,
         starts,
         word_interval_us=round(1e6 / cadence.delta_wps),
         fixed_us=cadence.end_of_turn_us,
         rng=stream(sc.seed, key, "endpoint") if endpoint.needs_rng else None,
+        speech_us=speech,
     )
 
 
@@ -140,6 +145,7 @@ def _row_context(q: SimQuestion, rs: ResolvedScenario) -> dict[str, Any]:
         "revised": None if q.revised is None else q.revised.tolist(),
         "mutating": rs.scenario.tool.effects == "mutating",
         "ranked_on_tool": rs.scenario.pipeline.ranking == "tool",
+        "compute": rs.scenario.compute,
     }
 
 

@@ -18,10 +18,19 @@ ready, and the turn confirmed, − the last word) is split into parts that sum t
 Compute per turn, each arm with the replies to the endpointer's false cut-offs
 (``false_cutoffs``, of which ``answered_partial`` were spoken to a partial turn) and eager
 restarts (``eager_restarts``): LLM calls
-(a query generation per call started, the response, and the cut-offs' replies) and tool
+(a query generation per call started, the response, and the cut-offs' replies), tool
 calls (calls whose tool stage started, searches ranking word prefixes on the tool, and the
-cut-offs' tool calls). ``summary.json``'s ``compute`` block reads them as the field reports
-them: extra LLM and tool calls per turn over the baseline, and as a share of its compute.
+cut-offs' tool calls) and LLM **tokens in** (``[compute]``, :class:`ComputeConfig`): every
+LLM call reads ``prompt_tokens``, plus the words it carries at ``tokens_per_word`` — a
+query generation on input event t reads t words, the response the n words of the question
+and ``evidence_tokens`` of the tool's result, a reply to a partial turn its prefix (and the
+evidence, for its response). ``summary.json``'s ``endpoint`` block reads them as the field
+reports them: extra LLM calls, tool calls and tokens in per turn over the baseline, and as a
+share of its compute.
+
+On recorded hypotheses, event t stands for hypothesis t, whose length may differ from t
+words by what the recognizer inserted or dropped; the prompt, not the question, is most of
+what a production agent's calls read.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import Field
+
+from streamrag.base.validation import SettingsModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,9 +69,35 @@ COUNT_COLUMNS: tuple[str, ...] = (
     "tool_calls",
     "baseline_llm_calls",
     "baseline_tool_calls",
+    "llm_tokens_in",
+    "baseline_llm_tokens_in",
 )
 ENDPOINT_COLUMNS: tuple[str, ...] = (*PART_COLUMNS, *COUNT_COLUMNS)
 """The optional columns of a run with an endpointer, in order."""
+
+
+MAX_TOKENS = 10_000_000
+"""The most tokens a setting of ``[compute]`` may give (far past any model's context)."""
+
+
+class ComputeConfig(SettingsModel):
+    """``[compute]``: what each LLM call reads, to count compute in tokens in beside calls
+    (the module docstring). Read where the compute columns are written: a run with an
+    endpointer (``endpoint.kind`` silence or detector)."""
+
+    prompt_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+    """Tokens every LLM call reads besides the question's words: system prompt, tool schemas,
+    conversation so far (0: the words alone)."""
+    tokens_per_word: float = Field(default=4 / 3, ge=0, le=100, allow_inf_nan=False)
+    """Tokens per word of the question (default 4/3: OpenAI's rule of thumb, a token is about
+    ¾ of an English word, help.openai.com article 4936856)."""
+    evidence_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+    """Tokens of the tool's result that the response generation F reads."""
+
+    def tokens_in(self, calls: int, words: int, responses: int) -> float:
+        """Tokens in of ``calls`` LLM calls reading ``words`` question words in all, of
+        which ``responses`` read the tool's result."""
+        return calls * self.prompt_tokens + words * self.tokens_per_word + responses * self.evidence_tokens
 
 
 def _overlap(start: int, end: int, lo: int, hi: int) -> int:
@@ -73,12 +111,15 @@ def heard_us(t: Tally, answer_us: int) -> int:
     return max(answer_us, t.input_end_us + t.endpoint[1])  # type: ignore[operator]  # a complete tally
 
 
-def endpoint_values(t: Tally, *, ranked_on_tool: bool) -> dict[str, Any]:
+def endpoint_values(t: Tally, *, n_words: int, ranked_on_tool: bool, compute: ComputeConfig) -> dict[str, Any]:
     """The row's endpoint columns from a complete tally with an ``endpoint`` (the module
     docstring); ``ranked_on_tool``: ``pipeline.ranking = "tool"`` (each ranking a search)."""
     assert t.endpoint is not None and t.input_end_us is not None
     assert t.streaming_answer_us is not None and t.baseline_answer_us is not None
-    start, confirm, cuts, restarts, cut_llm, cut_tool, partial = t.endpoint
+    start, confirm, cuts, restarts, cut_llm, cut_tool, partial, cut_words = t.endpoint
+    # The replies to breaks, in both arms: each break starts G; the rest of their calls are responses.
+    replies = compute.tokens_in(cut_llm, cut_words, cut_llm - cuts - restarts)
+    asked = sum(t.fired_on.values())  # each query generation reads the prefix its call carries
     turn_end = t.input_end_us + start
     decided = t.respond_us
     g0, g1, l0, l1 = t.spans.get(t.used_call, (0, 0, 0, 0))
@@ -106,14 +147,18 @@ def endpoint_values(t: Tally, *, ranked_on_tool: bool) -> dict[str, Any]:
         "tool_calls": len(t.executed) + (t.rankings if ranked_on_tool else 0) + cut_tool,
         "baseline_llm_calls": 2 + cut_llm,
         "baseline_tool_calls": 1 + cut_tool,
+        "llm_tokens_in": compute.tokens_in(t.fired + 1, asked + n_words, 1) + replies,
+        "baseline_llm_tokens_in": compute.tokens_in(2, 2 * n_words, 1) + replies,
     }
 
 
 def compute_summary(column: Callable[[str], np.ndarray], n: int) -> dict[str, Any]:
     """``summary.json``'s ``endpoint`` block: false cut-offs and partial answers per 100
-    turns, and extra compute per turn over the baseline (mean, and share of its total)."""
+    turns, and extra compute per turn over the baseline (calls and tokens in: mean, and share
+    of its total)."""
     llm, tool = column("llm_calls"), column("tool_calls")
     base_llm, base_tool = column("baseline_llm_calls"), column("baseline_tool_calls")
+    tokens, base_tokens = column("llm_tokens_in"), column("baseline_llm_tokens_in")
 
     def share(mine: np.ndarray, theirs: np.ndarray) -> float | None:
         return float((mine.sum() - theirs.sum()) / theirs.sum()) if n and theirs.sum() else None
@@ -126,4 +171,6 @@ def compute_summary(column: Callable[[str], np.ndarray], n: int) -> dict[str, An
         "extra_tool_calls_per_turn": float((tool - base_tool).mean()) if n else None,
         "extra_llm_share": share(llm, base_llm),
         "extra_tool_share": share(tool, base_tool),
+        "extra_llm_tokens_in_per_turn": float((tokens - base_tokens).mean()) if n else None,
+        "extra_llm_tokens_in_share": share(tokens, base_tokens),
     }

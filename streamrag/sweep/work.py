@@ -165,6 +165,8 @@ ENDPOINT_METRICS: tuple[str, ...] = (
             "extra_tool_calls_per_turn",
             "extra_llm_share",
             "extra_tool_share",
+            "extra_llm_tokens_in_per_turn",
+            "extra_llm_tokens_in_share",
         )
     ),
 )

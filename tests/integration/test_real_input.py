@@ -431,7 +431,8 @@ def test_real_speech_in_two_processes_writes_the_hypotheses_one_process_writes(t
     for name, extra in (("one", []), ("two", ["--jobs", "2"]), ("seed1", ["--seed", "1"])):
         files[name] = tmp_path / f"{name}.jsonl"
         assert main(["--quiet", "speak", str(questions), *extra, "--out", str(files[name])]) == 0
-    assert _heard(files["one"]) == _heard(files["two"])
+    assert _heard(files["one"]) == _heard(files["two"])  # the speech segments too
+    assert all(line["speech_ms"] for line in _heard(files["one"]))
     assert _summary_without_cost(files["one"]) == _summary_without_cost(files["two"])
     assert _heard(files["seed1"]) != _heard(files["one"])  # the noise is there, drawn from the seed
 
@@ -448,3 +449,22 @@ def test_a_question_is_heard_the_same_whatever_the_recognizer_heard_before() -> 
     in_order = [speaker.recognize(pcm).hypotheses for pcm in audio]
     for pcm, first_heard in zip(audio, in_order, strict=True):
         assert Speaker(deterministic=True).recognize(pcm).hypotheses == first_heard
+
+
+@pytest.mark.skipif(speech_available() is not None, reason=str(speech_available()))
+def test_the_voice_activity_detector_finds_the_speech_and_the_silence_a_pause_leaves() -> None:
+    # Silero VAD on Piper's audio: one question's speech ends within the audio, and the
+    # pause Piper's voice makes at a comma is a silence between segments.
+    from streamrag.data.human.speech import Speaker
+    from streamrag.data.human.voice_activity import MIN_SILENCE_MS
+
+    speaker = Speaker(deterministic=True)
+    one = speaker.speak("q", "who directed the movie inception")
+    assert one.speech_ms is not None and len(one.speech_ms) == 1
+    ((start, end),) = one.speech_ms
+    assert 0 <= start < 300 and one.audio_ms - 300 < end <= one.audio_ms
+    two = speaker.speak("q2", "who directed inception, and when was it released")
+    assert two.speech_ms is not None and len(two.speech_ms) == 2
+    silence = two.speech_ms[1][0] - two.speech_ms[0][1]
+    assert silence >= MIN_SILENCE_MS
+    assert speaker.speak("q2", "who directed inception, and when was it released").speech_ms == two.speech_ms

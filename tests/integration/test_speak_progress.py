@@ -30,7 +30,10 @@ def _spoken(i: int) -> SpokenQuestion:
     if i % 2 == 0:
         return SpokenQuestion(f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3)
     available = tuple(t + 100 / 9 for t, _ in hyps)
-    return SpokenQuestion(f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3, available, SpeechCost(0.1, 0.2, 1 / 3, 0.3))
+    speech = ((30.0, 400 / 3), (2000 / 9, 1200.25))  # the voice-activity detector's segments
+    return SpokenQuestion(
+        f"q{i}", " ".join(words), hyps, 1234.5678, 1, 3, available, SpeechCost(0.1, 0.2, 1 / 3, 0.3, 0.05), speech
+    )
 
 
 def test_a_progress_file_is_read_while_its_run_goes_on_as_its_output_will_be(tmp_path: Path) -> None:
@@ -53,6 +56,7 @@ def test_a_progress_file_is_read_while_its_run_goes_on_as_its_output_will_be(tmp
     assert not is_progress_file(out)
     assert [s.heard() for s in spoken] == list(read_hypotheses(out).questions.values())
     assert [s.heard().available_ms is None for s in spoken] == [True, False, True]
+    assert [s.heard().speech_ms for s in spoken] == [None, ((30.0, 133.3), (222.2, 1200.2)), None]  # as written: 0.1 ms
 
     partial.write_text(before.decode().replace('"audio_ms"', '"audio"', 1))
     with pytest.raises(RecordError, match=r"h\.jsonl\.partial:3"):

@@ -51,6 +51,11 @@ the events arrive at: ``"audio"`` (``t_ms``, the default: what a user would see 
 decoding took no time) or ``"available"`` (what a user sees); a file without
 ``available_ms`` is read as before, and refused only when ``"available"`` is asked of it.
 
+A line may carry ``speech_ms``: ``[[start_ms, end_ms], …]``, the speech segments a
+voice-activity detector found in the audio (audio time; ``streamrag speak`` records them:
+:mod:`streamrag.data.human.voice_activity`). An endpointer (``[endpoint]``) on recorded
+hypotheses takes its silences and the end of speech from them, and refuses a file without.
+
 Either way, hypothesis i is *revised* when it is not a word prefix of the final one: a
 call fired on it carried words the recognizer later took back.
 """
@@ -160,6 +165,9 @@ class Hypotheses:
     available_ms: tuple[float, ...] | None = None
     """When each recorded hypothesis was available (audio time plus compute delay), where
     the file records it; None otherwise."""
+    speech_ms: tuple[tuple[float, float], ...] | None = None
+    """The speech segments ``(start_ms, end_ms)`` a voice-activity detector found in the
+    audio (audio time), where the file records them (``speech_ms``); None otherwise."""
 
     @property
     def revised_share(self) -> float:
@@ -220,7 +228,10 @@ def revise(query: str, model: RevisionModel, key: str) -> Hypotheses:
 
 
 def hypotheses_of(
-    shown: Sequence[tuple[str, ...]], times_ms: Sequence[float] | None = None, available_ms: Sequence[float] | None = None
+    shown: Sequence[tuple[str, ...]],
+    times_ms: Sequence[float] | None = None,
+    available_ms: Sequence[float] | None = None,
+    speech_ms: Sequence[tuple[float, float]] | None = None,
 ) -> Hypotheses:
     """Hypotheses with their revised flags and the number of revision events."""
     final = shown[-1]
@@ -232,6 +243,7 @@ def hypotheses_of(
         events,
         None if times_ms is None else tuple(times_ms),
         None if available_ms is None else tuple(available_ms),
+        None if speech_ms is None else tuple(speech_ms),
     )
 
 
@@ -254,7 +266,29 @@ class RecordedHypotheses:
     questions: dict[str, Hypotheses]
 
 
-def _hypotheses(path: str, line_no: int, items: Any) -> Hypotheses:
+def _speech(path: str, line_no: int, segments: Any) -> list[tuple[float, float]] | None:
+    """A line's ``speech_ms`` (absent: None): ``[[start_ms, end_ms], …]``, at least one, each
+    ``start < end``, in order and disjoint."""
+    if segments is None:
+        return None
+    if not isinstance(segments, list) or not segments:
+        got = "an empty list (no speech heard: leave the question out)" if isinstance(segments, list) else type(segments).__name__
+        raise RecordError(path, line_no, "speech_ms", f"expected a list of [start_ms, end_ms], got {got}")
+    found: list[tuple[float, float]] = []
+    for i, seg in enumerate(segments):
+        where = f"speech_ms[{i}]"
+        if not isinstance(seg, list) or len(seg) != 2:
+            raise RecordError(path, line_no, where, f"expected [start_ms, end_ms], got {seg!r}")
+        start, end = _time_ms(path, line_no, f"{where}[0]", seg[0]), _time_ms(path, line_no, f"{where}[1]", seg[1])
+        if end <= start:
+            raise RecordError(path, line_no, where, f"ends at {end:g}, not after its start {start:g}")
+        if found and start < found[-1][1]:
+            raise RecordError(path, line_no, where, f"starts at {start:g}, before speech_ms[{i - 1}] ends ({found[-1][1]:g})")
+        found.append((start, end))
+    return found
+
+
+def _hypotheses(path: str, line_no: int, items: Any, speech: Any = None) -> Hypotheses:
     if not isinstance(items, list) or not items:
         problem = "missing" if items is None else "expected a non-empty list of {t_ms, text}"
         raise RecordError(path, line_no, "hypotheses", problem)
@@ -292,7 +326,7 @@ def _hypotheses(path: str, line_no: int, items: Any) -> Hypotheses:
             raise RecordError(path, line_no, f"{where}.text", "has no words (leave empty partials out)")
         shown.append(tuple(text.split()))
         times.append(t)
-    return hypotheses_of(shown, times, available if timed else None)
+    return hypotheses_of(shown, times, available if timed else None, _speech(path, line_no, speech))
 
 
 def read_hypotheses(path: str | os.PathLike[str]) -> RecordedHypotheses:
@@ -300,7 +334,7 @@ def read_hypotheses(path: str | os.PathLike[str]) -> RecordedHypotheses:
     name = str(path)
     questions: dict[str, Hypotheses] = {}
     for line_no, qid, obj in iter_question_objects(Path(path)):
-        questions[qid] = _hypotheses(name, line_no, obj.get("hypotheses"))
+        questions[qid] = _hypotheses(name, line_no, obj.get("hypotheses"), obj.get("speech_ms"))
     if not questions:
         raise DataFileError(f"{name}: no hypotheses (expected one JSON object per question)")
     return RecordedHypotheses(name, file_sha256(path), questions)
@@ -364,3 +398,18 @@ def transcript_warning(path: str, interaction_id: str, query: str, final: Sequen
         f"{path}: question {interaction_id!r}: its final hypothesis shares {shared} of the question's {len(asked)} "
         f"distinct words ({' '.join(final)[:60]!r} for {query[:60]!r}): is it this question's transcript?"
     )
+
+
+def recorded_speech_us(asr: HypothesesFile, interaction_id: str) -> tuple[tuple[int, int], ...]:
+    """One recorded question's speech segments in µs (audio time), for an endpointer; a file
+    or question without them is refused in one line."""
+    found = recorded_hypotheses(asr.path).questions.get(interaction_id)
+    if found is None:
+        raise InputError(f"{asr.path}: no hypotheses for question {interaction_id!r}")
+    if found.speech_ms is None:
+        raise InputError(
+            f"{asr.path}: question {interaction_id!r} has no speech_ms (the voice-activity detector's speech segments), "
+            "which an endpointer on spoken input listens to: speak the questions again (streamrag speak records them), "
+            "or use endpoint.kind = 'fixed'"
+        )
+    return tuple((round(a * 1000), round(b * 1000)) for a, b in found.speech_ms)

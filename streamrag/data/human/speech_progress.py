@@ -34,6 +34,7 @@ from typing import IO, Any
 
 from streamrag.base.errors import ConfigError, RecordError
 from streamrag.data.human.spoken import SpeechCost, SpokenQuestion
+from streamrag.data.human.voice_activity import VAD_SETTINGS
 
 PROGRESS_VERSION = 1
 
@@ -68,6 +69,7 @@ def run_settings(
         "final_delay_ms": final_delay_ms,
         "deterministic": deterministic,
         "seed": seed,
+        "vad": VAD_SETTINGS,
     }
 
 
@@ -78,7 +80,13 @@ def settings_difference(recorded: Any, wanted: dict[str, Any]) -> str | None:
     for key, want in wanted.items():
         had = recorded.get(key) if isinstance(recorded, dict) else None
         if had != want:
-            what = "the selected questions" if key in ("questions_sha256", "n_questions") else f"--{key.replace('_', '-')}"
+            what = (
+                "the selected questions"
+                if key in ("questions_sha256", "n_questions")
+                else "the voice-activity detector"
+                if key == "vad"
+                else f"--{key.replace('_', '-')}"
+            )
             return f"{what}: {had!r}, now {want!r}"
     return None
 
@@ -132,6 +140,8 @@ def _spoken_line(s: SpokenQuestion, cpu_s: float) -> dict[str, Any]:
         line["available_ms"] = list(s.available_ms)
     if s.cost is not None:
         line["cost"] = s.cost._asdict()
+    if s.speech_ms is not None:
+        line["speech_ms"] = [list(seg) for seg in s.speech_ms]
     return line
 
 
@@ -141,6 +151,7 @@ def _spoken_of(obj: dict[str, Any]) -> SpokenQuestion:
     if available is not None and len(available) != len(hypotheses):
         raise ValueError("available_ms: one per hypothesis")
     cost = obj.get("cost")
+    speech = obj.get("speech_ms")
     return SpokenQuestion(
         str(obj["interaction_id"]),
         str(obj["query"]),
@@ -149,7 +160,8 @@ def _spoken_of(obj: dict[str, Any]) -> SpokenQuestion:
         int(obj["edits"]),
         int(obj["ref_words"]),
         None if available is None else tuple(float(a) for a in available),
-        None if cost is None else SpeechCost(**{name: float(cost[name]) for name in SpeechCost._fields}),
+        None if cost is None else SpeechCost(**{name: float(cost[name]) for name in SpeechCost._fields if name in cost}),
+        None if speech is None else tuple((float(a), float(b)) for a, b in speech),
     )
 
 

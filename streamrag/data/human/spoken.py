@@ -80,6 +80,8 @@ class SpeechCost(NamedTuple):
     synthesis_cpu_s: float
     decode_cpu_s: float
     decode_thread_cpu_s: float
+    vad_cpu_s: float = 0.0
+    """The voice-activity detector on the question's audio (0 in a record made before it ran)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ class SpokenQuestion:
     """When each hypothesis was available (:func:`~streamrag.data.human.speech.available_times`); None: not measured
     (a run before these were recorded)."""
     cost: SpeechCost | None = None
+    speech_ms: tuple[tuple[float, float], ...] | None = None
+    """The voice-activity detector's speech segments ``(start_ms, end_ms)`` in audio time
+    (:mod:`~streamrag.data.human.voice_activity`); None: not detected (a record made before)."""
 
     def record(self) -> dict[str, Any]:
         """The line of the hypotheses file."""
@@ -114,6 +119,7 @@ class SpokenQuestion:
             "audio_ms": round(self.audio_ms, 1),
             "word_edits": self.edits,
             "question_words": self.ref_words,
+            **({} if self.speech_ms is None else {"speech_ms": [[round(a, 1), round(b, 1)] for a, b in self.speech_ms]}),
         }
 
     def heard(self) -> Hypotheses:
@@ -121,9 +127,11 @@ class SpokenQuestion:
         writes them), for a reader of a run's progress file before its output exists."""
         from streamrag.data.human.asr import hypotheses_of
 
-        items = self.record()["hypotheses"]
+        record = self.record()
+        items = record["hypotheses"]
         available = [h["available_ms"] for h in items] if self.available_ms is not None else None
-        return hypotheses_of([tuple(h["text"].split()) for h in items], [h["t_ms"] for h in items], available)
+        speech = None if self.speech_ms is None else [tuple(s) for s in record["speech_ms"]]
+        return hypotheses_of([tuple(h["text"].split()) for h in items], [h["t_ms"] for h in items], available, speech)
 
 
 def spoken_summary(spoken: list[SpokenQuestion]) -> dict[str, Any]:

@@ -56,10 +56,10 @@ class Tally:
     tool's side effect), in order."""
     used_call: int = 0
     """The call whose result the streaming answer used."""
-    endpoint: tuple[int, int, int, int, int, int, int] | None = None
+    endpoint: tuple[int, int, int, int, int, int, int, int] | None = None
     """The endpointer's ``(start_us, confirm_us, false cut-offs, eager restarts, their LLM
-    calls, their tool calls, replies spoken to a partial turn)``; None: a fixed end of turn
-    (no ``endpoint`` event)."""
+    calls, their tool calls, replies spoken to a partial turn, words their LLM calls read)``;
+    None: a fixed end of turn (no ``endpoint`` event)."""
     spans: dict[int, list[int]] = field(default_factory=dict)
     """Streaming call → ``[G start, G end, L start, L end]`` (−1: not reached)."""
     baseline_marks: list[int] = field(default_factory=lambda: [-1] * 5)
@@ -114,7 +114,7 @@ def _on_tool_done(t: Tally, e: Event) -> None:
     t.spans[e["call"]][3] = e["t_us"]
 
 
-def endpoint_tally(e: Event) -> tuple[int, int, int, int, int, int, int]:
+def endpoint_tally(e: Event) -> tuple[int, int, int, int, int, int, int, int]:
     """:attr:`Tally.endpoint` of an ``endpoint`` event's fields (the trace's, or
     :meth:`~streamrag.engine.endpoint.EndpointTurn.event_fields` in a closed-form replay)."""
     return (
@@ -125,6 +125,7 @@ def endpoint_tally(e: Event) -> tuple[int, int, int, int, int, int, int]:
         e["llm_calls"],
         e["tool_calls"],
         e["answered_partial"],
+        e["words_in"],
     )
 
 

@@ -93,12 +93,12 @@ def test_a_setting_of_another_kind_is_refused(settings: dict, message: str) -> N
 
 def test_the_reply_to_a_partial_turn_runs_only_while_the_user_is_silent() -> None:
     g, tool, f = (100_000,) * 3, (200_000,) * 3, 300_000
-    assert break_cost([Break(1, 0, 100_000)], g, tool, f) == BreakCost(1, 0, 0)  # G ends as the user resumes
-    assert break_cost([Break(1, 0, 100_001)], g, tool, f) == BreakCost(1, 1, 0)  # the tool call starts
-    assert break_cost([Break(1, 0, 300_001)], g, tool, f) == BreakCost(2, 1, 0)  # F starts, not finished
-    assert break_cost([Break(1, 0, 600_000)], g, tool, f) == BreakCost(2, 1, 1)  # spoken to a partial turn
+    assert break_cost([Break(1, 0, 100_000)], g, tool, f) == BreakCost(1, 0, 0, 1)  # G ends as the user resumes
+    assert break_cost([Break(1, 0, 100_001)], g, tool, f) == BreakCost(1, 1, 0, 1)  # the tool call starts
+    assert break_cost([Break(1, 0, 300_001)], g, tool, f) == BreakCost(2, 1, 0, 2)  # F starts, not finished
+    assert break_cost([Break(1, 0, 600_000)], g, tool, f) == BreakCost(2, 1, 1, 2)  # spoken to a partial turn
     two = [Break(1, 0, 600_000), Break(2, 700_000, 800_000)]
-    assert break_cost(two, g, tool, f) == BreakCost(3, 1, 1)
+    assert break_cost(two, g, tool, f) == BreakCost(3, 1, 1, 1 + 1 + 2)  # each LLM call reads its prefix
 
 
 def test_an_eager_start_comes_before_the_confirmation_and_every_pause_as_long_restarts_it() -> None:
@@ -114,5 +114,47 @@ def test_an_eager_start_comes_before_the_confirmation_and_every_pause_as_long_re
 def test_an_eager_restart_is_never_spoken_and_its_tools_wait_when_they_must() -> None:
     g, tool, f = (100_000,) * 3, (200_000,) * 3, 300_000
     long = [Break(1, 0, 10_000_000)]
-    assert break_cost(long, g, tool, f, spoken=False) == BreakCost(2, 1, 0)  # G, L, F ran; nobody heard F
-    assert break_cost(long, g, tool, f, tools=False, spoken=False) == BreakCost(1, 0, 0)  # only G before the confirmation
+    assert break_cost(long, g, tool, f, spoken=False) == BreakCost(2, 1, 0, 2)  # G, L, F ran; nobody heard F
+    assert break_cost(long, g, tool, f, tools=False, spoken=False) == BreakCost(1, 0, 0, 1)  # only G before the confirmation
+
+
+# Spoken input: the silences and the end of speech come from the audio's speech segments.
+SPEECH = [(100_000, 1_500_000), (1_500_000 + 500_000, 3_000_000)]  # a 500 ms silence inside, speech ends at 3 s
+HEARD = [600_000, 1_200_000, 1_700_000, 2_400_000, 2_900_000, 3_150_000]  # hypotheses; the final 150 ms after speech
+
+
+def _spoken(config: EndpointConfig, speech=SPEECH, words=HEARD, rng=None):
+    return config.decide(words, None, word_interval_us=400_000, fixed_us=0, rng=rng, speech_us=speech)
+
+
+@pytest.mark.parametrize(("gap_us", "cut"), [(T - 1, False), (T, True)])
+def test_spoken_silences_are_the_gaps_between_speech_segments_exact_to_the_us(gap_us: int, cut: bool) -> None:
+    speech = [(100_000, 1_500_000), (1_500_000 + gap_us, 3_000_000)]
+    end = _spoken(_silence(), speech)
+    # confirmed 500 ms after the end of speech (3.5 s): 350 ms after the final hypothesis (3.15 s)
+    assert end.start_us == end.confirm_us == 3_500_000 - 3_150_000
+    # the cut at 1.5 s + 500 ms: the agent has the three hypotheses in by then
+    assert end.cutoffs == ((Break(3, 2_000_000, 1_500_000 + gap_us),) if cut else ())
+
+
+def test_a_spoken_turn_starts_no_sooner_than_its_final_transcript() -> None:
+    late = [*HEARD[:-1], 3_800_000]  # the final transcript 800 ms after the end of speech
+    assert _spoken(_silence(), words=late).confirm_us == 0  # the timeout ran out first: the transcript decides
+    eager = EndpointConfig(kind="detector", delay_ms=543.0, eager_ms=0.0)
+    end = _spoken(eager)
+    assert (end.start_us, end.confirm_us) == (0, 3_543_000 - 3_150_000)  # eager at the end of speech, then the transcript
+    assert end.restarts == (Break(2, 1_500_000, 2_000_000),)  # the inner silence restarts the eager reply (2 heard)
+
+
+def test_a_spoken_break_before_any_hypothesis_is_no_turn_to_answer() -> None:
+    early = [(0, 50_000), (550_000, 3_000_000)]  # a 500 ms silence, cut at 550 ms: before the first hypothesis (600 ms)
+    end = _spoken(_silence(), early)
+    assert end.cutoffs == ()
+
+
+def test_a_detector_on_spoken_input_cuts_at_the_longest_silence_between_segments() -> None:
+    speech = [(0, 1_000_000), (1_300_000, 2_000_000), (2_600_000, 3_000_000)]  # silences 300 ms, 600 ms
+    detector = EndpointConfig(kind="detector", delay_ms=543.0, false_cutoff_rate=1.0)
+    end = _spoken(detector, speech, rng=np.random.default_rng(0))
+    assert end.cutoffs == (Break(4, 2_543_000, 2_600_000),)  # four hypotheses in by 2.543 s
+    assert end.confirm_us == 3_543_000 - 3_150_000

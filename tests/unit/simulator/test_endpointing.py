@@ -87,12 +87,63 @@ def test_the_studys_fixed_end_of_turn_writes_no_endpoint_columns_or_events(tmp_p
     ("sets", "message"),
     [
         (["input.end_of_turn_ms=300"], "input.end_of_turn_ms: the endpointer"),
-        (["data.asr.kind=file", "data.asr.path=h.jsonl"], "not modelled yet"),
+        (["data.asr.kind=file", "data.asr.path=h.jsonl", "endpoint.voiced_ms=300"], "silences are the voice-activity"),
+        (["data.asr.kind=file", "data.asr.path=h.jsonl", "endpoint.silence_ms=99"], "shorter than the shortest silence"),
     ],
 )
 def test_what_would_end_the_turn_twice_or_is_not_modelled_is_refused(sets: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_scenario("paper_rq3", ["endpoint.kind=silence", "endpoint.silence_ms=300", *sets])
+
+
+def _spoken_file(path: Path, *, speech: bool = True) -> None:
+    """Hypotheses for every demo question: word prefixes every 400 ms, the final one 100 ms
+    after the speech ends; the speech one segment with a 600 ms silence after word 3."""
+    lines = []
+    for line in Path(DEMO).read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        words = q["query"].split()
+        times = [400 * (j + 1) + (600 if j >= 3 else 0) for j in range(len(words))]
+        hyps = [{"t_ms": t, "text": " ".join(words[: j + 1])} for j, t in enumerate(times)]
+        obj = {"interaction_id": q["interaction_id"], "hypotheses": hyps}
+        if speech:
+            last = times[-1] - 100
+            obj["speech_ms"] = [[0, 1200], [1800, last]] if len(words) > 4 else [[0, last]]
+        lines.append(json.dumps(obj))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_spoken_input_ends_as_its_speech_ends_and_is_cut_off_at_its_silences(tmp_path) -> None:
+    h = tmp_path / "h.jsonl"
+    _spoken_file(h)
+    spoken = ["data.asr.kind=file", f"data.asr.path={h}", "endpoint.kind=silence"]
+    _, results, events = _simulate(tmp_path / "r", *spoken, "endpoint.silence_ms=600")
+    # confirmed 600 ms after the end of speech, which is 100 ms before the final transcript
+    assert (results["endpoint_ms"] == 500.0).all() and (results["confirm_ms"] == 500.0).all()
+    long = results["n_words"] > 4
+    assert (results.loc[long, "false_cutoffs"] == 1).all() and (results.loc[~long, "false_cutoffs"] == 0).all()
+    cuts = [e["cutoffs"] for e in events if e["kind"] == "endpoint" and e["cutoffs"]]
+    assert cuts and all(c == [[3, 1_800_000, 1_800_000]] for c in cuts)  # at 1.2 s + 600 ms, on the 3 words heard
+    _, shorter, _ = _simulate(tmp_path / "s", *spoken, "endpoint.silence_ms=600.001")
+    assert (shorter["false_cutoffs"] == 0).all()  # a silence 1 µs shorter than the timeout ends nothing
+    for arm in ("streaming", "baseline"):
+        parts = results["endpoint_ms"] + sum(results[f"{arm}_{p}_ms"] for p in ("g", "l", "other", "f", "confirm"))
+        assert (abs(parts - results[f"{arm}_ms"]) < 1e-6).all()
+    engine = tmp_path / "e"
+    assert main(["simulate", DEMO, "--scenario", "paper_rq3", "--engine", "--out", str(engine), "-q",
+                 *[a for s in [*spoken, "endpoint.silence_ms=600"] for a in ("--set", s)]]) == 0  # fmt: skip
+    assert (engine / "results.csv").read_bytes() == (tmp_path / "r" / "results.csv").read_bytes()
+
+
+def test_an_endpointer_on_hypotheses_without_speech_segments_is_refused_in_one_line(tmp_path, capsys) -> None:
+    h = tmp_path / "h.jsonl"
+    _spoken_file(h, speech=False)
+    args = ["simulate", DEMO, "--scenario", "paper_rq3", "--out", str(tmp_path / "r"), "-q"]
+    sets = ["data.asr.kind=file", f"data.asr.path={h}", "endpoint.kind=detector", "endpoint.delay_ms=500"]
+    assert main([*args, *[a for s in sets for a in ("--set", s)]]) == 1
+    err = capsys.readouterr().err
+    assert "has no speech_ms" in err and "streamrag speak records them" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
 
 
 def test_load_runs_and_predict_refuse_an_endpointer_in_one_line(tmp_path, capsys) -> None:
@@ -140,3 +191,36 @@ def test_an_answer_ready_before_the_confirmation_is_heard_at_it(tmp_path) -> Non
     for arm in ("streaming", "baseline"):
         parts = results["endpoint_ms"] + sum(results[f"{arm}_{p}_ms"] for p in ("g", "l", "other", "f", "confirm"))
         assert (abs(parts - results[f"{arm}_ms"]) < 1e-6).all()
+
+
+ANCHOR = ["endpoint.kind=detector", "endpoint.delay_ms=0"]
+"""The study's end of turn as an endpointer: the compute columns, counted alike."""
+
+
+def test_tokens_in_count_each_llm_call_its_prompt_its_words_and_the_responses_evidence(tmp_path) -> None:
+    _, calls, _ = _simulate(tmp_path / "calls", *ANCHOR, "compute.prompt_tokens=1", "compute.tokens_per_word=0")
+    assert (calls["llm_tokens_in"] == calls["llm_calls"]).all()  # one prompt per call, nothing else
+    assert (calls["baseline_llm_tokens_in"] == calls["baseline_llm_calls"]).all()
+    _, words, _ = _simulate(tmp_path / "words", *ANCHOR, "compute.tokens_per_word=1", "compute.evidence_tokens=100")
+    # the baseline: G reads the question, F the question and the tool's result
+    assert (words["baseline_llm_tokens_in"] == 2 * words["n_words"] + 100).all()
+    # the streaming arm: each query generation its call's prefix (at least one word), F the question
+    extra = words["llm_tokens_in"] - words["n_words"] - 100
+    assert (extra >= words["calls_fired"]).all() and (extra <= words["calls_fired"] * words["n_words"]).all()
+    _, alone, _ = _simulate(tmp_path / "alone", *ANCHOR, "trigger.kind=none", "compute.prompt_tokens=900")
+    assert (alone["llm_tokens_in"] == alone["baseline_llm_tokens_in"]).all()  # no speculation, no extra tokens
+    summary, paused, _ = _simulate(
+        tmp_path / "paused", *PAUSED[:3], "input.pause_ms=20000", "endpoint.kind=silence", "endpoint.silence_ms=300",
+        "compute.prompt_tokens=0", "compute.tokens_per_word=1",
+    )  # fmt: skip
+    # every pause is cut off and its reply spoken: G and F each read the words heard, in both arms
+    pauses = paused["n_words"] - 1
+    assert (paused["baseline_llm_tokens_in"] == 2 * paused["n_words"] + pauses * paused["n_words"]).all()
+    assert summary["endpoint"]["extra_llm_tokens_in_per_turn"] == pytest.approx(
+        (paused["llm_tokens_in"] - paused["baseline_llm_tokens_in"]).mean()
+    )
+
+
+def test_compute_settings_without_an_endpointer_are_refused() -> None:
+    with pytest.raises(ConfigError, match="compute: the compute columns"):
+        load_scenario("paper_rq3", ["compute.prompt_tokens=500"])
