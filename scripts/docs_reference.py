@@ -253,9 +253,9 @@ def config_keys(model: type, prefix: str = "", when: str = "") -> Iterator[tuple
                 yield key, "section", _default(field), "", when, docs.get(name, "")
                 yield from config_keys(members[0], key + ".", when)
             continue
-        meaning = docs.get(name, "")
-        if name == "kind" and not meaning:  # a kind's row says what the kind is: its class's docstring
-            meaning = " ".join((inspect.getdoc(model) or "").split("\n\n")[0].split())
+        meaning = docs.get(name) or field.description or ""
+        if name == "kind" and not meaning:  # a kind's row says what the kind is: its class's own docstring
+            meaning = " ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n")[0].split())
         yield key, _type_name(field.annotation), _default(field), unit(name), when, meaning
 
 
