@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import sys
@@ -36,9 +38,24 @@ def _page(title: str, intro: str) -> list[str]:
     return [f"# {title}", "", HEADER.strip(), "", intro]
 
 
+@functools.cache
+def _sibling(name: str) -> types.ModuleType:
+    """A module beside this script (``scripts/`` is no package), however this script was loaded."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _text(text: object) -> str:
+    """Docstring text on one line, its Sphinx roles as code (``scripts/docs_roles.py``)."""
+    return _sibling("docs_roles").roles_to_markdown(" ".join(str(text).split()))
+
+
 def _cell(text: object) -> str:
-    """One table cell: no newlines, no unescaped pipes."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One table cell: no newlines, no unescaped pipes, no raw Sphinx roles."""
+    return _text(text).replace("|", "\\|")
 
 
 # --- commands --------------------------------------------------------------------------
@@ -236,9 +253,9 @@ def config_keys(model: type, prefix: str = "", when: str = "") -> Iterator[tuple
                 yield key, "section", _default(field), "", when, docs.get(name, "")
                 yield from config_keys(members[0], key + ".", when)
             continue
-        meaning = docs.get(name, "")
-        if name == "kind" and not meaning:  # a kind's row says what the kind is: its class's docstring
-            meaning = " ".join((inspect.getdoc(model) or "").split("\n\n")[0].split())
+        meaning = docs.get(name) or field.description or ""
+        if name == "kind" and not meaning:  # a kind's row says what the kind is: its class's own docstring
+            meaning = " ".join(inspect.cleandoc(model.__doc__ or "").split("\n\n")[0].split())
         yield key, _type_name(field.annotation), _default(field), unit(name), when, meaning
 
 
@@ -299,7 +316,7 @@ def config_page() -> str:
                 else:
                     seen.add(section)
                     where = f" Applies to: {_where(section)}." if applies and section else ""
-                    pending = ["", f"### `[{section}]`" if section else "### Top level", "", (meaning + where).strip(), ""]
+                    pending = ["", f"### `[{section}]`" if section else "### Top level", "", _text(meaning + where), ""]
                     lines += pending[:-1]  # a section's own heading stands even when kinds follow
                     pending = [""]
             if kind.startswith("section"):

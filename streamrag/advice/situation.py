@@ -1,39 +1,10 @@
 """The deployer's situation, stated once: flags or a small TOML with the same keys.
 
-=====================  ===========================================================  =========
-key                    what                                                         default
-=====================  ===========================================================  =========
-``tool_p50_ms``        the tool's median latency (ms), with ``tool_p90_ms``:         —
-``tool_p90_ms``        a log-normal through both (``LogNormalLatency``)
-``measurements``       or a file of measured durations, fitted as ``calibrate``      —
-                       fits it (its L; its G and F too when it has them)
-``G_ms``, ``F_ms``     query generation / final answer latency: ``590`` (constant)   a range
-                       or ``[590, 850]`` (p50, p90: log-normal); unknown → both
-                       ends of :data:`RANGE_PROFILES`, and the answer at each
-``words_per_s``        how fast users speak or type                                 2.5
-``input``              the questions: ``demo``, ``generated:N``, ``table:PATH``,     demo
-                       ``data:PATH`` (as ``frontier --input``), or a list of them:
-                       the answer then says whether it holds on every set
-``turns_per_s``        the arrival rate of turns at peak                            —
-``tool_workers``       the tool's servers (calls served at once)                    —
-``llm_workers``        the LLM's servers (generations served at once: query and     unlimited
-                       answer generation share them) in the load simulation
-``max_extra_calls``    the budget: extra tool calls per turn (calls fired − 1)      1
-``ranker``             what the agent can rank each word prefix with: ``tool``       tool
-                       (only the tool: a ranking per word is a search) or
-                       ``local`` (a local index)
-``local_rank_ms``      a local index's time to rank one word prefix (ms),           0
-                       charged to the ``*_local`` policies' trigger
-``settings``           scenario settings for every simulated point, ``key=value``    none
-                       as ``--set`` takes them (say ``pipeline.max_threads=2``)
-``seed``               the latency draws' and the bootstrap's seed                  0
-``load_sessions``      sessions of the load simulation at the stated rate (0:       3000
-                       none; the break-even is ``predict``'s either way)
-=====================  ===========================================================  =========
-
-Nothing else is assumed: without ``llm_workers`` the LLM is unlimited; ``predict``'s
-break-even queues the tool only either way (the load simulation at the stated rate is
-where the LLM's workers count). The defaults above are echoed in every output.
+The keys are :class:`Situation`'s fields, each with its meaning and default where it is
+declared (``docs/reference/config.md`` lists them). Nothing else is assumed: without
+``llm_workers`` the LLM is unlimited; ``predict``'s break-even queues the tool only either
+way (the load simulation at the stated rate is where the LLM's workers count). The
+defaults are echoed in every output.
 """
 
 from __future__ import annotations
@@ -66,21 +37,47 @@ class Situation(SettingsModel):
     """What a voice-agent engineer states (module docstring); validated, frozen."""
 
     tool_p50_ms: float | None = Field(default=None, gt=0, le=MAX_MS, allow_inf_nan=False)
+    """The tool's median latency (ms); with ``tool_p90_ms``, a log-normal through both
+    (``LogNormalLatency``). Or ``measurements``."""
     tool_p90_ms: float | None = Field(default=None, gt=0, le=MAX_MS, allow_inf_nan=False)
+    """The tool's 90th-percentile latency (ms), greater than ``tool_p50_ms``."""
     measurements: str | None = None
+    """Instead of ``tool_p50_ms``/``tool_p90_ms``: a file of measured durations, fitted as
+    ``calibrate`` fits it (its L; its G and F too when it has them)."""
     G_ms: Ms | None = None
+    """Query generation latency (ms): ``590`` (constant) or ``[590, 850]`` (p50, p90:
+    log-normal); absent: both ends of :data:`RANGE_PROFILES`, with the answer at each."""
     F_ms: Ms | None = None
+    """Response (final answer) generation latency (ms), as ``G_ms``; absent: both ends of
+    :data:`RANGE_PROFILES`."""
     words_per_s: float = Field(default=2.5, gt=0, le=MAX_WPS, allow_inf_nan=False)
+    """How fast users speak or type (words/s)."""
     input: str | tuple[str, ...] = "demo"
+    """The questions: ``demo``, ``generated:N``, ``table:PATH``, ``data:PATH`` (as
+    ``frontier --input``), or a list of them: the answer then says whether it holds on every set."""
     turns_per_s: float = Field(gt=0, le=MAX_TURNS_PER_S, allow_inf_nan=False)
+    """The arrival rate of turns at peak (turns/s)."""
     tool_workers: int = Field(ge=1, le=MAX_WORKERS)
+    """The tool's servers: how many calls it serves at once."""
     llm_workers: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
+    """The LLM's servers in the load simulation (query and answer generation share them);
+    absent: unlimited."""
     max_extra_calls: float = Field(default=1.0, ge=0, le=MAX_EXTRA_CALLS, allow_inf_nan=False)
+    """The budget: mean extra tool calls per turn (calls fired − 1)."""
     ranker: Literal["tool", "local"] = "tool"
+    """What the agent can rank each word prefix with: ``tool`` (only the tool: a ranking per
+    word is a search) or ``local`` (a local index)."""
     local_rank_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """A local index's time (ms) to rank one word prefix, charged to the ``*_local`` policies'
+    trigger."""
     settings: tuple[str, ...] = ()
+    """Scenario settings for every simulated point, ``key=value`` as ``--set`` takes them
+    (say ``pipeline.max_threads=2``)."""
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
+    """The seed of the latency draws and of the bootstrap."""
     load_sessions: int = Field(default=3000, ge=0, le=1_000_000)
+    """Sessions of the load simulation at the stated rate (0: none; the break-even is
+    ``predict``'s either way)."""
 
     @property
     def inputs(self) -> tuple[str, ...]:

@@ -48,9 +48,16 @@ class _AsList:
 
 class _Cadence(_AsList, SettingsModel):
     delta_wps: float = Field(gt=0, le=MAX_WPS, allow_inf_nan=False, description="words per second")
+    """The cadence δ (words/s): the mean gap between words is ``1/δ`` s; also the δ of the
+    bounds H and H_G."""
     pause_prob: float = Field(default=0.0, ge=0, le=1)
+    """Probability that a word after the first is preceded by a pause of ``pause_ms``
+    (0: no pauses)."""
     pause_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Length (ms) of one pause, added before a word with probability ``pause_prob``."""
     end_of_turn_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Delay (ms) from the last word until the system knows the turn ended (end-of-turn
+    detection); the reflector and the baseline start then. ``endpoint.kind = "fixed"`` only."""
 
     @property
     def end_of_turn_us(self) -> int:
@@ -99,6 +106,8 @@ class JitteredCadence(_Cadence):
 
     kind: Literal["jittered"] = "jittered"
     cv: float = Field(default=0.3, ge=0, allow_inf_nan=False)
+    """Coefficient of variation (standard deviation / mean) of the Gamma-distributed gaps
+    between words (0: uniform gaps)."""
 
     @property
     def needs_rng(self) -> bool:
@@ -129,6 +138,8 @@ class TimingsCadence(_AsList, SettingsModel):
     delta_wps: float = Field(gt=0, le=MAX_WPS, allow_inf_nan=False, description="words per second")
     """Nominal cadence of the analytic bounds H and H_G only; arrivals come from ``path``."""
     end_of_turn_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Delay (ms) from the end of the last timed word until the system knows the turn
+    ended; as the other cadences' ``end_of_turn_ms``."""
     _timings: WordTimings = PrivateAttr()
 
     @model_validator(mode="after")

@@ -154,17 +154,28 @@ class BudgetPolicyConfig(SettingsModel):
     budget_ms: float = Field(gt=0, le=MAX_MS, allow_inf_nan=False)
     """The response-time budget (answer ready − end of input) at ``quantile``."""
     quantile: float = Field(default=0.9, gt=0, lt=1)
+    """Which quantile (0–1) of the response times the controller holds under ``budget_ms``."""
     max_extra_calls: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """The cap on mean extra calls per session (calls fired − 1)."""
     period_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Clock time (s) between two updates of the level of caution."""
     window_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    """An update reads the response times of the sessions answered in the last
+    ``window_s`` seconds."""
     min_samples: int = Field(default=20, ge=1)
+    """Fewer answered sessions than this in the window: the level stays."""
     levels: int = Field(default=8, ge=1)
+    """The highest level of caution k (levels 0 … ``levels``; at the highest nothing fires)."""
     step_up: int = Field(default=2, ge=1)
+    """Levels added at an update that finds the quantile over budget."""
     headroom: float = Field(default=0.1, ge=0, lt=0.5)
+    """Share h of the budget B: a quantile in ((1 − h)·B, B] raises the level by one, one
+    below (1 − 2h)·B lowers it by one."""
     pressure_max: float = Field(default=2.0, gt=0, allow_inf_nan=False)
     """The tool pressure (busy + queued) / servers that stops fires at level 0."""
     words_per_level: float = Field(default=0.5, ge=0, allow_inf_nan=False)
+    """Words between fires added per level: at level k a fire needs ⌈1 + words_per_level·k⌉
+    words since the session's last."""
     max_credit: float = Field(default=20.0, ge=1, allow_inf_nan=False)
     """Unspent credit (calls) the ledger banks for later sessions."""
 

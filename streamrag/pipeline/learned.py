@@ -349,7 +349,11 @@ class LearnedTriggerConfig(_Frozen):
     """The model JSON ``streamrag train-trigger`` wrote (a path), or a shipped model's
     name (``frontier``: :func:`list_models`)."""
     tau: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The threshold τ (a probability): a prefix t is an opportunity when the model's
+    P(t ≥ t_suf) ≥ τ."""
     mode: Literal["single", "rearm"] = "single"
+    """``single`` (the anchor's): one opportunity, at the first t with P ≥ τ; ``rearm``:
+    one at every upward crossing of τ."""
 
     def probabilities(self, q: SimQuestion) -> np.ndarray:
         """P(t) of every prefix of ``q`` under the model."""

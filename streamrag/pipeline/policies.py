@@ -130,7 +130,11 @@ class AdmissionPolicyConfig(_Config):
 
     kind: Literal["admission"] = "admission"
     max_utilization: float | None = Field(default=0.9, gt=0, le=1)
+    """Refuse a fire while the tool's busy servers / servers is at least this (0–1);
+    absent: no utilization bound."""
     max_queue: int | None = Field(default=None, ge=0)
+    """Refuse a fire while the tool's queue holds at least this many jobs; absent: no
+    queue bound."""
 
     def build(self, clock: Clock) -> SpeculationPolicy:
         return AdmissionPolicy(self.max_utilization, self.max_queue)
@@ -141,6 +145,8 @@ class StretchPolicyConfig(_Config):
 
     kind: Literal["stretch"] = "stretch"
     gain: float = Field(default=2.0, ge=0, allow_inf_nan=False)
+    """Words between fires per unit of tool load u (utilization + queue length / servers):
+    a fire needs ⌈1 + gain·u⌉ words since the last."""
 
     def build(self, clock: Clock) -> SpeculationPolicy:
         return StretchPolicy(self.gain)

@@ -224,6 +224,8 @@ class HeuristicReflectorConfig(_Config):
     cosine_threshold: float = Field(default=0.4, ge=-1, le=1, allow_inf_nan=False)
     """Minimum cosine of the full query with the top chunk (questions ranked by dense retrieval)."""
     min_coverage: float = Field(default=0.4, ge=0, le=1)
+    """Minimum share (0–1) of the full query's tokens (as ``coverage`` counts them) found in
+    the top chunk."""
     coverage: Coverage = "distinct"
     """Coverage counts the full query's distinct tokens (the anchor's code) or occurrences."""
 
@@ -247,6 +249,8 @@ class TopkMatchReflectorConfig(_Config):
     kind: Literal["topk_match"] = "topk_match"
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     check_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Time (ms) spent once at end of turn retrieving the full query, before any result is
+    compared with its top-k."""
 
     def _build(self, q: SimQuestion) -> Reflector:
         return TopkMatchReflector(q, round(self.check_ms * 1000))

@@ -212,7 +212,10 @@ class IntervalTriggerConfig(_Config):
     EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"words", "seconds"}),)
     """Overriding one of these drops the other (:mod:`streamrag.base.overrides`)."""
     words: int | None = Field(default=None, ge=1)
+    """Fire once this many words have arrived since the last fire (the anchor's RQ3: 3)."""
     seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Fire every this many seconds from the question's start, on the prefix heard so far
+    (Stream RAG's fixed interval: 1 s)."""
 
     @model_validator(mode="after")
     def _one_of(self) -> IntervalTriggerConfig:
@@ -232,6 +235,8 @@ class ReplaceTriggerConfig(_Config):
     kind: Literal["replace"] = "replace"
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     seconds: float = Field(default=0.5, gt=0, allow_inf_nan=False)
+    """Period (s) of the checks: every ``seconds`` from the question's start, fire when the
+    prefix's top-k changed since the last check, killing the call in flight."""
 
     def _build(self, q: SimQuestion) -> Trigger:
         sets = [frozenset(int(c) for c in row) for row in q.topk]  # type: ignore[union-attr]
@@ -244,6 +249,8 @@ class StableTriggerConfig(_Config):
     kind: Literal["stable"] = "stable"
     needs: ClassVar[frozenset[Need]] = frozenset({"rankings"})
     words: int = Field(default=2, ge=1)
+    """Fire once the top-1 chunk has stayed the same for this many further words (a run of
+    ``words + 1`` prefixes with one top-1)."""
 
     def _build(self, q: SimQuestion) -> Trigger:
         return StableTrigger(self.words, [int(r[0]) for r in q.topk])  # type: ignore[union-attr]

@@ -93,18 +93,32 @@ class Scenario(_Section):
     """A fully specified simulation (before latency profile resolution)."""
 
     name: str = "custom"
+    """The scenario's name, recorded in the manifest and named in messages."""
     description: str = ""
+    """Free text saying what the scenario models, recorded in the manifest."""
     seed: int = Field(default=0, ge=0)
+    """The root of every random draw (:mod:`streamrag.engine.rng`: one stream per question and
+    component); the same seed gives the same trace and results."""
     input: CadenceModel = Field(default_factory=lambda: UniformCadence(delta_wps=3.0))
+    """When each word arrives (:mod:`~streamrag.engine.cadence`)."""
     trigger: TriggerConfig = Field(default_factory=lambda: IntervalTriggerConfig(words=3))
+    """When to fire a speculative call (:mod:`~streamrag.pipeline.triggers`)."""
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    """The rules of the streaming arm: the cap on calls in flight and the anchor's order rules."""
     reflector: ReflectorConfig = Field(default_factory=HeuristicReflectorConfig)
+    """At end of turn, which speculative result to answer from (:mod:`~streamrag.pipeline.reflectors`)."""
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
+    """The latency of query generation G, the tool call L and response generation F."""
     select: SelectConfig = Field(default_factory=SelectConfig)
+    """Which of the input's questions run."""
     data: DataConfig = Field(default_factory=DataConfig)
+    """How ``simulate DATA`` analyzes a data file into questions."""
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
+    """The capacity of the tool and the LLM every session shares (unlimited by default)."""
     policy: PolicyConfig = Field(default_factory=AlwaysPolicyConfig)
+    """Whether a trigger's fire goes ahead, given the load (:mod:`~streamrag.pipeline.policies`)."""
     tool: ToolConfig = Field(default_factory=ToolConfig)
+    """The tool's side-effect class and what that allows speculation."""
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
     """When the turn ends for both arms (:mod:`~streamrag.engine.endpoint`; ``fixed``: the study's)."""
     compute: ComputeConfig = Field(default_factory=ComputeConfig)

@@ -106,13 +106,20 @@ class LatencyConfig(_Section):
     ``profile`` or ``stages.X`` drops the starting tables' ``X_ms`` (and a new profile
     their ``stages``), so it takes effect (:mod:`streamrag.base.overrides`)."""
     profile: str = "paper-rq3"
+    """The latency profile: a built-in name (``calibration/profiles/NAME.toml``: ``paper-rq3``,
+    ``arora2025``) or a profile file (a path ending in ``.toml``)."""
     L_stage: str = "L"
     """The profile's stage simulated as L: ``L``, or one tool's stage of a profile fitted
     per tool (``L.search_docs``, from ``streamrag calibrate --span 'NAME=L.{ATTR}'``)."""
     G_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Query generation G as a constant (ms), replacing the profile's G; absent: the profile's."""
     L_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """The tool call L as a constant (ms), replacing the profile's L; absent: the profile's."""
     F_ms: float | None = Field(default=None, ge=0, le=MAX_MS, allow_inf_nan=False)
+    """Response generation F as a constant (ms), replacing the profile's F; absent: the profile's."""
     stages: dict[Literal["G", "L", "F"], LatencyModel] = Field(default_factory=dict)
+    """Stage (G, L or F) → any latency model (``[latency.stages.L]``, by ``kind``), replacing
+    the profile's stage; a stage's ``X_ms`` wins over it."""
 
     def resolve(self) -> LatencyStages:
         """Profile stages, then ``stages`` overrides, then the ``*_ms`` constants.
@@ -149,9 +156,13 @@ class ResourcesConfig(_Section):
     F as one pool; ``query_llm`` / ``response_llm``, when set, make them separate pools."""
 
     tool: ResourceConfig = UnlimitedResourceConfig()
+    """The tool backend serving every tool call L."""
     llm: ResourceConfig = UnlimitedResourceConfig()
+    """The LLM serving query generation G and response generation F as one pool."""
     query_llm: ResourceConfig | None = None
+    """A pool of its own for query generation G; absent: ``llm`` serves it."""
     response_llm: ResourceConfig | None = None
+    """A pool of its own for response generation F; absent: ``llm`` serves it."""
 
     @property
     def limited(self) -> bool:
@@ -173,6 +184,8 @@ class SelectConfig(_Section):
     """``all``; ``retrieved_gold`` (t_suf defined, the anchor's RQ3 population); ``fallback``
     (not retrieved-gold: t* = t_sc)."""
     limit: int | None = Field(default=None, ge=1)
+    """At most this many questions of the population, in input order (the rest are
+    skipped as ``over select.limit``); absent: all."""
 
 
 class DataConfig(_Section):
@@ -181,7 +194,11 @@ class DataConfig(_Section):
     file can set it) is what a table replay records when the table's split is unknown
     (:func:`~streamrag.simulator.simulate.recorded_for_table`)."""
     k: int = Field(default=3, ge=1)
+    """Top-k: how many chunks of a prefix's ranking count as retrieved (t_suf: a gold chunk
+    in the top k; the anchor's 3)."""
     grounding: Literal["exact", "relaxed"] = "exact"
+    """Which chunks are gold: ``exact`` (an answer's normalized text in the chunk, the
+    anchor's) or ``relaxed`` (every content token of a multi-token answer in the chunk)."""
     retriever: RetrieverConfig = BM25RetrieverConfig()
     """Prefix ranking for ``simulate DATA``, by kind (:mod:`streamrag.retrieval.kinds`;
     ``data.retriever = "dense"`` is short for ``{kind = "dense"}``). On a cosine scale

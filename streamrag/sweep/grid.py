@@ -87,26 +87,48 @@ class OutputOptions(_Frozen):
     traces: bool = False
     """Keep each simulate point's ``trace.jsonl`` (≈ 3 kB per question)."""
     figures: bool = True
+    """Draw the sweep's figures (``figures/``, :mod:`streamrag.sweep.figures`) once the points
+    are done."""
 
 
 class _InputTable(_Frozen):
     source: str
+    """The questions, as ``input`` names them: ``demo``, ``generated:N[:seed=S]``,
+    ``table:PATH``, ``data:PATH`` or a path."""
     split: int | Literal["all"] | None = None
+    """A data input's CRAG split (0 = validation) or ``"all"``; absent: 0 (the demo set: all);
+    a table has none."""
     limit: int | None = Field(default=None, ge=1)
+    """At most this many questions (a table's first rows); absent: all."""
 
 
 class _GridToml(_Frozen):
     """The raw shape of a grid file (before axes are interpreted)."""
 
     name: str | None = None
+    """The sweep's name, recorded in its manifest; absent: the grid file's name without
+    ``.toml``."""
     description: str = ""
+    """Free text saying what the sweep asks, recorded in its manifest."""
     kind: PointKindName
+    """What one point computes: ``simulate`` (a simulation), ``streamable`` (the RQ2 cell
+    H ≥ θ·L, from a stabilization table) or ``analyze`` (an analysis of a data input)."""
     input: str | _InputTable
+    """The questions every point runs on: ``demo``, ``generated:N[:seed=S]``,
+    ``table:PATH``, ``data:PATH``, a path, or a table ``{source, split, limit}``."""
     scenario: str | None = None
+    """A simulate grid's base scenario: a built-in name or a TOML path; absent:
+    ``paper_rq3``. Other kinds have none."""
     on_incompatible: Literal["error", "skip"] = "error"
+    """A point that cannot run on the input (it needs prefix rankings, the input is a table):
+    ``error`` stops the sweep before it starts, ``skip`` leaves the point out and says why."""
     base: dict[str, Any] = Field(default_factory=dict)
+    """Settings shared by every point, by dotted path (as ``--set`` takes them)."""
     axes: dict[str, Any] = Field(default_factory=dict)
+    """What varies: a dotted path → a list (one point per value), or a table of labelled
+    variants; the points are the product of the axes, the first outermost."""
     output: OutputOptions = Field(default_factory=OutputOptions)
+    """What a sweep keeps beside its table: ``traces`` and ``figures``."""
 
 
 class Grid(_Frozen):

@@ -109,6 +109,31 @@ def test_every_configuration_key_is_in_the_reference() -> None:
     assert "| `data.k` |" in scenario and "Applies to: inputs: data, table" in scenario
 
 
+UNDOCUMENTED_KEYS = dict.fromkeys(
+    ("data.asr.seed", "data.asr.path", "data.asr.held_out_share", "data.asr.split_seed"),
+    "declared in streamrag/data/human/asr.py, which another change is reworking: document it there",
+)
+"""Configuration keys allowed an empty meaning, each with the reason."""
+
+
+def test_every_configuration_key_has_a_meaning() -> None:
+    """A key's meaning is the docstring under its field (or its ``Field(description=...)``);
+    a key without one is listed above with a reason, and an exclusion no longer needed fails."""
+    rows = [
+        [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        for line in _page("config.md").splitlines()
+        if re.match(r"^\| `[^`]+` \|", line)
+    ]
+    assert rows and all(len(row) == 5 for row in rows)  # key, type, default, unit, meaning
+    empty = {row[0].strip("`") for row in rows if not row[4]}
+    assert not empty - set(UNDOCUMENTED_KEYS), (
+        f"keys without a meaning in docs/reference/config.md: {sorted(empty - set(UNDOCUMENTED_KEYS))}"
+    )
+    assert not set(UNDOCUMENTED_KEYS) - empty, (
+        f"documented now, drop from UNDOCUMENTED_KEYS: {sorted(set(UNDOCUMENTED_KEYS) - empty)}"
+    )
+
+
 def test_every_table_kind_and_column_is_in_the_reference() -> None:
     from streamrag.commands.schema import KINDS, SCHEMAS_DIR
     from streamrag.data.stabilization_row import DTYPES

@@ -57,6 +57,7 @@ class _Rated(_Section):
     """A Poisson rate: ``rate_per_s``, or the ``offered_load`` it puts on the tool servers."""
 
     rate_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Sessions arriving per second (exponential gaps); or ``offered_load`` instead."""
     offered_load: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """ρ on the tool servers in the baseline system (instead of ``rate_per_s``)."""
     EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"rate_per_s", "offered_load"}),)
@@ -77,8 +78,11 @@ class _Rated(_Section):
 
 
 class PoissonArrivals(_Rated):
+    """Open loop: ``n_sessions`` sessions arriving at a constant Poisson rate."""
+
     kind: Literal["poisson"] = "poisson"
     n_sessions: int = Field(ge=1)
+    """How many sessions arrive in all."""
 
 
 class RateSegment(_Rated):
@@ -88,6 +92,8 @@ class RateSegment(_Rated):
 
 
 class PiecewiseArrivals(_Section):
+    """Open loop: a Poisson rate that moves, constant within each of ``segments``."""
+
     kind: Literal["piecewise"] = "piecewise"
     segments: list[RateSegment] = Field(min_length=1)
     """The profile in time order; arrivals end with the last segment."""
@@ -98,16 +104,23 @@ class PiecewiseArrivals(_Section):
 
 
 class FileArrivals(_Section):
+    """Open loop: one session at each arrival time of a file."""
+
     kind: Literal["file"] = "file"
     path: str
     """Arrival times in seconds: one per line, or a CSV with a column ``arrival_s``."""
 
 
 class ClosedArrivals(_Section):
+    """Closed loop: ``users`` users, each asking again a think time after its answer."""
+
     kind: Literal["closed"] = "closed"
     users: int = Field(ge=1)
+    """How many users ask at once (each has at most one session open)."""
     think_s: float = Field(ge=0, allow_inf_nan=False)
+    """Mean (s) of the exponential think time between a user's answer and its next question."""
     n_sessions: int = Field(ge=1)
+    """How many sessions start in all (over every user)."""
 
 
 OpenArrivals = PoissonArrivals | PiecewiseArrivals | FileArrivals
