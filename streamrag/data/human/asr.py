@@ -99,6 +99,7 @@ class RevisionModel(SettingsModel):
     final_words: int = Field(3, ge=1)
     """A word is final once this many later words have arrived."""
     seed: int = 0
+    """Draws the revisions and the wrong forms of each question (with its id)."""
     delta_wps: float = Field(2.5, gt=0.0, le=MAX_WPS, allow_inf_nan=False)
     """Speaking rate for the analyzer's times in ms (word i heard at i/δ; speech ≈ 2.5 w/s,
     design §5). The simulator uses its own cadence."""
@@ -112,6 +113,7 @@ class HypothesesFile(SettingsModel):
 
     kind: Literal["file"] = "file"
     path: str
+    """The hypotheses file (JSON lines, one question per line; ``streamrag speak`` writes one)."""
     timing: Timing = "audio"
     """The time each hypothesis arrives at: ``audio`` (``t_ms``, its audio time) or
     ``available`` (``available_ms``: audio time plus the recognizer's compute delay).
@@ -133,7 +135,9 @@ class TypedInput(SettingsModel):
     participants: Literal["all", "fit", "held-out"] = "all"
     """Every participant, or one side of the seeded fit / held-out split."""
     held_out_share: float = Field(0.2, gt=0.0, lt=1.0, allow_inf_nan=False)
+    """The share of participants on the held-out side of the split (``participants``)."""
     split_seed: int = 0
+    """Draws the fit / held-out split of the participants."""
 
 
 def _asr_kind(value: Any) -> str:
