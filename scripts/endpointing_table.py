@@ -5,11 +5,14 @@ turn ends at the last word), alone and combined with the best tool-intent trigge
 saving at <= 1 extra tool call per turn): the latency the user hears with the policy alone
 (its own arm, no tool-intent speculation), and what the trigger saves on top of it, for the
 ``paper_rq3`` latencies and the
-``arora2025`` profile, on uniform input (generated questions, a uniform 2.5 words/s) and on
+``arora2025`` profile, on uniform input (generated questions, a uniform 2.5 words/s), on
 typed input (the demo questions typed by the keystroke logs' participants, when
-``../shared/data/keystrokes`` is there). Saving at the median and the p90 of the
-per-question savings with 95% bootstrap CIs over questions, extra compute per turn, false
-cut-offs and eager restarts per 100 turns, mis-fires. Then Endpoint Anticipation's pair
+``../shared/data/keystrokes`` is there) and on spoken input (the demo questions spoken by
+``streamrag speak``, when the speech extra is installed: recorded hypotheses at their audio
+times, the endpointer on the voice-activity detector's speech segments). Saving at the median
+and the p90 of the per-question savings with 95% bootstrap CIs over questions, extra compute
+per turn (LLM calls, tool calls, LLM tokens in at the default ``[compute]``: the question's
+words alone, no prompt), false cut-offs and eager restarts per 100 turns, mis-fires. Then Endpoint Anticipation's pair
 (>= 505 ms mean saving at <= 28.4% extra LLM compute, arXiv 2606.13450) over tool latency L.
 
     PYTHONPATH=. python scripts/endpointing_table.py --out /tmp/ept [--docs docs/endpointing.md]
@@ -39,7 +42,9 @@ CANDIDATES = {
     "interval_words=3": ["trigger.kind=interval", "trigger.words=3"],
     "interval_words=6": ["trigger.kind=interval", "trigger.words=6"],
     "interval_seconds=1": ["trigger.kind=interval", "trigger.seconds=1.0"],
+    "interval_seconds=2": ["trigger.kind=interval", "trigger.seconds=2.0"],
     "stable=2": ["trigger.kind=stable", "trigger.words=2"],
+    "stable=4": ["trigger.kind=stable", "trigger.words=4"],
 }
 """Tool-intent triggers tried with each policy; the best is kept (highest median saving, <= 1 extra tool call)."""
 ANCHOR = ["endpoint.kind=detector", "endpoint.delay_ms=0"]
@@ -81,6 +86,7 @@ def _row(results: pd.DataFrame, summary: dict, rng: np.random.Generator) -> dict
         "extra_llm": compute["extra_llm_calls_per_turn"],
         "extra_tool": compute["extra_tool_calls_per_turn"],
         "llm_share": compute["extra_llm_share"],
+        "extra_tokens": compute["extra_llm_tokens_in_per_turn"],
         "cutoffs": compute["false_cutoffs_per_100_turns"],
         "restarts": compute["eager_restarts_per_100_turns"],
         "misfires": float(results["misfire"].astype(bool).mean() * 100),
@@ -102,13 +108,16 @@ def main_table(out: Path) -> tuple[list[str], list[str]]:
     if KEYSTROKES.is_dir():
         typed = ["input.kind=uniform", "input.delta_wps=1.0", "data.asr.kind=typed", f"data.asr.path={KEYSTROKES.resolve()}"]
         inputs["typed"] = ([str(demo_path())], typed)
+    spoken = _spoken(out)
+    if spoken is not None:
+        inputs["spoken"] = ([str(demo_path())], ["data.asr.kind=file", f"data.asr.path={spoken}"])
     policies = {"anchor": ANCHOR, **{name: reference_overrides(name) for name in list_references()}}
     rng = np.random.default_rng(0)
     lines = [
         "| profile | input | policy | heard alone p50 ms | heard alone p90 ms | best trigger | n | saved p50 ms "
-        "| saved p90 ms | extra LLM calls/turn (share) | extra tool calls/turn | false cut-offs /100 | eager restarts /100 "
-        "| mis-fires % |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| saved p90 ms | extra LLM calls/turn (share) | extra tool calls/turn | extra tokens in/turn (words) "
+        "| false cut-offs /100 | eager restarts /100 | mis-fires % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for profile, profile_sets in PROFILES.items():
         for input_name, (source, input_sets) in inputs.items():
@@ -127,11 +136,26 @@ def main_table(out: Path) -> tuple[list[str], list[str]]:
                 lines.append(
                     f"| {profile} | {input_name} | {policy} | {_fmt(alone['heard_p50'])} | {_fmt(alone['heard_p90'])} | "
                     f"{best_name} | {best['n']} | {_fmt(best['p50'])} | {_fmt(best['p90'])} | "
-                    f"{best['extra_llm']:.2f} ({best['llm_share']:.0%}) | {best['extra_tool']:.2f} | "
+                    f"{best['extra_llm']:.2f} ({best['llm_share']:.0%}) | {best['extra_tool']:.2f} | {best['extra_tokens']:.1f} | "
                     f"{best['cutoffs']:.1f} | {best['restarts']:.1f} | {best['misfires']:.1f} |"
                 )
                 print(f"{profile} {input_name} {policy}: best {best_name}", file=sys.stderr)
     return lines, _anticipation(out, table)
+
+
+def _spoken(out: Path) -> Path | None:
+    """The demo questions spoken and heard (``streamrag speak``, seed 0; kept in ``out`` for a
+    rerun), or None without the speech extra."""
+    from streamrag.data.human.speech import speech_available
+
+    if speech_available() is not None:
+        print(f"no spoken rows: {speech_available()}", file=sys.stderr)
+        return None
+    spoken = out / "spoken.jsonl"
+    if not spoken.exists():
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["-q", "speak", "demo", "--out", str(spoken), "--jobs", "2"]) == 0
+    return spoken.resolve()
 
 
 def _anticipation(out: Path, table: Path) -> list[str]:

@@ -58,11 +58,16 @@ class LoggedRun:
     n_deleted: int
     across_space: bool
     retyped_same: bool
+    timing_ms: tuple[float, float, float] | None = None
+    """``(before, within, after)``: the pause before its first backspace, the time from its
+    first backspace to its last, and the pause before typing resumes (NaN when the
+    sentence ends on it); None without press times."""
 
 
-def logged_runs(chars: str) -> list[LoggedRun]:
-    """The backspace runs of one sentence's keys (``"\\b"`` for a backspace), in order;
-    backspaces on an empty buffer delete nothing and make no run."""
+def logged_runs(chars: str, press_ms: Sequence[float] | None = None) -> list[LoggedRun]:
+    """The backspace runs of one sentence's keys (``"\\b"`` for a backspace), in order,
+    with their timing when ``press_ms`` is given; backspaces on an empty buffer delete
+    nothing and make no run."""
     buffer: list[str] = []
     runs: list[LoggedRun] = []
     i, n = 0, len(chars)
@@ -73,6 +78,7 @@ def logged_runs(chars: str) -> list[LoggedRun]:
             continue
         word_chars = 0 if not buffer or buffer[-1] == " " else len("".join(buffer).rsplit(" ", 1)[-1])
         deleted: list[str] = []
+        first = i
         while i < n and chars[i] == "\b":
             if buffer:
                 deleted.append(buffer.pop())
@@ -81,7 +87,12 @@ def logged_runs(chars: str) -> list[LoggedRun]:
             continue
         gone = "".join(reversed(deleted))
         after = chars[i : i + len(gone)]
-        runs.append(LoggedRun(start_class(word_chars), len(gone), " " in gone, after == gone))
+        timing = None
+        if press_ms is not None:
+            before = float(press_ms[first] - press_ms[first - 1]) if first else float("nan")
+            resume = float(press_ms[i] - press_ms[i - 1]) if i < n else float("nan")
+            timing = (before, float(press_ms[i - 1] - press_ms[first]), resume)
+        runs.append(LoggedRun(start_class(word_chars), len(gone), " " in gone, after == gone, timing))
     return runs
 
 
@@ -102,31 +113,36 @@ class RunPools:
     rate: dict[str, float]
     """Runs per opportunity (module docstring), per start class."""
     draws: dict[str, np.ndarray]
-    """Per start class with runs, its logged ``(n_deleted, retyped_same)`` rows (int)."""
+    """Per start class with runs, its logged ``(n_deleted, retyped_same, before_ms,
+    within_ms, after_ms)`` rows (float; a time NaN where the log has none): a run's reach
+    and its timing are drawn together, so a long hesitation keeps the correction it went with."""
 
 
-def run_pools(sentences: Sequence[tuple[str, str]]) -> RunPools:
-    """The structure of ``(shown sentence, typed keys)`` pairs: runs counted by start
-    class over the opportunities of the shown sentences (whitespace-normalized), as
-    :func:`plan_runs` draws them once per key of a new text."""
+def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools:
+    """The structure of ``(shown sentence, typed keys, press times)`` triples: runs counted
+    by start class over the opportunities of the shown sentences (whitespace-normalized),
+    as :func:`plan_runs` draws them once per key of a new text."""
     chances = dict.fromkeys(START_CLASSES, 0)
-    rows: dict[str, list[tuple[int, int]]] = {c: [] for c in START_CLASSES}
-    for shown, chars in sentences:
+    rows: dict[str, list[tuple[float, ...]]] = {c: [] for c in START_CLASSES}
+    for shown, chars, press_ms in sentences:
         for cls, n in opportunities(" ".join(shown.split())).items():
             chances[cls] += n
-        for run in logged_runs(chars):
-            rows[run.start].append((run.n_deleted, int(run.retyped_same)))
+        for run in logged_runs(chars, press_ms):
+            assert run.timing_ms is not None  # timed: press_ms given
+            rows[run.start].append((run.n_deleted, int(run.retyped_same), *run.timing_ms))
     rate = {c: min(1.0, len(rows[c]) / chances[c]) if chances[c] else 0.0 for c in START_CLASSES}
-    return RunPools(rate, {c: np.asarray(rows[c], dtype=np.int64).reshape(-1, 2) for c in START_CLASSES if rows[c]})
+    return RunPools(rate, {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 5) for c in START_CLASSES if rows[c]})
 
 
 @dataclass(frozen=True, slots=True)
 class PlannedRun:
     """A run :func:`plan_runs` placed: at key ``resume`` of the text, ``keys`` are typed
-    instead, then deleted, and typing resumes at ``resume``."""
+    instead, then deleted, and typing resumes at ``resume``; ``timing_ms`` is the logged
+    run's ``(before, within, after)`` (:class:`LoggedRun`)."""
 
     resume: int
     keys: str
+    timing_ms: tuple[float, float, float] = (float("nan"),) * 3
 
 
 def _placed(text: str, start: int, end: int, same: bool, last_end: int, typo: Any, rng: np.random.Generator) -> PlannedRun:
@@ -140,6 +156,10 @@ def _placed(text: str, start: int, end: int, same: bool, last_end: int, typo: An
         # (a premature space: "fenc ⌫es"), as most logged runs ending on a space read.
         return PlannedRun(start - 1, " " + text[start + 1 : end + 1])
     return PlannedRun(start, text[start : end + 1])
+
+
+def _timed(run: PlannedRun, row: np.ndarray) -> PlannedRun:
+    return PlannedRun(run.resume, run.keys, (float(row[2]), float(row[3]), float(row[4])))
 
 
 def plan_runs(text: str, pools: RunPools, rng: np.random.Generator, typo: Any) -> dict[int, PlannedRun]:
@@ -156,9 +176,10 @@ def plan_runs(text: str, pools: RunPools, rng: np.random.Generator, typo: Any) -
         if rng.random() >= pools.rate[cls]:
             continue
         rows = pools.draws[cls]
-        n_deleted, same = (int(v) for v in rows[int(rng.integers(len(rows)))])
-        run = _placed(text, max(end - n_deleted + 1, last_end + 1), end, bool(same), last_end, typo, rng)
-        planned[run.resume] = run
+        row = rows[int(rng.integers(len(rows)))]
+        n_deleted, same = int(row[0]), bool(row[1])
+        run = _placed(text, max(end - n_deleted + 1, last_end + 1), end, same, last_end, typo, rng)
+        planned[run.resume] = _timed(run, row)
         last_end = end
     return planned
 

@@ -5,9 +5,12 @@ A logged sentence's timing cannot be replayed onto a different text key for key,
 participant becomes a **typist profile**, drawn from their own logged sentences alone:
 
 - **word times by word length**: the participant's logged times from the space before a
-  word to the space after it, for words of that length typed without a backspace (the
-  nearest logged length, scaled by its number of key intervals, when none has it). This
-  carries the inter-word gaps — hesitations, hard words — onto the new text;
+  word to the space after it, for words of that length, each as it would have taken
+  without its backspace runs (:func:`clean_word_times`; the nearest logged length, scaled
+  by its number of key intervals, when none has it). This carries the inter-word gaps —
+  hesitations, hard words — onto the new text. A sentence's **first** word (from its first
+  key) and **last** word (to its final key) are timed from the participant's first and
+  last words, per key: a sentence starts and ends slower than its middle goes;
 - **key intervals by key pair** inside a word: the participant's intervals for that
   lower-cased character bigram when they typed it at least ``MIN_BIGRAM`` times, else
   for the pair's class (letter→letter, letter→space, space→letter, space→space); a
@@ -15,8 +18,9 @@ participant becomes a **typist profile**, drawn from their own logged sentences 
 - **backspace runs**: the participant's logged structure of runs
   (:mod:`streamrag.data.human.backspace_runs`): per start class (right after a space, or
   1, 2, 3, 4+ characters into a word) the runs per such key of the shown sentences and
-  the logged ``(characters deleted, retyped unchanged)`` pairs; and the pause before a
-  run, the interval between backspaces and the pause before typing resumes.
+  the logged runs, each with how far back it reached, whether it was retyped unchanged,
+  and its own timing (the pause before it, the time between its backspaces, the pause
+  before typing resumed), drawn together.
 
 Typing question ``q`` (``typed_keys``): at each key, with the rate of its start class, a
 logged run is drawn and placed to end right after that key
@@ -34,6 +38,7 @@ session's question is typed by one participant throughout.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -73,13 +78,62 @@ class TypistProfile:
     all_ms: np.ndarray
     word_ms: dict[int, np.ndarray]
     """Word length → logged times from the space before a word to the space after it
-    (words typed without a backspace)."""
+    (:func:`clean_word_times`: without their backspace runs)."""
+    edge_key_ms: dict[str, np.ndarray]
+    """``first`` and ``last``: the sentence's first word (first key → the space after it)
+    and last word (the last space → the final key), per key interval: a sentence starts
+    and ends slower than its middle words go."""
     runs: RunPools
     """Backspace runs: rates and logged ``(n_deleted, retyped_same)`` draws by where
     they start (:mod:`streamrag.data.human.backspace_runs`)."""
     before_run_ms: np.ndarray
     within_run_ms: np.ndarray
     after_run_ms: np.ndarray
+
+
+def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int, float]]:
+    """``(where, intervals, ms)`` of the words of a logged sentence, as they would have
+    taken typed without their backspace runs: the intervals of the keys that survive, where
+    a key retyped after a run takes the interval of the key it replaces (the one first typed
+    at its place) — the run itself (its deleted keys, the backspaces and the pause before
+    typing resumes) is what the model adds back, drawn from the participant's runs. So a
+    word revised, which is often a slow word, is not left out.
+
+    ``where``: ``middle`` (a space before and after it: from the space before to the space
+    after, ``intervals`` is its length), ``first`` (from the first key to the space after
+    it) or ``last`` (from the last space to the final key), each of ``intervals`` key
+    intervals; a one-word sentence gives none."""
+    kept: list[tuple[str, float]] = []  # surviving keys: (char, interval)
+    first_deleted: dict[int, float] = {}  # buffer position → interval of the key first typed there
+    prev_t: float | None = None
+    for ch, t in zip(chars, times, strict=True):
+        gap = 0.0 if prev_t is None else float(t - prev_t)
+        prev_t = t
+        if ch == "\b":
+            if kept:
+                pos = len(kept) - 1
+                first_deleted.setdefault(pos, kept[pos][1])
+                kept.pop()
+            continue
+        pos = len(kept)
+        kept.append((ch, first_deleted.pop(pos, gap)))
+        first_deleted = {p: v for p, v in first_deleted.items() if p > pos}
+    while kept and kept[-1][0] == " ":
+        kept.pop()  # the text typed is whitespace-normalized: it ends on its last word
+    spaces = [i for i, (ch, _) in enumerate(kept) if ch == " "]
+    if not spaces or spaces[0] == 0:
+        return []
+
+    def span(lo: int, hi: int) -> float:  # the intervals of keys lo..hi
+        return sum(gap for _, gap in kept[lo : hi + 1])
+
+    out = [("first", spaces[0], span(1, spaces[0]))]
+    for a, b in itertools.pairwise(spaces):
+        if b - a > 1:
+            out.append(("middle", b - a - 1, span(a + 1, b)))
+    if len(kept) - 1 > spaces[-1]:
+        out.append(("last", len(kept) - 1 - spaces[-1], span(spaces[-1] + 1, len(kept) - 1)))
+    return out
 
 
 def _arr(values: list[float], fallback: np.ndarray) -> np.ndarray:
@@ -91,18 +145,16 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
     bigram: dict[str, list[float]] = defaultdict(list)
     klass: dict[str, list[float]] = defaultdict(list)
     words: dict[int, list[float]] = defaultdict(list)
+    edges: dict[str, list[float]] = defaultdict(list)
     everything: list[float] = []
     before: list[float] = []
     within: list[float] = []
     after: list[float] = []
     for s in sentences:
         chars, times = s.chars, s.press_ms
-        last_space: int | None = None
-        clean = True
         for i, ch in enumerate(chars):
             gap = float(times[i] - times[i - 1]) if i else None
             if ch == "\b":
-                clean = False
                 if gap is not None:
                     (within if chars[i - 1] == "\b" else before).append(gap)
                 continue
@@ -115,10 +167,11 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
                 bigram[(prev + ch).lower()].append(gap)
                 klass[pair_class(prev, ch)].append(gap)
                 everything.append(gap)
-            if ch == " ":
-                if last_space is not None and clean and i - last_space > 1:
-                    words[i - last_space - 1].append(float(times[i] - times[last_space]))
-                last_space, clean = i, True
+        for where, length, ms in clean_word_times(chars, times):
+            if where == "middle":
+                words[length].append(ms)
+            else:
+                edges[where].append(ms / length)
     all_ms = np.asarray(everything or [200.0], dtype=np.float64)
     return TypistProfile(
         participant,
@@ -126,7 +179,8 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
         {k: np.asarray(v) for k, v in klass.items()},
         all_ms,
         {k: np.asarray(v) for k, v in words.items()},
-        run_pools([(s.sentence, s.chars) for s in sentences]),
+        {k: np.asarray(v) for k, v in edges.items()},
+        run_pools([(s.sentence, s.chars, s.press_ms) for s in sentences]),
         _arr(before, all_ms),
         _arr(within, all_ms),
         _arr(after, all_ms),
@@ -161,14 +215,19 @@ def _word_time(profile: TypistProfile, length: int, rng: np.random.Generator) ->
 
 def _clean_intervals(text: str, profile: TypistProfile, rng: np.random.Generator) -> list[float]:
     """Interval before each key of ``text`` typed without error (index 0: none): key-pair
-    draws, rescaled per word to a logged word time of its length."""
+    draws, rescaled per word to a logged word time of its length (the first and the last
+    word: a logged first or last word's time per key, times its keys)."""
     base = [0.0] + [_interval(profile, text[pos - 1], text[pos], rng) for pos in range(1, len(text))]
     unit = [text[:pos].count(" ") for pos in range(len(text))]
     lengths = [len(w) for w in text.split(" ")]
     for u, length in enumerate(lengths):
         members = [pos for pos in range(1, len(text)) if unit[pos] == u]
         total = sum(base[pos] for pos in members)
-        drawn = _word_time(profile, length, rng)
+        edge = "first" if u == 0 else "last" if u == len(lengths) - 1 else None
+        if edge is not None and edge in profile.edge_key_ms:  # per key: the word takes it times its members
+            drawn: float | None = _draw(profile.edge_key_ms[edge], rng) * (length + 1)
+        else:
+            drawn = _word_time(profile, length, rng)
         if not members or drawn is None or total <= 0:
             continue
         scale = drawn * len(members) / (length + 1) / total
@@ -192,11 +251,16 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
                 t += clean[pos] if j == 0 else _interval(profile, keys[-1], ch, rng)
                 times.append(t)
                 keys.append(ch)
-            for j in range(len(run.keys)):
-                t += _draw(profile.within_run_ms if j else profile.before_run_ms, rng)
+            before, within, after = run.timing_ms  # the logged run's own (NaN: drawn from the pools)
+            n = len(run.keys)
+            for j in range(n):
+                if j == 0:
+                    t += before if before == before else _draw(profile.before_run_ms, rng)
+                else:  # the logged run's time between backspaces, spread over this run's
+                    t += within / (n - 1) if within == within and within > 0 else _draw(profile.within_run_ms, rng)
                 times.append(t)
                 keys.append("\b")
-            t += _draw(profile.after_run_ms, rng)
+            t += after if after == after else _draw(profile.after_run_ms, rng)
         else:
             t += clean[pos]
         times.append(t)

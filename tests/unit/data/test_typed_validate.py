@@ -11,10 +11,10 @@ import pytest
 
 from streamrag.base.errors import InputError
 from streamrag.cli import main
-from streamrag.data.human.backspace_runs import logged_runs
+from streamrag.data.human.backspace_runs import RunPools, logged_runs, plan_runs, run_pools
 from streamrag.data.human.input_fit import read_fit
 from streamrag.data.human.keystrokes import FIELDS, read_keystrokes
-from streamrag.data.human.typed import type_keys, typists_of
+from streamrag.data.human.typed import clean_word_times, type_keys, typists_of
 from streamrag.data.human.typed_validate import STATISTICS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,6 +85,34 @@ def test_a_logged_run_is_described_by_its_start_reach_and_retyping() -> None:
     first, second = logged_runs("the cax \b\bt ab\bb")
     assert (first.start, first.n_deleted, first.across_space, first.retyped_same) == ("s", 2, True, False)
     assert (second.start, second.n_deleted, second.across_space, second.retyped_same) == ("2", 1, False, True)
+
+
+def test_a_logged_run_keeps_its_timing_and_the_model_types_it_with_its_own() -> None:
+    # "ab" at 0, 100; ⌫ ⌫ at 700, 800 (a 600 ms pause before the run, 100 ms in it);
+    # "cd" at 1,500 (700 ms before typing resumes), 1,600
+    (run,) = logged_runs("ab\b\bcd", [0, 100, 700, 800, 1500, 1600])
+    assert run.timing_ms == (600.0, 100.0, 700.0)
+    (last,) = logged_runs("ab\b", [0, 100, 400])
+    assert last.timing_ms is not None and last.timing_ms[:2] == (300.0, 0.0) and last.timing_ms[2] != last.timing_ms[2]
+    pools = run_pools([("cd", "ab\b\bcd", [0, 100, 700, 800, 1500, 1600])])
+    assert pools.draws["2"].tolist() == [[2.0, 0.0, 600.0, 100.0, 700.0]]  # reach, retyped, and its timing together
+    planned = plan_runs(
+        "cd",
+        RunPools({"s": 0.0, "1": 0.0, "2": 1.0, "3": 0.0, "4+": 0.0}, pools.draws),
+        np.random.default_rng(0),
+        lambda ch, rng: "x",
+    )
+    assert [(p.resume, p.keys, p.timing_ms) for p in planned.values()] == [(0, "xd", (600.0, 100.0, 700.0))]
+
+
+def test_a_words_clean_time_leaves_its_runs_out_and_the_sentences_edges_apart() -> None:
+    # "go fas⌫t now" reads "go fat now": the retyped "t" takes the interval of the "s" it replaced (100 ms),
+    # not its own 900 ms after the run; the first word from the first key, the last to the end
+    chars = "go fas\bt now"
+    times = [0, 100, 200, 300, 400, 500, 800, 1700, 1800, 1900, 2000, 2100]
+    assert clean_word_times(chars, times) == [("first", 2, 200.0), ("middle", 3, 400.0), ("last", 3, 300.0)]
+    assert clean_word_times("one", [0, 100, 200]) == []  # a one-word sentence: no space to time from
+    assert clean_word_times("a b ", [0, 100, 200, 300]) == [("first", 1, 100.0), ("last", 1, 100.0)]  # a trailing space dropped
 
 
 def _validate(tmp_path: Path, fit: Path, val: Path, *extra: str) -> tuple[int, Path]:
