@@ -116,22 +116,73 @@ class RunPools:
     """Per start class with runs, its logged ``(n_deleted, retyped_same, before_ms,
     within_ms, after_ms)`` rows (float; a time NaN where the log has none): a run's reach
     and its timing are drawn together, so a long hesitation keeps the correction it went with."""
+    again_rate: float = 0.0
+    """Runs per key of a word after its first run (corrections cluster on hard words);
+    ``rate`` is then the first run's, per key of a word that has had none."""
 
 
 def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools:
     """The structure of ``(shown sentence, typed keys, press times)`` triples: runs counted
     by start class over the opportunities of the shown sentences (whitespace-normalized),
-    as :func:`plan_runs` draws them once per key of a new text."""
+    as :func:`plan_runs` draws them once per key of a new text. A word's first run counts
+    against the keys of words before their first run (``rate``); its later runs against the
+    word's keys after the first run (``again_rate``: in the shared logs 15% of the runs come
+    in a word that already had one, more than independent keys give)."""
     chances = dict.fromkeys(START_CLASSES, 0)
     rows: dict[str, list[tuple[float, ...]]] = {c: [] for c in START_CLASSES}
+    first = dict.fromkeys(START_CLASSES, 0)
+    later_chances = dict.fromkeys(START_CLASSES, 0)
+    again = 0
     for shown, chars, press_ms in sentences:
+        words = " ".join(shown.split()).split(" ")
         for cls, n in opportunities(" ".join(shown.split())).items():
             chances[cls] += n
-        for run in logged_runs(chars, press_ms):
+        seen: set[int] = set()  # words of the sentence that have had a run
+        for run, (word, typed) in zip(logged_runs(chars, press_ms), _run_places(chars), strict=True):
             assert run.timing_ms is not None  # timed: press_ms given
             rows[run.start].append((run.n_deleted, int(run.retyped_same), *run.timing_ms))
-    rate = {c: min(1.0, len(rows[c]) / chances[c]) if chances[c] else 0.0 for c in START_CLASSES}
-    return RunPools(rate, {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 5) for c in START_CLASSES if rows[c]})
+            if run.start != "s" and word < len(words) and word in seen:
+                again += 1  # the word's second run or later
+                continue
+            first[run.start] += 1
+            if run.start != "s" and word < len(words):
+                seen.add(word)
+                for k in range(typed + 1, len(words[word]) + 1):  # the word's keys after its first run
+                    later_chances[start_class(k)] += 1
+    rate = {
+        c: min(1.0, first[c] / (chances[c] - later_chances[c])) if chances[c] > later_chances[c] else 0.0 for c in START_CLASSES
+    }
+    n_later = sum(later_chances.values())
+    return RunPools(
+        rate,
+        {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 5) for c in START_CLASSES if rows[c]},
+        min(1.0, again / n_later) if n_later else 0.0,
+    )
+
+
+def _run_places(chars: str) -> list[tuple[int, int]]:
+    """``(word, typed)`` of each run of ``chars`` (as :func:`logged_runs` finds them): the
+    index of the word it starts in (spaces in the buffer before it) and that word's
+    characters typed when it starts."""
+    buffer: list[str] = []
+    places: list[tuple[int, int]] = []
+    i, n = 0, len(chars)
+    while i < n:
+        if chars[i] != "\b":
+            buffer.append(chars[i])
+            i += 1
+            continue
+        text = "".join(buffer)
+        place = (text.count(" "), len(text.rsplit(" ", 1)[-1]))
+        deleted = 0
+        while i < n and chars[i] == "\b":
+            if buffer:
+                buffer.pop()
+                deleted += 1
+            i += 1
+        if deleted:
+            places.append(place)
+    return places
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,18 +215,25 @@ def _timed(run: PlannedRun, row: np.ndarray) -> PlannedRun:
 
 def plan_runs(text: str, pools: RunPools, rng: np.random.Generator, typo: Any) -> dict[int, PlannedRun]:
     """The runs typing ``text`` makes, by the key where each resumes (module docstring);
-    ``typo(ch, rng)`` gives a wrong key for ``ch``. A run reaching into the previous run's
-    keys erases only what was retyped since (a second slip while retyping), so every drawn
-    run happens and the runs per opportunity stay the logged rate."""
+    ``typo(ch, rng)`` gives a wrong key for ``ch``. A key of a word that has had a run draws
+    at ``again_rate``, any other at its class's ``rate``. A run reaching into the previous
+    run's keys erases only what was retyped since (a second slip while retyping), so every
+    drawn run happens and the runs per opportunity stay the logged rate."""
     planned: dict[int, PlannedRun] = {}
     last_end = -1
     word_chars = 0
+    had = False  # the current word has had a run
     for end, ch in enumerate(text):
         word_chars = 0 if ch == " " else word_chars + 1
+        if ch == " ":
+            had = False
         cls = start_class(word_chars)
-        if rng.random() >= pools.rate[cls]:
+        if rng.random() >= (pools.again_rate if had else pools.rate[cls]):
             continue
-        rows = pools.draws[cls]
+        rows = pools.draws.get(cls)
+        if rows is None:  # a later run in a class this typist logged no run of
+            continue
+        had = ch != " "
         row = rows[int(rng.integers(len(rows)))]
         n_deleted, same = int(row[0]), bool(row[1])
         run = _placed(text, max(end - n_deleted + 1, last_end + 1), end, same, last_end, typo, rng)

@@ -105,6 +105,20 @@ def test_a_logged_run_keeps_its_timing_and_the_model_types_it_with_its_own() -> 
     assert [(p.resume, p.keys, p.timing_ms) for p in planned.values()] == [(0, "xd", (600.0, 100.0, 700.0))]
 
 
+def test_a_words_later_runs_are_counted_against_its_keys_after_its_first() -> None:
+    # "abcd ef" typed "ax⌫bcy⌫d ef": a run two characters into "abcd", then a second one four
+    # in; the second counts against the word's two keys after the first run (c, d)
+    chars = "ax\bbcy\bd ef"
+    pools = run_pools([("abcd ef", chars, [100.0 * i for i in range(len(chars))])])
+    assert pools.again_rate == 0.5
+    assert pools.rate == {"s": 0.0, "1": 0.0, "2": 0.5, "3": 0.0, "4+": 0.0}  # c and d: no chance of a first run
+    # planned: a first run at each word's first key (class 1 at rate 1), then the word's keys
+    # draw at again_rate (1) where the typist logged runs of their class (1, 2 and 4+, not 3)
+    clustered = RunPools({"s": 0.0, "1": 1.0, "2": 0.0, "3": 0.0, "4+": 0.0}, pools.draws | {"1": pools.draws["2"]}, 1.0)
+    planned = plan_runs("abcd ef", clustered, np.random.default_rng(0), lambda ch, rng: "x")
+    assert sorted(planned) == [0, 1, 3, 5, 6]  # a, then b and d again (c: class 3, none logged); e, then f again
+
+
 def test_a_words_clean_time_leaves_its_runs_out_and_the_sentences_edges_apart() -> None:
     # "go fas⌫t now" reads "go fat now": the retyped "t" takes the interval of the "s" it replaced (100 ms),
     # not its own 900 ms after the run; the first word from the first key, the last to the end
