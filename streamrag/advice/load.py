@@ -163,8 +163,11 @@ def write_scenarios(rs: ResolvedScenario, situation: Situation, out: Path, heade
     )
     tables = {**scenario_tables(rs, profile=relative), "name": "advise", "description": description}
     pipeline = {k: v for k, v in tables.get("pipeline", {}).items() if k not in ("ranking", "local_rank_ms")}
-    # the Speculator's ranker costs what it costs: no price to set; its framework ends the turn: no endpointer
+    # the Speculator's ranker costs what it costs: no price to set; its framework ends the turn
+    # and its recognizer gives the words: no endpointer, no modelled input
     live = {k: v for k, v in {**tables, "pipeline": pipeline}.items() if k != "endpoint"}
+    if isinstance(live.get("data"), dict) and "asr" in live["data"]:
+        live["data"] = {k: v for k, v in live["data"].items() if k != "asr"}
     files = []
     for name, data in (("scenario.toml", live), ("load_scenario.toml", with_load(tables, situation))):
         path = out / name

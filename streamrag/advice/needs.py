@@ -59,8 +59,11 @@ def run_time_needs(rs: ResolvedScenario) -> RunTimeNeeds:
     elif ranking == "local":
         text = f"a ranking of every word prefix: a local index, {sc.pipeline.local_rank_ms:g} ms per word charged"
     pipeline = sc.pipeline.model_copy(update={"ranking": "free", "local_rank_ms": 0.0})
-    # live, the framework's own endpointer ends the turn: only the simulation models one
-    live_sc = sc.model_copy(update={"pipeline": pipeline, "endpoint": EndpointConfig()})
+    # live, the framework's own endpointer ends the turn and its recognizer gives the words:
+    # only the simulation models them
+    live_sc = sc.model_copy(
+        update={"pipeline": pipeline, "endpoint": EndpointConfig(), "data": sc.data.model_copy(update={"asr": None})}
+    )
     live = rs.model_copy(update={"scenario": live_sc})
     for runs_on, ranker in (("tool", None), ("local index", LocalIndex())):
         try:

@@ -226,6 +226,7 @@ def console_text(advice: Advice) -> str:
         f"load: {sit.turns_per_s:g} turns/s on {sit.tool_workers} tool workers; budget ≤ {sit.max_extra_calls:g} extra calls "
         f"per turn; ranker: {sit.ranker}; gains: baseline − streaming answer latency of the p50/p90 user (ms)"
     )
+    lines.append(f"users' words: {sit.user_input}")
     if len(sets) > 1:
         lines.append("question sets: " + "; ".join(f"{i} = {q}" for i, q in enumerate(sets, start=1)))
     for end in advice.ends:

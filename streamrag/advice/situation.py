@@ -29,6 +29,9 @@ MAX_TURNS_PER_S = 10_000.0
 MAX_WORKERS = 100_000
 MAX_EXTRA_CALLS = 1_000.0
 
+USER_INPUT = ("typed", "hypotheses", "stt_revisions")
+"""The keys saying how the users' words arrive, besides a uniform cadence (at most one)."""
+
 Ms = float | tuple[float, float]
 """A stage's latency: one number (constant ms) or (p50, p90) ms (log-normal)."""
 
@@ -51,7 +54,17 @@ class Situation(SettingsModel):
     """Response (final answer) generation latency (ms), as ``G_ms``; absent: both ends of
     :data:`RANGE_PROFILES`."""
     words_per_s: float = Field(default=2.5, gt=0, le=MAX_WPS, allow_inf_nan=False)
-    """How fast users speak or type (words/s)."""
+    """How fast users speak or type (words/s), at a uniform cadence; ``typed`` and
+    ``hypotheses`` bring their own timing instead."""
+    typed: str | None = None
+    """Users type: a folder of keystroke logs (the 136M Keystrokes format); each question is
+    typed as one of its participants typed (``data.asr.kind = "typed"``)."""
+    hypotheses: str | None = None
+    """Users speak through your speech recognizer: a file of its partial hypotheses per
+    question (``streamrag speak`` writes one; ``data.asr.kind = "file"``)."""
+    stt_revisions: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    """Users speak through a recognizer that revises: the probability that a word's arrival
+    rewrites the trailing words (the revision model, ``data.asr.p``)."""
     input: str | tuple[str, ...] = "demo"
     """The questions: ``demo``, ``generated:N``, ``table:PATH``, ``data:PATH`` (as
     ``frontier --input``), or a list of them: the answer then says whether it holds on every set."""
@@ -89,6 +102,42 @@ class Situation(SettingsModel):
         if not self.inputs or len(set(self.inputs)) != len(self.inputs):
             raise ValueError(f"input: give one question set or a list of different ones, got {list(self.inputs)}")
         return self
+
+    @model_validator(mode="after")
+    def _one_input_kind(self) -> Situation:
+        given = [name for name in USER_INPUT if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"{' and '.join(given)}: give one way your users' words arrive")
+        if given:
+            analyzed = [q for q in self.inputs if not (q == "demo" or q.startswith("data:"))]
+            if analyzed:
+                raise ValueError(
+                    f"{given[0]}: applies to question sets the run analyzes (demo, data:PATH); {', '.join(analyzed)} "
+                    "was analyzed already, its words arriving one by one"
+                )
+        return self
+
+    @property
+    def input_settings(self) -> tuple[str, ...]:
+        """The scenario settings of the users' input (``typed``, ``hypotheses``, ``stt_revisions``)."""
+        if self.typed is not None:
+            return ("data.asr.kind=typed", f"data.asr.path={self.typed}")
+        if self.hypotheses is not None:
+            return ("data.asr.kind=file", f"data.asr.path={self.hypotheses}")
+        if self.stt_revisions is not None:
+            return (f"data.asr.p={self.stt_revisions:g}",)
+        return ()
+
+    @property
+    def user_input(self) -> str:
+        """How the users' words arrive, in words (outputs echo it)."""
+        if self.typed is not None:
+            return f"typed as the participants of {self.typed} typed"
+        if self.hypotheses is not None:
+            return f"spoken: the recognizer's hypotheses in {self.hypotheses}"
+        if self.stt_revisions is not None:
+            return f"spoken at {self.words_per_s:g} words/s through a recognizer revising with p = {self.stt_revisions:g}"
+        return f"{self.words_per_s:g} words/s, uniform"
 
     @model_validator(mode="after")
     def _settings_parse(self) -> Situation:
@@ -151,9 +200,13 @@ def read_situation(path: str | os.PathLike[str] | None, flags: dict[str, Any]) -
     """The situation file's keys (if any), then the flags given (which win)."""
     where = f"situation {path}" if path is not None else "situation"
     raw: dict[str, Any] = {} if path is None else read_toml(path, "situation")
-    if path is not None and isinstance(raw.get("measurements"), str):  # relative to the file, as scenarios do
-        given = Path(raw["measurements"]).expanduser()
-        raw["measurements"] = str(given if given.is_absolute() else Path(path).resolve().parent / given)
+    for name in ("measurements", "typed", "hypotheses"):  # relative to the file, as scenarios do
+        if path is not None and isinstance(raw.get(name), str):
+            given = Path(raw[name]).expanduser()
+            raw[name] = str(given if given.is_absolute() else Path(path).resolve().parent / given)
+    for name in ("typed", "hypotheses"):  # a flag's path: relative to where the command runs
+        if isinstance(flags.get(name), str):
+            flags = {**flags, name: str(Path(flags[name]).expanduser().resolve())}
     data = {**raw, **{k: v for k, v in flags.items() if v is not None}}
     if isinstance(raw.get("settings"), list) and flags.get("settings"):  # the flags' settings after the file's
         data["settings"] = [*raw["settings"], *flags["settings"]]

@@ -140,7 +140,8 @@ def run_end(
     spec = parse_input(questions, base_dir=Path.cwd())
     origin = str(folder / "grid.toml")
     text = grid_text(situation, end_profile(end, profile), input_source(spec), end)
-    text, tables = with_sets(text, parse_toml(text, "advise grid"), situation.settings, origin)
+    sets = (*situation.input_settings, *situation.settings)
+    text, tables = with_sets(text, parse_toml(text, "advise grid"), sets, origin)
     grid: Grid = grid_from_tables(tables, text=text, origin=origin, base_dir=folder)
     cache = None
     if grid.input.kind == "data":

@@ -25,6 +25,12 @@ calls and the load, the trigger looking at a word when its search is back) and *
 with a local index (--local-rank-ms per word). --ranker tool (default): the agent has
 only the tool, so the *_local policies are not recommended; --ranker local: it has one.
 
+How users' words arrive: at --words-per-s, uniform (default); --typed DIR, typed as the
+participants of a keystroke-log folder typed; --hypotheses H.jsonl, spoken through your
+recognizer (its partial hypotheses; `streamrag speak` makes one offline); --stt-revisions P,
+spoken through a recognizer whose partials revise (the revision model). Each applies to
+question sets the run analyzes (demo, data:PATH).
+
 Writes in --out: advice.html (one page), advice.json, advice.csv, advice.parquet (one row per G/F end x policy:
 the p50 and p90 user's answer latency and gain, extra calls, mis-fire and slower-turn
 rates with 95% CIs, predict's break-even in turns/s and offered load, the load
@@ -48,6 +54,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="SOURCE",
         help="questions: demo (default), generated:N, table:PATH, data:PATH; repeat it to check the answer on several sets",
+    )
+    p.add_argument("--typed", metavar="DIR", help="users type: keystroke logs (136M Keystrokes format) they type like")
+    p.add_argument("--hypotheses", metavar="H.jsonl", help="users speak: your recognizer's partial hypotheses per question")
+    p.add_argument(
+        "--stt-revisions", dest="stt_revisions", type=float, metavar="P", help="users speak through an STT revising with P"
     )
     p.add_argument("--turns-per-s", dest="turns_per_s", type=float, metavar="X", help="arrival rate of turns at peak")
     p.add_argument("--tool-workers", dest="tool_workers", type=int, metavar="N", help="the tool's servers")
@@ -89,6 +100,9 @@ FLAGS = (
     "G_ms",
     "F_ms",
     "words_per_s",
+    "typed",
+    "hypotheses",
+    "stt_revisions",
     "input",
     "turns_per_s",
     "tool_workers",

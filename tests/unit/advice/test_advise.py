@@ -224,6 +224,9 @@ def test_given_G_and_F_one_end_on_a_generated_input_and_a_local_index_allows_lea
         ([*SITUATION, "--words-per-s", "nan"], "words_per_s"),
         ([*SITUATION, "--measurements", "missing.csv", "--tool-p50-ms", "1"], "not both"),
         (["--measurements", "missing.csv", "--turns-per-s", "2", "--tool-workers", "4"], "missing.csv"),
+        ([*SITUATION, "--typed", "k", "--stt-revisions", "0.2"], "typed and stt_revisions: give one way"),
+        ([*SITUATION, "--input", "generated:20", "--stt-revisions", "0.2"], "generated:20 was analyzed already"),
+        ([*SITUATION, "--stt-revisions", "1.5"], "stt_revisions"),
     ],
 )
 def test_bad_input_is_one_error_line(argv: list[str], says: str, tmp_path: Path, capsys) -> None:
@@ -361,3 +364,42 @@ def test_a_mutating_tools_unsafe_executions_per_1000_turns_sit_beside_each_polic
         assert written["unsafe_per_1000_turns"].notna().sum() == len(placed)
     assert (rows["deferral"]["unsafe_per_1000_turns"] == 0).all()  # held for the confirmed turn: never unsafe
     assert (rows["speculative"]["unsafe_per_1000_turns"] > 0).any()  # unguarded: calls run on partial questions
+
+
+def _spoken_file(path: Path) -> Path:
+    """Hypotheses for every demo question: each word heard 400 ms after the one before,
+    the third word first misheard (a revision)."""
+    from streamrag.data.demo import demo_path
+
+    lines = []
+    for line in demo_path().read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        words = q["query"].split()
+        shown = [" ".join(words[: j + 1]) for j in range(len(words))]
+        if len(words) > 3:
+            shown.insert(2, " ".join([*words[:2], "misheard"]))
+        hyps = [{"t_ms": 400 * (j + 1), "text": text} for j, text in enumerate(shown)]
+        lines.append(json.dumps({"interaction_id": q["interaction_id"], "hypotheses": hyps}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_users_who_speak_through_a_recognizer_are_a_situation_key_and_the_live_scenario_leaves_it_out(tmp_path: Path) -> None:
+    spoken = _spoken_file(tmp_path / "h.jsonl")
+    situation = {**GIVEN, "input": "demo", "hypotheses": str(spoken), "load_sessions": 0}
+    advice = streamrag.advise(situation, tmp_path / "spoken")
+    plain = streamrag.advise({**GIVEN, "input": "demo", "load_sessions": 0}, tmp_path / "plain")
+    data = _advice(tmp_path / "spoken")
+    assert data["situation"]["hypotheses"] == str(spoken)
+    point = next(iter((tmp_path / "spoken" / "runs" / "given" / "points").iterdir()))
+    asr = json.loads((point / "point.json").read_text(encoding="utf-8"))["settings"]["scenario"]["data"]["asr"]
+    assert asr["kind"] == "file"  # every point replayed the recorded hypotheses (the file named by its content)
+    fired = {
+        name: pd.read_csv(tmp_path / name / "runs" / "given" / "sweep.csv").set_index("trigger_kind")["calls_fired.mean"]
+        for name in ("spoken", "plain")
+    }
+    assert fired["spoken"]["every_word"] > fired["plain"]["every_word"]  # a call per hypothesis: revisions are events too
+    assert "calls_on_revised.mean" in pd.read_csv(tmp_path / "spoken" / "runs" / "given" / "sweep.csv").columns
+    assert advice.rows.shape == plain.rows.shape
+    assert "[data.asr]" not in (tmp_path / "spoken" / "scenario.toml").read_text(encoding="utf-8")  # live: the STT's
+    assert "[data.asr]" in (tmp_path / "spoken" / "load_scenario.toml").read_text(encoding="utf-8")
