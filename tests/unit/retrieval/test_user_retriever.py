@@ -306,7 +306,9 @@ def test_where_it_does_not_apply_it_is_refused_in_one_line(
             ["analyze", "demo", "--scope", "global", "--retriever", target, "--out", tmp_path / "a", "--no-figures"],
             [*simulate, "--set", "data.scope=global"],
         ],
-        "compares bm25 with dense": [["analyze", "demo", "--retriever", target, "--compare-retrievers", "--out", tmp_path / "a"]],
+        "compare_retrievers ranks word prefixes": [
+            ["analyze", "demo", "--compare-retrievers", target, "--asr-revisions", "0.2", "--out", tmp_path / "a"]
+        ],
         "ranked incrementally with BM25 only": [[*simulate, "--set", "data.asr.p=0.2"]],
     }
     for says, runs in cases.items():
