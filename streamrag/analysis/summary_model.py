@@ -403,17 +403,17 @@ class RetrieverPair(_Frozen):
 
 
 class ThresholdReference(_Frozen):
-    what: str
-    threshold: float
+    what: str = Field(description="the reference score a calibrated threshold is matched against, per question")
+    threshold: float = Field(description="τ_B: the anchor's threshold on it (reflector.score_threshold's default)")
 
 
 class RetrieverComparison(_Frozen):
     """``retrievers``: the compared retrievers by name (:mod:`streamrag.analysis.studies.retrievers`)."""
 
     retrievers: list[str] = Field(description="the arms' names, the analysis' own retriever first")
-    reference: ThresholdReference
-    arms: dict[str, RetrieverArm]
-    pairs: list[RetrieverPair]
+    reference: ThresholdReference = Field(description="what every arm's calibrated threshold is set against")
+    arms: dict[str, RetrieverArm] = Field(description="each retriever by name: settings, headline, RQ1, RQ2, RQ4, reflector")
+    pairs: list[RetrieverPair] = Field(description="each arm against each later one: type order and per-question agreement")
 
 
 class AnalyzeSummary(_Frozen):
