@@ -13,25 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _inputs import one_error_line, run_cli
+from _inputs import OVERLAP, one_error_line, run_cli
 
 from streamrag.analysis.stats.rq import DEFAULT_PARAMS, summarize
 from streamrag.retrieval.dense.minilm import dense_unavailable_reason
 
-OVERLAP = '''\
-"""A word-overlap ranker: the user's own file, 12 lines."""
-
-from collections.abc import Sequence
-
-
-class WordOverlap:
-    def __init__(self, chunks: Sequence[str]) -> None:
-        self.words = [set(chunk.lower().split()) for chunk in chunks]
-
-    def score(self, query: str) -> list[float]:
-        q = set(query.lower().split())
-        return [float(len(q & words)) for words in self.words]
-'''
 MINE = "overlap.py:WordOverlap"
 NAMES = ["bm25", "rank_bm25", MINE]
 """The full comparison (fast arms; dense, which embeds every prefix, has its own test below)."""

@@ -10,26 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _inputs import one_error_line, record, run_cli, write_jsonl
+from _inputs import OVERLAP, one_error_line, record, run_cli, write_jsonl
 
 import streamrag
 from streamrag.data.ingest import ingest
-
-OVERLAP = '''\
-"""A word-overlap ranker: the user's own file, 12 lines."""
-
-from collections.abc import Sequence
-
-
-class WordOverlap:
-    def __init__(self, chunks: Sequence[str]) -> None:
-        self.words = [set(chunk.lower().split()) for chunk in chunks]
-
-    def score(self, query: str) -> list[float]:
-        q = set(query.lower().split())
-        return [float(len(q & words)) for words in self.words]
-'''
-"""The retriever under test, as a researcher would write it (well under 30 lines)."""
 
 
 def overlap_top1(chunks: list[str], query: str) -> list[int]:
