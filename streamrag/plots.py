@@ -17,7 +17,7 @@ The commands write the same figures (``--figure-format png|pdf|svg``, ``--dpi``)
 
 from __future__ import annotations
 
-from streamrag.analysis.plots import plot_phi_histograms, plot_phi_suf_by_type, plot_streamable_vs_L
+from streamrag.analysis.plots import plot_phi_histograms, plot_phi_suf_by_type, plot_retrievers, plot_streamable_vs_L
 from streamrag.base.figures import COLUMN_IN, PAGE_IN, save_figure
 from streamrag.calibration.figure import plot_fits
 from streamrag.report.figures import plot_saved
@@ -49,6 +49,7 @@ __all__ = [
     "plot_pareto",
     "plot_phi_histograms",
     "plot_phi_suf_by_type",
+    "plot_retrievers",
     "plot_revisions",
     "plot_run_comparison",
     "plot_saved",

@@ -10,6 +10,22 @@ import pytest
 
 from streamrag.cli import main
 
+OVERLAP = '''\
+"""A word-overlap ranker: the user's own file, 12 lines."""
+
+from collections.abc import Sequence
+
+
+class WordOverlap:
+    def __init__(self, chunks: Sequence[str]) -> None:
+        self.words = [set(chunk.lower().split()) for chunk in chunks]
+
+    def score(self, query: str) -> list[float]:
+        q = set(query.lower().split())
+        return [float(len(q & words)) for words in self.words]
+'''
+"""The retriever under test, as a researcher would write it (well under 30 lines)."""
+
 
 def record(i: int = 0, **over: Any) -> dict[str, Any]:
     """A valid CRAG record whose query shares words with its one page (so it ranks)."""

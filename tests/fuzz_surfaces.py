@@ -368,6 +368,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("trace", "run_dir"): _RUN,
     ("train-trigger", "test"): "a feature table: the features surface's reader (TRAIN and TEST are read alike)",
     ("analyze", "retriever"): _PLUGIN,
+    ("analyze", "compare_retrievers"): "kinds or users' classes (FILE.py:Class), comma-separated, each read as --retriever "
+    "reads it: tests/unit/retrieval/test_compare_retrievers.py refuses each bad one in one line",
     ("simulate", "retriever"): _PLUGIN,
     ("advise", "input"): "an input source (demo, generated:N, a file): the crag-records and table surfaces' readers",
     ("advise", "measurements"): "measured durations: the measurements surface's reader (calibrate's read_measurements)",

@@ -94,18 +94,34 @@ def robustness_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def retriever_lines(summary: dict[str, Any]) -> list[str]:
-    """BM25 vs dense side by side (``retrievers`` section, when present)."""
+    """The compared retrievers side by side (``retrievers`` section, when present): the
+    headline and the reflector's threshold under both rules, then how far each pair
+    orders the question types alike."""
     section = summary.get("retrievers")
     if not section:
         return []
-    lines = ["  retrievers: retrieved-gold, phi_suf mean / median, phi_sc mean, streamable"]
+    width = max(6, *(len(name) for name in section["arms"]))
+    lines = [
+        f"  retrievers: retrieved-gold, phi_suf mean / median, phi_sc mean, streamable; "
+        f"reflector threshold fixed -> calibrated (final top-1 accepted, BM25 >= {section['reference']['threshold']:g})"
+    ]
     for name, arm in section["arms"].items():
+        reflector = arm["reflector"]
+        fixed, calibrated = reflector["fixed"], reflector["calibrated"]
+        rule = f"{fixed['threshold']:g} ({fixed['n_accepted']})"
+        if calibrated is not None:
+            rule += f" -> {calibrated['threshold']:.4g} ({calibrated['n_accepted']}/{calibrated['n_questions']})"
         lines.append(
-            f"    {name:<6} {_pct(arm['share_retrieved_gold']):>6}  {_num(arm['phi_suf']['mean'])} / "
-            f"{_num(arm['phi_suf']['median'])}  {_num(arm['phi_sc']['mean'])}  {_pct(arm['streamable_fraction'])}"
+            f"    {name:<{width}} {_pct(arm['share_retrieved_gold']):>6}  {_num(arm['phi_suf']['mean'])} / "
+            f"{_num(arm['phi_suf']['median'])}  {_num(arm['phi_sc']['mean'])}  {_pct(arm['streamable_fraction']):>6}  "
+            f"{reflector['scale']} {rule}"
         )
-    order = section["type_order"]
-    lines.append(f"    per-type median phi_suf order: Spearman rho {_num(order['rho'])} over {order['n']} types")
+    for pair in section["pairs"]:
+        order = pair["type_order"]
+        lines.append(
+            f"    {pair['a']} vs {pair['b']}: per-type median phi_suf order Spearman rho {_num(order['rho'])} "
+            f"over {order['n']} types"
+        )
     return lines
 
 

@@ -17,9 +17,9 @@ import pandas as pd
 
 from streamrag.analysis._values import active, bool_column, label_column, num_column
 from streamrag.base.errors import ConfigError
-from streamrag.base.figures import COLUMN_IN, PAGE_IN, axes_or_new, figure_or_new, finish, paper_style
+from streamrag.base.figures import COLUMN_IN, PAGE_IN, axes_or_new, figure_or_new, finish, legend_columns, paper_style
 
-__all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_streamable_vs_L"]
+__all__ = ["plot_phi_histograms", "plot_phi_suf_by_type", "plot_retrievers", "plot_streamable_vs_L"]
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -140,4 +140,70 @@ def plot_streamable_vs_L(
         ax.set_ylabel("streamable questions (%)")
         ax.set_title(f"Questions that hide θ = {theta:g} of L (H ≥ θ·L)")
         ax.grid(color="0.9")
+        return finish(fig)
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_DASHES = ("-", "--", ":", "-.")
+
+
+def plot_retrievers(table: pd.DataFrame, *, delta_wps: float = 3.0, theta: float = 0.8, fig: Figure | None = None) -> Figure:
+    """Retrievers side by side, each named in the legend with its retrieved-gold n: the
+    cumulative share of retrieved-gold questions by φ_suf (how early gold enters the
+    top-k), the streamable fraction against tool latency L at cadence ``delta_wps`` and
+    ``theta``, and the median φ_suf by question type. ``table``: stabilization rows with a
+    ``retriever`` column (``retrievers.csv``), the retrievers in their order there."""
+    from streamrag.analysis.stats.rq import GRID_L_MS, rq2_grid
+
+    q = active(table)
+    names = list(dict.fromkeys(str(n) for n in q["retriever"])) if "retriever" in q.columns else []
+    with paper_style():
+        fig = figure_or_new(fig, PAGE_IN, 3.3)
+        axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 1.15]})
+        rg_all = bool_column(q, "retrieved_gold")
+        types = sorted({t for t in label_column(q, "question_type")[rg_all] if t is not None})  # a type with a median
+        handles: dict[str, Any] = {}
+        for i, name in enumerate(names):
+            arm = q[q["retriever"] == name]
+            marker, dash = _MARKERS[i % len(_MARKERS)], _DASHES[i % len(_DASHES)]
+            rg = bool_column(arm, "retrieved_gold")
+            phi = np.sort(num_column(arm, "phi_suf")[rg])
+            color = f"C{i % 10}"
+            if phi.size:
+                axes[0].step(np.r_[0.0, phi, 1.0], np.r_[0.0, np.arange(1, phi.size + 1), phi.size] * 100.0 / phi.size,
+                             where="post", linestyle=dash, color=color)  # fmt: skip
+            cells = rq2_grid(arm, L_values=GRID_L_MS, delta_values=(delta_wps,), theta_values=(theta,))
+            y = [np.nan if c["streamable_fraction"] is None else 100.0 * c["streamable_fraction"] for c in cells]
+            size = 6 - 1.2 * (i % 4)
+            handles[f"{name} (retrieved-gold n = {phi.size})"] = axes[1].plot(
+                [c["L_ms"] for c in cells], y, marker=marker, linestyle=dash, markersize=size, color=color
+            )[0]
+            labels = label_column(arm, "question_type")[rg]
+            values = num_column(arm, "phi_suf")[rg]
+            medians = [float(np.median(values[labels == t])) if (labels == t).any() else np.nan for t in types]
+            offset = (i - (len(names) - 1) / 2) * 0.12
+            axes[2].plot(medians, np.arange(len(types)) + offset, marker=marker, linestyle="none", color=color)
+        axes[0].set_xlim(0, 1)
+        axes[0].set_ylim(0, 100)
+        axes[0].set_xlabel("φ_suf = t_suf / n")
+        axes[0].set_ylabel("retrieved-gold questions (%)")
+        axes[0].set_title("gold in the top-k by φ_suf")
+        axes[1].set_ylim(0, 100)
+        axes[1].set_xticks(list(GRID_L_MS))
+        axes[1].set_xlabel("tool latency L (ms)")
+        axes[1].set_ylabel("streamable questions (%)")
+        axes[1].set_title(f"H ≥ {theta:g}·L at δ = {delta_wps:g} words/s")
+        axes[2].set_yticks(range(len(types)), types)
+        axes[2].set_xlim(0, 1)
+        axes[2].set_xlabel("median φ_suf (retrieved-gold)")
+        axes[2].set_title("by question type")
+        for ax in axes:
+            ax.grid(color="0.92")
+        if not names:
+            for ax in axes:
+                _no_data(ax)
+        else:
+            ncol = legend_columns(fig, len(handles), column_in=2.4)
+            fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=ncol, frameon=False)
+        fig.suptitle(f"Retrievers compared on the same questions: {', '.join(names)}", wrap=True)
         return finish(fig)

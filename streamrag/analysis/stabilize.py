@@ -9,23 +9,31 @@ and top-5 arms are prefixes of that ranking's columns, so the robustness arms (k
 Everything else stays lexical in both modes: grounding, ``token_coverage`` (the heuristic
 reflector's 40 % rule) and the anchors — ``t_anchor`` (first rare word, a corpus df
 property) and ``t_pivot`` (the word adding the most BM25 score to the *active*
-retriever's final top-1 chunk). ``settings.compare_retrievers`` also ranks with the other
-retriever and keeps its row in ``QuestionAnalysis.by_retriever`` (summary.json
-``retrievers``, :mod:`streamrag.analysis.studies.retrievers`).
+retriever's final top-1 chunk). ``settings.compare_retrievers`` names the retrievers to
+compare; each question is ranked by every one of them and each one's row is kept in
+``QuestionAnalysis.by_retriever`` (summary.json ``retrievers``,
+:mod:`streamrag.analysis.studies.retrievers`).
+
+Every ranked question also records ``reference_score``, the full query's BM25 score of
+BM25's top-1 chunk: with each retriever's own final-query top-1 score, what a calibrated
+reflector threshold is set from (:func:`threshold_sample`, :mod:`streamrag.base.threshold`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field, model_validator
+import numpy as np
+from pydantic import Field, field_validator, model_validator
 
 from streamrag.analysis import metrics
 from streamrag.analysis.evidence.prefixes import PrefixEvidence, prefix_evidence
 from streamrag.analysis.studies.anchor import DEFAULT_MAX_DF_SHARE, t_anchor, t_pivot
 from streamrag.analysis.studies.entity import EntityContext
 from streamrag.base.errors import EmptyQueryError, NothingToRankError
+from streamrag.base.threshold import ScoreSample
 from streamrag.base.validation import SettingsModel
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.grounding import GroundingMode, gold_by_mode
@@ -36,7 +44,7 @@ from streamrag.retrieval.base import Rankings
 from streamrag.retrieval.bm25 import BM25Index, BM25Params
 from streamrag.retrieval.hypotheses import hypothesis_rankings
 from streamrag.retrieval.index_cache import IndexedChunks, index_chunks
-from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale, retriever_config
+from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig, RetrieverEnv, Scale
 from streamrag.retrieval.tokenize import word_tokens
 
 ROBUSTNESS_K = (1, 3, 5)
@@ -58,20 +66,46 @@ class AnalysisSettings(SettingsModel):
     entity_context: EntityContext = "prefix"
     """``prefix``: tag the words heard so far (online, ``t_entity``); ``full``: the whole
     question (the anchor's rule, ``t_entity_full``)."""
-    compare_retrievers: bool = False
-    """Also rank with the other retriever (BM25 ↔ dense) for summary.json ``retrievers``."""
+    compare_retrievers: tuple[RetrieverConfig, ...] = ()
+    """The retrievers to compare (summary.json ``retrievers``), each ranking every question;
+    ``retriever`` is always one of them (added first when not named). ``True`` is short for
+    BM25 and dense beside ``retriever``; ``False`` or empty: no comparison."""
     asr: AsrConfig | None = None
     """Rank ASR partial hypotheses — drawn by the revision model, or recorded in a file —
     instead of word prefixes (:mod:`streamrag.data.human.asr`): t_sc and t_suf count
     hypotheses, and the row gains ``t_sc_ms``, ``t_suf_ms``, ``revised_share`` and
     ``n_revisions``. BM25 only."""
 
+    @field_validator("compare_retrievers", mode="before")
+    @classmethod
+    def _short_forms(cls, value: Any) -> Any:
+        """``True``: BM25 and dense (:meth:`_arms` puts ``retriever`` first); ``False``: none."""
+        if value is True:
+            return ("bm25", "dense")
+        if value is False or value is None:
+            return ()
+        return value
+
     @model_validator(mode="after")
-    def _asr_needs_bm25(self) -> AnalysisSettings:
+    def _arms(self) -> AnalysisSettings:
         if self.asr is not None and self.retriever.kind != "bm25":
             raise ValueError("asr: partial hypotheses are ranked incrementally with BM25 only (retriever kind 'bm25')")
-        if self.compare_retrievers and self.retriever.kind not in ("bm25", "dense"):
-            raise ValueError(f"compare_retrievers compares bm25 with dense; retriever kind {self.retriever.kind!r} is neither")
+        if not self.compare_retrievers:
+            return self
+        if self.asr is not None:
+            raise ValueError("compare_retrievers ranks word prefixes; asr hypotheses are ranked with BM25 alone")
+        arms = list(self.compare_retrievers)
+        labels = [a.label for a in arms]
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        if twice:
+            raise ValueError(f"compare_retrievers names {twice[0]} twice: give each retriever once")
+        if self.retriever.label in labels:  # the analysis' own retriever first: its rows are the table's
+            arms.insert(0, arms.pop(labels.index(self.retriever.label)))
+        else:
+            arms.insert(0, self.retriever)
+        if len(arms) < 2:
+            raise ValueError(f"compare_retrievers: name a retriever besides {self.retriever.label} to compare it with")
+        object.__setattr__(self, "compare_retrievers", tuple(arms))  # validated already; the model is frozen
         return self
 
 
@@ -85,8 +119,41 @@ class QuestionAnalysis:
     evidence: PrefixEvidence | None = None  # per-prefix evidence (simulator, prefixes.parquet)
     arm_t_suf: dict[tuple[int, GroundingMode], int | None] = field(default_factory=dict)  # (k, grounding) → t_suf
     arm_groundable: dict[GroundingMode, bool] = field(default_factory=dict)  # grounding → groundable
-    by_retriever: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever kind → row (compare_retrievers)
+    by_retriever: dict[str, ArmRow] = field(default_factory=dict)  # retriever label → its arm (compare_retrievers)
     scale: Scale = "bm25"  # what rankings.final_scores are: BM25 scores or cosines
+    reference_score: float | None = None  # the full query's BM25 score of BM25's top-1 chunk (module docstring)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmRow:
+    """One compared retriever's view of a question: its stabilization row, the score the
+    reflector reads of its final-query top-1 chunk, and that score's scale."""
+
+    row: dict[str, Any]
+    final_score: float | None
+    scale: Scale
+
+
+def final_score(evidence: PrefixEvidence | None) -> float | None:
+    """The full query's score of the final prefix's top-1 chunk (what the reflector reads)."""
+    return None if evidence is None else float(evidence.top1_score[-1])
+
+
+def reference_score(evidence: PrefixEvidence, rankings: Rankings, index: Any, lexical: bool) -> float:
+    """``b``: the full query's BM25 score of BM25's top-1 chunk, the highest over the
+    chunks. ``lexical``: the rankings are BM25's own, so it is their final top-1 score
+    (the same number, not recomputed); else ``index`` scores the full query's tokens."""
+    if lexical:
+        return float(evidence.top1_score[-1])
+    scores = index.score(rankings.final_tokens)
+    return float(np.max(scores)) if len(scores) else 0.0
+
+
+def threshold_sample(analyses: Iterable[QuestionAnalysis]) -> ScoreSample:
+    """The ranked questions' final-query top-1 scores and reference scores, in order: what a
+    calibrated reflector threshold is set from (:mod:`streamrag.base.threshold`)."""
+    done = [a for a in analyses if a.evidence is not None and a.reference_score is not None]
+    return ScoreSample.of([final_score(a.evidence) for a in done], [a.reference_score for a in done])
 
 
 def _meta(record: Any) -> dict[str, Any]:
@@ -202,7 +269,7 @@ def analyze_question(
     if indexed is None:
         index, normalized = index_chunks(question.chunks, settings.bm25)
         n_pages_unread, n_chunks_cut = question.n_pages_unread, question.n_chunks_cut
-    elif settings.retriever.kind != "bm25" or settings.compare_retrievers:
+    elif settings.retriever.kind != "bm25" or len(settings.compare_retrievers):
         raise ValueError("analyze_question: indexed chunks serve BM25 alone (a dense retriever embeds the chunks)")
     else:
         index, normalized = indexed.index, indexed.normalized
@@ -237,11 +304,16 @@ def analyze_question(
     if hypotheses is not None:
         row.update(asr_columns(row, hypotheses, asr, record.query))
     row.update(n_pages_unread=n_pages_unread, n_chunks_cut=n_chunks_cut)
-    result = QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
+    scale = settings.retriever.scale
+    lexical = settings.retriever.kind == "bm25" or hypotheses is not None
+    result = QuestionAnalysis(
+        row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=scale,
+        reference_score=reference_score(evidence, rankings, index, lexical),
+    )  # fmt: skip
     if settings.compare_retrievers:
-        kind = settings.retriever.kind
-        other = "dense" if kind == "bm25" else "bm25"
-        alt_settings = settings.model_copy(update={"retriever": retriever_config(other), "compare_retrievers": False})
-        alt = analyze_question(question, alt_settings, env=env)
-        result.by_retriever = {kind: row, other: alt.row}
+        arms = {settings.retriever.label: ArmRow(row, final_score(evidence), scale)}
+        for arm in settings.compare_retrievers[1:]:
+            alt = analyze_question(question, settings.model_copy(update={"retriever": arm, "compare_retrievers": ()}), env=env)
+            arms[arm.label] = ArmRow(alt.row, final_score(alt.evidence), arm.scale)
+        result.by_retriever = arms
     return result

@@ -11,6 +11,7 @@ figures, every file atomically.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,12 +21,12 @@ import numpy as np
 from streamrag.analysis.entry import analyze_input
 from streamrag.analysis.evidence.prefixes import EVIDENCE_FILE, evidence_frame, write_evidence
 from streamrag.analysis.stabilize import AnalysisSettings, QuestionAnalysis
-from streamrag.analysis.table import write_table
+from streamrag.analysis.table import rows_frame, write_table
 from streamrag.base.atomic import together
 from streamrag.base.errors import OutputError
 from streamrag.base.version import __version__
 from streamrag.data.selection import Selection
-from streamrag.data.stabilization_row import ASR_COLUMNS, COLUMNS, STABILIZATION_COLUMNS, WRITTEN_EXTRA_COLUMNS, columns_of
+from streamrag.data.stabilization_row import ASR_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,16 +57,7 @@ def table_frame(analyses: list[QuestionAnalysis]) -> pd.DataFrame:
 
     Integer columns are nullable integers so an undefined value stays empty, never 0.0.
     """
-    import pandas as pd
-
-    extra = [c for c in WRITTEN_EXTRA_COLUMNS if COLUMNS[c].when is None or any(c in a.row for a in analyses)]
-    df = pd.DataFrame([a.row for a in analyses], columns=[*STABILIZATION_COLUMNS, *extra])
-    for column in columns_of("int"):
-        if column in df.columns:
-            df[column] = df[column].astype("Int64")
-    for column in columns_of("bool"):
-        df[column] = df[column].astype("boolean")
-    return df
+    return rows_frame([a.row for a in analyses])
 
 
 def asr_summary(df: pd.DataFrame) -> dict[str, Any]:
@@ -127,11 +119,13 @@ def write_study(
     *,
     stats_params: dict[str, Any] | None = None,
     figures: bool = True,
-    compare_retrievers: bool = False,
+    compare_retrievers: Sequence[Any] = (),
 ) -> StudyResult:
     """The outputs of any analysis (per-question or pooled): table, summary, figures.
 
     ``analysis_params`` lands in ``summary["parameters"]["analysis"]`` with the version.
+    ``compare_retrievers``: the retrievers compared (their configs), which adds the
+    ``retrievers`` section, ``retrievers.csv`` and the ``retrievers`` figure.
     """
     from streamrag.analysis.stats.report import write_analysis_summary, write_figures
     from streamrag.analysis.stats.robustness import robustness_arms
@@ -147,10 +141,14 @@ def write_study(
     summary["robustness"] = robustness_arms(active, params)
     if "t_sc_ms" in df.columns:
         summary["asr"] = asr_summary(df[df["skip_reason"] == ""])
+    comparison = None
     if compare_retrievers:
-        from streamrag.analysis.studies.retrievers import retriever_comparison
+        from streamrag.analysis.studies.retrievers import comparison_table, retriever_comparison
 
-        summary["retrievers"] = retriever_comparison(active, params)
+        settings = {c.label: c.model_dump(mode="json") for c in compare_retrievers}
+        summary["retrievers"] = retriever_comparison(active, params, settings)
+        if summary["retrievers"] is not None:
+            comparison = comparison_table(analyses, summary["retrievers"])
     evidence = evidence_frame((a.row["interaction_id"], a.evidence) for a in analyses if a.evidence is not None)
     refused: OutputError | None = None
     with together():  # the files appear together: an interrupt leaves the folder as it was
@@ -160,10 +158,16 @@ def write_study(
             write_evidence(evidence, out_dir / EVIDENCE_FILE, table=table),  # bound to the table: its digest
             write_analysis_summary(summary, out_dir / "summary.json"),
         ]
+        if comparison is not None:
+            from streamrag.analysis.studies.retrievers import COMPARISON_FILE
+
+            files.append(write_table(comparison, out_dir / COMPARISON_FILE, lead=("retriever",)))
         if figures:  # a figure that cannot be written loses no table: the figures alone are dropped
             try:
                 with together():
                     files += write_figures(df[df["skip_reason"] == ""], summary, out_dir)
+                    if comparison is not None:
+                        files.append(_comparison_figure(comparison, summary, out_dir))
             except OutputError as exc:
                 refused = exc
     if refused is not None:
@@ -171,3 +175,14 @@ def write_study(
             f"{refused}; stabilization.csv and summary.json are written (free space and rerun, or pass --no-figures)"
         ) from refused
     return StudyResult(df, summary, analyses, files)
+
+
+def _comparison_figure(comparison: pd.DataFrame, summary: dict[str, Any], out_dir: Path) -> Path:
+    """The retrievers figure (:func:`~streamrag.analysis.plots.plot_retrievers`) at the summary's δ and θ."""
+    from streamrag.analysis.plots import plot_retrievers
+    from streamrag.analysis.studies.retrievers import COMPARISON_FIGURE
+    from streamrag.base.figures import figure_name, save_figure
+
+    p = summary["parameters"]
+    fig = plot_retrievers(comparison, delta_wps=float(p["delta_wps"]), theta=float(p["theta"]))
+    return save_figure(fig, out_dir / figure_name(COMPARISON_FIGURE))

@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ from streamrag.data.stabilization_row import (
     OPTIONAL_COLUMNS,
     REQUIRED_VALUES,
     STABILIZATION_COLUMNS,
+    WRITTEN_EXTRA_COLUMNS,
     columns_of,
 )
 
@@ -64,6 +65,7 @@ __all__ = [
     "iter_table_records",
     "read_table",
     "read_table_records",
+    "rows_frame",
     "stabilization_schema",
     "write_table",
 ]
@@ -278,10 +280,27 @@ def _is_missing(value: Any) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Stabilization rows as a table: §7 columns, then the extras written (every one
+    declared always, the others when a row has them); integer columns nullable, so an
+    undefined value stays empty, never 0.0 (:func:`~streamrag.analysis.study.table_frame`)."""
+    import pandas as pd
+
+    extra = [c for c in WRITTEN_EXTRA_COLUMNS if COLUMNS[c].when is None or any(c in row for row in rows)]
+    df = pd.DataFrame(rows, columns=[*STABILIZATION_COLUMNS, *extra])
+    for column in columns_of("int"):
+        if column in df.columns:
+            df[column] = df[column].astype("Int64")
+    for column in columns_of("bool"):
+        df[column] = df[column].astype("boolean")
+    return df
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, lead: Sequence[str] = ()) -> Path:
     """Write a stabilization table atomically (temporary file + ``os.replace``).
 
-    Columns: :data:`STABILIZATION_COLUMNS` first, then the others in frame order.
+    Columns: ``lead`` (a key a table of several tables is sorted by, e.g. ``retriever``),
+    :data:`STABILIZATION_COLUMNS`, then the others in frame order.
     Booleans as ``True``/``False``, undefined (None/NaN/NA) as an empty field, floats in
     their shortest round-trip form. Raises ``ValueError`` when a contract column is
     missing (a programming error, not bad user input).
@@ -289,7 +308,8 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     missing = [c for c in STABILIZATION_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"write_table: frame lacks column(s) {', '.join(missing)}")
-    columns = list(STABILIZATION_COLUMNS) + [c for c in df.columns if c not in STABILIZATION_COLUMNS]
+    first = [*lead, *STABILIZATION_COLUMNS]
+    columns = first + [c for c in df.columns if c not in first]
     target = Path(path)
     with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")

@@ -141,10 +141,13 @@ RETRIEVER_HELP = (
 """What ``--retriever`` takes, said once for every command that has the option."""
 
 
-def retriever_setting(text: str, scope: Literal["per-question", "global"] = "per-question") -> Any:
+def retriever_setting(
+    text: str, scope: Literal["per-question", "global"] = "per-question", *, option: str = "--retriever"
+) -> Any:
     """``--retriever TEXT`` as a validated retriever config (a kind, or a Python target
     holding a ``:``), refused in one line when it does not rank in ``scope``. The class
-    of a target is imported here, before any data is read."""
+    of a target is imported here, before any data is read. ``option``: the option named
+    in a refusal."""
     from pydantic import ValidationError
 
     from streamrag.base.errors import ConfigError
@@ -154,7 +157,7 @@ def retriever_setting(text: str, scope: Literal["per-question", "global"] = "per
     try:
         config = retriever_config(text)
     except ValidationError as exc:
-        raise ConfigError(f"--retriever: {problem(exc.errors(include_url=False)[0])}") from None  # it names the value
+        raise ConfigError(f"{option}: {problem(exc.errors(include_url=False)[0])}") from None  # it names the value
     if scope not in config.scopes:
         raise config.refusal(scope)
     return config

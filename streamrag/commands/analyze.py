@@ -21,6 +21,24 @@ from streamrag.commands._common import (
 )
 from streamrag.commands._global import add_global_options
 
+BM25_AND_DENSE = "bm25,dense"
+"""What a bare ``--compare-retrievers`` compares (beside ``--retriever``)."""
+
+
+def compared_retrievers(text: str | None, scope: str) -> list[Any]:
+    """``--compare-retrievers LIST`` as validated retriever configs, each refused in one
+    line naming it as ``--retriever`` refuses it (a user's class is imported now)."""
+    from streamrag.base.errors import ConfigError
+
+    if text is None:
+        return []
+    specs = [part.strip() for part in text.split(",")]
+    if not all(specs):
+        raise ConfigError(f"--compare-retrievers {text!r}: give retrievers separated by commas, none empty")
+    if scope != "per-question":
+        raise ConfigError("--compare-retrievers is per-question scope; in global scope run --retriever once per retriever")
+    return [retriever_setting(spec, "per-question", option="--compare-retrievers") for spec in specs]
+
 
 def _replacing(args: argparse.Namespace) -> str | None:
     """What ends the refusal of a non-empty ``--out`` (None with ``--force``: replace)."""
@@ -89,9 +107,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--compare-retrievers",
-        action="store_true",
-        help="also rank with the other retriever; summary.json gets a 'retrievers' "
-        "section (BM25 vs dense side by side; needs the dense extra)",
+        nargs="?",
+        const=BM25_AND_DENSE,
+        default=None,
+        metavar="LIST",
+        help="also rank every question with each retriever of LIST, comma-separated kinds or targets as --retriever "
+        "takes them (bm25,dense,overlap.py:WordOverlap); alone: bm25 and dense. --retriever ranks the table and is "
+        "compared too. Writes summary.json 'retrievers' (each one's RQ1, RQ2, RQ4 and reflector threshold, fixed "
+        "and calibrated), retrievers.csv and the retrievers figure",
     )
     p.add_argument(
         "--entity-predictor",
@@ -290,6 +313,7 @@ def run(args: argparse.Namespace) -> int:
     args.data = data_path(args.data)
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
     args.retriever = retriever_setting(args.retriever, args.scope)  # a user's class is imported now, before any data is read
+    args.compare_retrievers = compared_retrievers(args.compare_retrievers, args.scope)
 
     from streamrag.base.outputs import check_out_dir
 

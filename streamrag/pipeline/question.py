@@ -19,6 +19,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from streamrag.base.threshold import ScoreSample
+
 Need = Literal["rankings", "t_star"]
 """What a trigger or reflector may read of a question besides the words heard, declared
 on its config as ``needs``: ``rankings`` (each prefix's evidence, :attr:`SimQuestion.topk`
@@ -69,6 +71,11 @@ class SimQuestion:
     input_us: tuple[int, ...] | None = None
     """Recorded ASR hypotheses: each one's arrival (µs from the start of speech), used in
     place of the cadence's word times (None: the cadence decides)."""
+    threshold_sample: ScoreSample | None = None
+    """The final-query top-1 scores of every question the analysis ranked, this retriever's
+    and BM25's, shared by the run's questions: what ``reflector.threshold = "calibrated"``
+    sets the threshold from (:mod:`streamrag.base.threshold`; None: no analysis ran here,
+    a table replay)."""
 
     @property
     def t_star(self) -> int:

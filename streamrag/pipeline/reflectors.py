@@ -24,7 +24,10 @@ Policies (config ``kind``):
 - ``heuristic`` (the anchor's): the full query's score of the result's top chunk
   ``≥ score_threshold`` (BM25, 2.0) — or, on a cosine scale (dense retrieval),
   ``≥ cosine_threshold`` (0.4, the anchor's dense setting) — and the chunk's token
-  coverage ``≥ min_coverage`` (0.4). ``coverage = "distinct"`` (the anchor's code): the
+  coverage ``≥ min_coverage`` (0.4). ``threshold = "calibrated"`` replaces the fixed
+  threshold by the retriever's own, set from its final-query scores on the analyzed
+  questions to accept as many as ``score_threshold`` accepts of BM25's
+  (:mod:`streamrag.base.threshold`). ``coverage = "distinct"`` (the anchor's code): the
   share of the full query's *distinct* tokens found in the chunk; ``"occurrences"``:
   token occurrences, repeated tokens counted again. Its pick: the best finished result
   by that score (first finished on ties). The rule is :class:`HeuristicReflector`; the
@@ -51,6 +54,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from streamrag.base.errors import ConfigError
+from streamrag.base.threshold import (
+    ANCHOR_COSINE_THRESHOLD,
+    ANCHOR_SCORE_THRESHOLD,
+    Calibration,
+    ScoreSample,
+    ThresholdRule,
+    calibrate,
+)
 from streamrag.base.validation import MAX_MS, SettingsModel
 from streamrag.pipeline.question import Need, SimQuestion, kinds_without
 
@@ -219,10 +230,18 @@ class HeuristicReflectorConfig(_Config):
     """Top chunk's full-query BM25 score ≥ 2.0 (cosine ≥ 0.4) and ≥ 40% of its distinct tokens in it."""
 
     kind: Literal["heuristic"] = "heuristic"
-    score_threshold: float = Field(default=2.0, allow_inf_nan=False)
-    """Minimum BM25 score of the full query on the top chunk (questions ranked by BM25)."""
-    cosine_threshold: float = Field(default=0.4, ge=-1, le=1, allow_inf_nan=False)
-    """Minimum cosine of the full query with the top chunk (questions ranked by dense retrieval)."""
+    score_threshold: float = Field(default=ANCHOR_SCORE_THRESHOLD, allow_inf_nan=False)
+    """Minimum BM25 score of the full query on the top chunk (questions ranked by BM25);
+    with ``threshold = "calibrated"``, the reference every retriever's threshold is set against."""
+    cosine_threshold: float = Field(default=ANCHOR_COSINE_THRESHOLD, ge=-1, le=1, allow_inf_nan=False)
+    """Minimum cosine of the full query with the top chunk (questions ranked by dense
+    retrieval; not read with ``threshold = "calibrated"``)."""
+    threshold: ThresholdRule = "fixed"
+    """How the score threshold is set: ``fixed`` (the anchor's, the paper preset):
+    ``score_threshold`` on BM25 scores, ``cosine_threshold`` on cosines; ``calibrated``:
+    the retriever's own threshold, its ``c``-th highest final-query top-1 score over the
+    analyzed questions, ``c`` being how many of them BM25 clears ``score_threshold`` on
+    (:mod:`streamrag.base.threshold`; needs the analysis, so ``simulate DATA``)."""
     min_coverage: float = Field(default=0.4, ge=0, le=1)
     """Minimum share (0–1) of the full query's tokens (as ``coverage`` counts them) found in
     the top chunk."""
@@ -235,11 +254,32 @@ class HeuristicReflectorConfig(_Config):
         cov = q.coverage_distinct if self.coverage == "distinct" else q.coverage_occurrences
         if q.top_score is None or cov is None:
             raise ConfigError(f"reflector.kind: 'heuristic' needs per-prefix evidence, question {q.interaction_id!r} has none")
-        return self.on(EvidenceArrays(q.top_score, cov), q.scale)
+        return self.on(EvidenceArrays(q.top_score, cov), q.scale, q.threshold_sample)
 
-    def on(self, evidence: TopChunkEvidence, scale: Literal["bm25", "cosine"] = "bm25") -> HeuristicReflector:
-        """This rule judging ``evidence`` (scores on ``scale``: BM25 or cosine)."""
-        threshold = self.cosine_threshold if scale == "cosine" else self.score_threshold
+    def calibration(self, sample: ScoreSample | None) -> Calibration | None:
+        """The calibrated threshold set from ``sample`` (None with ``threshold = "fixed"``);
+        ConfigError when calibrated and there is no sample to set it from."""
+        if self.threshold == "fixed":
+            return None
+        found = None if sample is None else calibrate(sample, self.score_threshold)
+        if found is None:
+            raise ConfigError(
+                "reflector.threshold: 'calibrated' is set from an analysis' final-query scores, and this run has none "
+                "(a table, generated questions or a live run): simulate the data file, or give the value analyze "
+                "records (summary.json retrievers) as reflector.score_threshold or cosine_threshold"
+            )
+        return found
+
+    def on(
+        self, evidence: TopChunkEvidence, scale: Literal["bm25", "cosine"] = "bm25", sample: ScoreSample | None = None
+    ) -> HeuristicReflector:
+        """This rule judging ``evidence`` (scores on ``scale``: BM25 or cosine); ``sample``:
+        the run's final-query scores, what a calibrated threshold is set from."""
+        calibrated = self.calibration(sample)
+        if calibrated is not None:
+            threshold = calibrated.threshold
+        else:
+            threshold = self.cosine_threshold if scale == "cosine" else self.score_threshold
         return HeuristicReflector(evidence, threshold, self.min_coverage)
 
 
@@ -274,10 +314,16 @@ ReflectorConfig = Annotated[
 """A reflector policy, chosen by ``kind``."""
 
 
-def reflector_model(config: BaseModel, *, evidence_source: str) -> str:
+def reflector_model(config: BaseModel, *, evidence_source: str, sample: ScoreSample | None = None) -> str:
     """What judged the results, for outputs: ``heuristic on per-prefix evidence`` (or on
-    synthetic evidence, …), or ``oracle reflector (t ≥ t*): no per-prefix evidence``."""
+    synthetic evidence, …), with ``threshold = "calibrated"`` followed by the threshold and
+    what set it (``sample``: the run's final-query scores), or ``oracle reflector (t ≥ t*):
+    no per-prefix evidence``."""
     kind = getattr(config, "kind", "?")
-    if evidence_source:
-        return f"{kind} on {evidence_source}"
-    return "oracle reflector (t ≥ t*): no per-prefix evidence"
+    if not evidence_source:
+        return "oracle reflector (t ≥ t*): no per-prefix evidence"
+    if isinstance(config, HeuristicReflectorConfig) and config.threshold == "calibrated":
+        calibrated = config.calibration(sample)
+        if calibrated is not None:
+            return f"{kind} on {evidence_source}, {calibrated.describe()}"
+    return f"{kind} on {evidence_source}"

@@ -109,6 +109,12 @@ class _Config(SettingsModel):
         """How messages name the retriever (its kind)."""
         return self.kind
 
+    @property
+    def label(self) -> str:
+        """The retriever's stable name in outputs that compare retrievers (its kind): the
+        same on every machine, unlike :attr:`name`, which holds a file's absolute path."""
+        return self.kind
+
 
 class BM25RetrieverConfig(_Config):
     """BM25, parameters from the analysis' ``bm25`` settings (they also serve the lexical side)."""
@@ -201,6 +207,14 @@ class PythonRetrieverConfig(_Config):
     @property
     def name(self) -> str:
         return self.target
+
+    @property
+    def label(self) -> str:
+        """``FILE.py:Class`` (the file's name, not its folder) or ``package.module:Class``."""
+        from streamrag.retrieval.plugin import Target
+
+        target = Target(self.target)
+        return self.target if target.path is None else f"{target.path.name}:{target.name}"
 
     @property
     def scale(self) -> Scale:

@@ -59,6 +59,14 @@ DECLARED: tuple[Applies, ...] = (
     ),
     Applies("data", frozenset({"data"}), None, _ANALYZED),
     Applies(
+        "reflector.threshold",
+        frozenset({"data"}),
+        None,
+        "a calibrated threshold is set from the analysis' final-query scores of every question, which a table or "
+        "generated questions do not carry: simulate the data file, or set reflector.score_threshold (or "
+        "cosine_threshold) to the value analyze --compare-retrievers records",
+    ),
+    Applies(
         "endpoint",
         None,
         frozenset({"replay"}),

@@ -34,6 +34,7 @@ from streamrag.pipeline.question import SimQuestion
 if TYPE_CHECKING:
     from streamrag.analysis.evidence.prefixes import PrefixEvidence
     from streamrag.analysis.stabilize import QuestionAnalysis
+    from streamrag.base.threshold import ScoreSample
     from streamrag.data.chunk_cache import ChunkCache
     from streamrag.retrieval.kinds import RetrieverEnv
     from streamrag.simulator.scenario import Scenario
@@ -77,9 +78,18 @@ class QuestionSet:
         return sum(1 for e in self.entries if isinstance(e, SkippedQuestion))
 
 
-def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k: int, *, question_type: str = "") -> SimQuestion:
+def sim_question(
+    interaction_id: str,
+    n_words: int,
+    evidence: PrefixEvidence,
+    k: int,
+    *,
+    question_type: str = "",
+    threshold_sample: ScoreSample | None = None,
+) -> SimQuestion:
     """A question with its per-prefix evidence, judged at top-k (the one constructor of
-    evidence-mode questions: full mode and table replays both go through it)."""
+    evidence-mode questions: full mode and table replays both go through it);
+    ``threshold_sample``: the analysis' final-query scores (full mode)."""
     from streamrag.analysis.features.compute import prefix_features
     from streamrag.base.errors import InputError
 
@@ -103,6 +113,7 @@ def sim_question(interaction_id: str, n_words: int, evidence: PrefixEvidence, k:
         revised=evidence.revised,
         features=prefix_features(evidence),
         input_us=None if evidence.times_ms is None else tuple(round(t * 1000) for t in evidence.times_ms.tolist()),
+        threshold_sample=threshold_sample,
     )
 
 
@@ -113,19 +124,29 @@ def input_events(row: Mapping[str, Any]) -> Any:
     return row["n_words"] if n is None or (isinstance(n, float) and n != n) else n
 
 
-def to_sim_question(analysis: QuestionAnalysis, k: int) -> SimQuestion | None:
-    """The simulator's view of an analyzed question (full mode); None if it was skipped."""
+def to_sim_question(analysis: QuestionAnalysis, k: int, threshold_sample: ScoreSample | None = None) -> SimQuestion | None:
+    """The simulator's view of an analyzed question (full mode); None if it was skipped.
+    ``threshold_sample``: the final-query scores of the analysis' questions."""
     if analysis.evidence is None:
         return None
     row = analysis.row
-    return sim_question(row["interaction_id"], input_events(row), analysis.evidence, k, question_type=row["question_type"])
+    qtype = row["question_type"]
+    return sim_question(
+        row["interaction_id"], input_events(row), analysis.evidence, k, question_type=qtype, threshold_sample=threshold_sample
+    )
 
 
 def questions_from_analyses(analyses: Iterable[QuestionAnalysis], k: int) -> QuestionSet:
-    """One entry per analyzed question: a SimQuestion, or the analyzer's skip reason."""
+    """One entry per analyzed question: a SimQuestion, or the analyzer's skip reason. Every
+    question shares the analysis' final-query scores (what a calibrated reflector
+    threshold is set from: all ranked questions, before any selection)."""
+    from streamrag.analysis.stabilize import threshold_sample
+
+    analyses = list(analyses)
+    sample = threshold_sample(analyses)
     entries: list[Entry] = []
     for analysis in analyses:
-        question = to_sim_question(analysis, k)
+        question = to_sim_question(analysis, k, sample)
         if question is None:
             row = analysis.row
             entries.append(SkippedQuestion(row["interaction_id"], row["skip_reason"], question_type=row["question_type"]))

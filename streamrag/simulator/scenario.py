@@ -185,7 +185,8 @@ class ResolvedScenario(_Section):
 
     def rules(self) -> dict[str, Any]:
         """Which pipeline rules ran, for every output: ``{"preset": "paper" | "custom",
-        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's six rules and the rankings' price)."""
+        "settings": {...}, "differs_from_paper": [...]}`` (the anchor's rules, the rankings'
+        price, and how the heuristic reflector's threshold is set)."""
         sc = self.scenario
         settings: dict[str, Any] = {
             "pipeline.capped_fire": sc.pipeline.capped_fire,
@@ -197,6 +198,7 @@ class ResolvedScenario(_Section):
         }
         if isinstance(sc.reflector, HeuristicReflectorConfig):
             settings["reflector.coverage"] = sc.reflector.coverage
+            settings["reflector.threshold"] = sc.reflector.threshold
         differs = [key for key, value in settings.items() if PAPER_RULES[key] != value]
         return {"preset": "custom" if differs else "paper", "settings": settings, "differs_from_paper": differs}
 
@@ -263,6 +265,7 @@ PAPER_RULES: dict[str, str] = {
     "reflector.rejudge": "best_of_completed",
     "reflector.fallback": "refire",
     "reflector.coverage": "distinct",
+    "reflector.threshold": "fixed",
 }
 """The anchor's code's pipeline rules (issue 10): the ``paper`` preset, and the defaults."""
 

@@ -272,7 +272,8 @@ def reflector_model_of(entries: Sequence[SimQuestion | SkippedQuestion], rs: Res
     """What judges the results of these questions (the oracle rule if any lacks evidence)."""
     if any(isinstance(e, SimQuestion) and e.trace_driven for e in entries):
         source = ""
-    return reflectors.reflector_model(rs.scenario.reflector, evidence_source=source)
+    sample = next((e.threshold_sample for e in entries if isinstance(e, SimQuestion)), None)
+    return reflectors.reflector_model(rs.scenario.reflector, evidence_source=source, sample=sample)
 
 
 def _assemble(

@@ -13,24 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _inputs import OVERLAP
 
 from streamrag.analysis.summary_model import check_summary
 from streamrag.cli import main
-
-RETRIEVER = '''\
-"""overlap.py: rank chunks by the query words they share."""
-
-from collections.abc import Sequence
-
-
-class WordOverlap:
-    def __init__(self, chunks: Sequence[str]) -> None:
-        self.words = [set(chunk.lower().split()) for chunk in chunks]
-
-    def score(self, query: str) -> list[float]:
-        q = set(query.lower().split())
-        return [float(len(q & words)) for words in self.words]
-'''
 
 GRID = """\
 name = "mine"
@@ -40,6 +26,7 @@ scenario = "paper_rq3"
 
 [base]
 "latency.L_ms" = 2000
+"reflector.threshold" = "calibrated"
 
 [axes]
 "data.retriever" = [{retrievers}]
@@ -57,8 +44,8 @@ def test_one_sweep_compares_my_retriever_with_bm25_and_dense_on_rq1_to_rq4(tmp_p
 
 
 def _compare(tmp_path: Path, retrievers: list[str]) -> None:
-    (tmp_path / "overlap.py").write_text(RETRIEVER, encoding="utf-8")
-    assert len(RETRIEVER.splitlines()) <= 30
+    (tmp_path / "overlap.py").write_text(OVERLAP, encoding="utf-8")
+    assert len(OVERLAP.splitlines()) <= 30
     grid = tmp_path / "mine.toml"
     grid.write_text(GRID.format(retrievers=", ".join(f'"{r}"' for r in retrievers)), encoding="utf-8")
     with contextlib.chdir(tmp_path), contextlib.redirect_stdout(io.StringIO()):
@@ -75,6 +62,9 @@ def _compare(tmp_path: Path, retrievers: list[str]) -> None:
     ):  # RQ1, RQ4
         assert table[column].notna().all(), column
     assert table["analysis.n_questions"].eq(32).all()  # the demo set, analyzed once per retriever
+    # each retriever judged by its own calibrated threshold, named where the point's reflector is
+    assert table["reflector_model"].str.contains(r"threshold calibrated \S+ \(accepts \d+/32 final top-1").all()
+    assert table["rules.preset"].eq("custom").all()
     for key in table["key"]:
         point = tmp_path / "out" / "points" / key
         summary = check_summary(json.loads((point / "analysis.json").read_text(encoding="utf-8")))

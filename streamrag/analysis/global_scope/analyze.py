@@ -29,6 +29,7 @@ from streamrag.analysis.stabilize import (
     AnalysisSettings,
     QuestionAnalysis,
     analyze_question,
+    reference_score,
     stabilization_row,
 )
 from streamrag.base.errors import ConfigError, NothingToRankError
@@ -108,7 +109,10 @@ def analyze_pool_question(
     row.update(n_pages_unread=question.n_pages_unread, n_chunks_cut=question.n_chunks_cut)
     gold = golds[settings.grounding]
     evidence = prefix_evidence(rankings, index, gold, settings.retriever.scale)
-    return QuestionAnalysis(row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale)
+    reference = reference_score(evidence, rankings, index, lexical=settings.retriever.kind == "bm25")
+    return QuestionAnalysis(
+        row, rankings, gold, evidence, arm_t_suf, arm_groundable, scale=settings.retriever.scale, reference_score=reference
+    )
 
 
 def analyze_pool(

@@ -389,7 +389,7 @@ def test_public_api():
 
     assert str(inspect.signature(stats.summarize)) == "(df: 'pd.DataFrame', *, params: 'Mapping[str, Any]') -> 'dict[str, Any]'"
     assert list(inspect.signature(table.read_table).parameters) == ["path"]
-    assert list(inspect.signature(table.write_table).parameters) == ["df", "path"]
+    assert list(inspect.signature(table.write_table).parameters) == ["df", "path", "lead"]
     assert list(inspect.signature(plots.plot_streamable_vs_L).parameters) == ["rq2_grid_or_df", "theta", "ax"]
     assert list(inspect.signature(report.write_figures).parameters) == ["df", "summary", "out_dir", "suffix"]
     assert report.FIGURES == ("phi_histograms.png", "phi_suf_by_type.png", "streamable_vs_L.png")

@@ -143,6 +143,9 @@ def _draw(name: str, work: dict[str, Any], tmp_path: Path, target: Any = None) -
         return fn(table, **kw)
     if name == "plot_streamable_vs_L":
         return fn(table, theta=0.8, **kw)
+    if name == "plot_retrievers":  # the table as two retrievers' rows (retrievers.csv's shape)
+        both = pd.concat([table.assign(retriever="bm25"), table.assign(retriever="overlap.py:WordOverlap")])
+        return fn(both, delta_wps=3.0, theta=0.8, **kw)
     if name in ("plot_pareto", "plot_saved_vs_bounds"):
         return fn(sim, **kw)
     if name == "plot_saved_vs_H_scatter":
@@ -209,6 +212,7 @@ def test_the_public_plot_module_is_pinned():
         "plot_pareto",
         "plot_phi_histograms",
         "plot_phi_suf_by_type",
+        "plot_retrievers",
         "plot_revisions",
         "plot_run_comparison",
         "plot_saved",

@@ -217,7 +217,10 @@ def test_dense_analysis_row_and_sim_question() -> None:
     row = result.row
     assert row["n_passages"] == 5 and row["groundable"] and row["retrieved_gold"] and row["skip_reason"] == ""
     assert result.scale == "cosine" and set(result.by_retriever) == {"bm25", "dense"}
-    assert result.by_retriever["bm25"] == analyze_question(q).row  # the comparison arm is the plain BM25 analysis
+    plain = analyze_question(q)
+    assert result.by_retriever["bm25"].row == plain.row  # the comparison arm is the plain BM25 analysis
+    assert result.by_retriever["bm25"].final_score == plain.reference_score == result.reference_score
+    assert result.by_retriever["dense"].scale == "cosine" and list(result.by_retriever) == ["dense", "bm25"]
     sim = to_sim_question(result, 3)
     assert sim is not None and sim.scale == "cosine" and sim.top_score is not None
     assert float(sim.top_score.max()) <= 1.0 + 1e-9  # cosines
@@ -247,13 +250,16 @@ def test_compare_retrievers_on_the_demo_set(tmp_path: Path) -> None:
     assert section["arms"]["bm25"]["n_groundable"] == section["arms"]["dense"]["n_groundable"]
     bm25_only = list(analyze_file(demo_path(), split=None))
     assert section["arms"]["bm25"]["n_retrieved_gold"] == sum(bool(a.row["retrieved_gold"]) for a in bm25_only)
-    order = section["type_order"]
+    assert section["retrievers"] == ["dense", "bm25"]  # the analysis' own retriever first
+    (pair,) = section["pairs"]
+    assert (pair["a"], pair["b"]) == ("dense", "bm25")
+    order = pair["type_order"]
     assert order["n"] == len(order["types"]) >= 3 and -1 <= order["rho"] <= 1
-    agreement = section["agreement"]
+    agreement = pair["agreement"]
     assert (
-        agreement["n_retrieved_gold_both"] + agreement["n_retrieved_gold_dense_only"]
-        == section["arms"]["dense"]["n_retrieved_gold"]
+        agreement["n_retrieved_gold_both"] + agreement["n_retrieved_gold_a_only"] == section["arms"]["dense"]["n_retrieved_gold"]
     )
+    assert section["arms"]["dense"]["rq1"]["n_retrieved_gold"] == summary["rq1"]["n_retrieved_gold"]
     assert retriever_comparison([a for a in bm25_only if a.rankings is not None], summary["parameters"]) is None
     assert len(result.analyses) == 32
 

@@ -10,26 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _inputs import one_error_line, record, run_cli, write_jsonl
+from _inputs import OVERLAP, one_error_line, record, run_cli, write_jsonl
 
 import streamrag
 from streamrag.data.ingest import ingest
-
-OVERLAP = '''\
-"""A word-overlap ranker: the user's own file, 12 lines."""
-
-from collections.abc import Sequence
-
-
-class WordOverlap:
-    def __init__(self, chunks: Sequence[str]) -> None:
-        self.words = [set(chunk.lower().split()) for chunk in chunks]
-
-    def score(self, query: str) -> list[float]:
-        q = set(query.lower().split())
-        return [float(len(q & words)) for words in self.words]
-'''
-"""The retriever under test, as a researcher would write it (well under 30 lines)."""
 
 
 def overlap_top1(chunks: list[str], query: str) -> list[int]:
@@ -306,7 +290,9 @@ def test_where_it_does_not_apply_it_is_refused_in_one_line(
             ["analyze", "demo", "--scope", "global", "--retriever", target, "--out", tmp_path / "a", "--no-figures"],
             [*simulate, "--set", "data.scope=global"],
         ],
-        "compares bm25 with dense": [["analyze", "demo", "--retriever", target, "--compare-retrievers", "--out", tmp_path / "a"]],
+        "compare_retrievers ranks word prefixes": [
+            ["analyze", "demo", "--compare-retrievers", target, "--asr-revisions", "0.2", "--out", tmp_path / "a"]
+        ],
         "ranked incrementally with BM25 only": [[*simulate, "--set", "data.asr.p=0.2"]],
     }
     for says, runs in cases.items():
