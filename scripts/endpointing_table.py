@@ -15,9 +15,10 @@ per turn (LLM calls, tool calls, LLM tokens in at the default ``[compute]``: the
 words alone, no prompt), false cut-offs and eager restarts per 100 turns, mis-fires. Then Endpoint Anticipation's pair
 (>= 505 ms mean saving at <= 28.4% extra LLM compute, arXiv 2606.13450) over tool latency L.
 
-    PYTHONPATH=. python scripts/endpointing_table.py --out /tmp/ept [--docs docs/endpointing.md]
+    PYTHONPATH=. python scripts/endpointing_table.py --out /tmp/ept [--docs docs/endpointing.md] [--readme README.md]
 
-``--docs`` rewrites the part of that page between its ``endpointing-table`` markers.
+``--docs`` rewrites the part of that page between its ``endpointing-table`` markers;
+``--readme`` the README's ``endpointing-summary`` part (the ``arora2025`` rows in short).
 """
 
 from __future__ import annotations
@@ -183,6 +184,25 @@ def _anticipation(out: Path, table: Path) -> list[str]:
     return lines
 
 
+def summary(table: list[str]) -> list[str]:
+    """The README's short form of the table: the ``arora2025`` rows, each framework alone and
+    with its best tool-intent trigger on top."""
+    lines = [
+        "| input | framework | user hears, framework alone (p50 ms) | best trigger | saved on top (p50 ms, 95% CI) "
+        "| extra LLM calls | false cut-offs /100 turns |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in table[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if cells[0] != "arora2025":
+            continue
+        heard = cells[3].split(" [")[0]
+        lines.append(
+            f"| {cells[1]} | {cells[2]} | {heard} | {cells[5]} | {cells[7]} | {cells[9].split(' ')[-1].strip('()')} | {cells[12]} |"
+        )
+    return lines
+
+
 def _splice(page: Path, marker: str, lines: list[str]) -> None:
     text = page.read_text(encoding="utf-8")
     start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
@@ -195,12 +215,15 @@ def run() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="scratch folder for the runs")
     parser.add_argument("--docs", type=Path, help="rewrite this page's endpointing-table and endpointing-ea parts")
+    parser.add_argument("--readme", type=Path, help="rewrite this README's endpointing-summary part")
     args = parser.parse_args()
     table, ea = main_table(args.out)
     print("\n".join(table) + "\n\n" + "\n".join(ea))
     if args.docs:
         _splice(args.docs, "endpointing-table", table)
         _splice(args.docs, "endpointing-ea", ea)
+    if args.readme:
+        _splice(args.readme, "endpointing-summary", summary(table))
     return 0
 
 

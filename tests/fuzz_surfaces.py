@@ -333,6 +333,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("analyze", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("compare", "run_dir"): _RUN,
     ("fit-input", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
+    ("advise", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
+    ("advise", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("fit-input", "validate"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("frontier", "grid"): "a grid file: the grid surface's reader (sweep/grid.py)",
     ("frontier", "reference"): "a reference policy: the reference surface's reader (simulator/reference.py)",

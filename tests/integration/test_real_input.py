@@ -195,14 +195,27 @@ def test_every_planned_backspace_run_is_typed_so_runs_per_key_match_the_log() ->
     # Runs drawn close together overlap; each must still happen (a second slip while
     # retyping), not be dropped: the model then starts as many runs per key as the
     # participants' logs say (dropping the overlaps gave 0.938 of the logged rate).
-    from streamrag.data.human.backspace_runs import opportunities
-    from streamrag.data.human.typed import typists
+    # Runs per key are the logged ones: each class's runs (first in a word or later, as the
+    # model draws them) over its opportunities in the participant's shown sentences.
+    from streamrag.data.human.backspace_runs import START_CLASSES, logged_runs, opportunities
+    from streamrag.data.human.keystrokes import read_keystrokes
+    from streamrag.data.human.typed import split_participants, typist_profile
 
     text = "what was the closing price of halvorsen energy stock on march 1 2024"
     rng = np.random.default_rng(0)
+    logs = read_keystrokes(KEYSTROKES, on_error="skip")
+    fit, _ = split_participants(sorted(logs.participants), 0.2, 0)
     expected = typed = 0.0
-    for profile in typists(KEYSTROKES, "fit").profiles:
-        rates = sum(profile.runs.rate[cls] for cls, n in opportunities(text).items() for _ in range(n))
+    for pid in fit:
+        sentences = logs.participants[pid]
+        chances, runs = dict.fromkeys(START_CLASSES, 0), dict.fromkeys(START_CLASSES, 0)
+        for s in sentences:
+            for cls, n in opportunities(" ".join(s.sentence.split())).items():
+                chances[cls] += n
+            for run in logged_runs(s.chars):
+                runs[run.start] += 1
+        rates = sum(min(1.0, runs[c] / chances[c]) * n for c, n in opportunities(text).items() if chances[c])
+        profile = typist_profile(pid, sentences)
         for _ in range(20):
             _, keys = typed_keys(text, profile, rng)
             typed += sum(1 for i, ch in enumerate(keys) if ch == "\b" and keys[i - 1] != "\b")
