@@ -1,5 +1,6 @@
 """Analytic answers, without replaying: the predicted saving, the load it stands, the optimum.
 
+- :mod:`~streamrag.simulator.predict.atoms` — latency as a discrete distribution of a few atoms;
 - :mod:`~streamrag.simulator.predict.saving` — the saving per question and population,
   its fire schedule from the streaming arm's own machine on the nominal timeline;
 - :mod:`~streamrag.simulator.predict.queueing` and :mod:`~streamrag.simulator.predict.queue`
