@@ -20,7 +20,8 @@ from streamrag.analysis.table import write_table
 from streamrag.cli import main
 from streamrag.engine.endpoint import Break, EndOfTurn, EndpointConfig, EndpointTurn
 from streamrag.engine.loop import run_virtual
-from streamrag.engine.trace import TRACE_EVENT, Recorder, dump_events
+from streamrag.engine.trace import Recorder, dump_events
+from streamrag.engine.trace_events import TRACE_EVENT
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
