@@ -51,7 +51,7 @@ def end_profile(end: LatencyEnd, path: Path) -> Path:
 
 RANKED_POLICIES = ("learned", "learned_rearm")
 """The built-in grid's policies that rank each word prefix heard (a deployable ``learned``
-trigger): advise prices their rankings (:mod:`~streamrag.pipeline.ranking`)."""
+trigger): advise prices their rankings (:mod:`~streamrag.pipeline.ranking_cost`)."""
 
 
 def priced_rankings(text: str, local_rank_ms: float) -> str:

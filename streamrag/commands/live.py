@@ -143,10 +143,10 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
 
     from rich.console import Console
 
+    from streamrag.live.backends import BM25Tool, HttpTool
     from streamrag.live.display import LiveDisplay
     from streamrag.live.live_run import RunWriter, run_live
     from streamrag.live.session import Turn
-    from streamrag.live.tools import BM25Tool, HttpTool
     from streamrag.live.words import TypedWords, read_transcript
     from streamrag.pipeline.tools import DelayedTool, Tool
 
@@ -216,7 +216,7 @@ def _spans(args: argparse.Namespace) -> Any:
     if args.spans is None:
         return None
     from streamrag.base.outputs import check_out_file
-    from streamrag.live.spans import SpanCollector
+    from streamrag.live.span_tracer import SpanCollector
 
     check_out_file(args.spans, option="--spans")
     return SpanCollector()
@@ -273,7 +273,7 @@ def _replay_turns(args: argparse.Namespace, rs: Any, questions: list[Any]) -> li
     """The first N questions of --data as turns (and, in ``questions``, as the simulator sees them)."""
     from streamrag.analysis.entry import open_source
     from streamrag.data.selection import Selection
-    from streamrag.live.replay import replay_turns
+    from streamrag.live.fidelity import replay_turns
     from streamrag.simulator.questions import load_selected
 
     data = _data_path(args.data)
@@ -296,7 +296,7 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
     from pathlib import Path
 
     from streamrag.engine.trace import read_trace
-    from streamrag.live.replay import Twins, compare, fitted, measured_L_ms, write_comparison
+    from streamrag.live.fidelity import Twins, compare, fitted, measured_L_ms, write_comparison
     from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures
     from streamrag.simulator.simulate import manifest_json, plan_question, simulate, write_run
 

@@ -22,4 +22,9 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
   :mod:`~streamrag.simulator.compare` (runs held against each other).
 
 This package imports nothing at import time.
+
+``run_files.py`` (a run folder's JSON files, as ``sweep/run_files.py`` is a sweep
+folder's), ``sections.py`` (a scenario's sections; ``report/sections.py`` is a report's)
+and ``simulate.py`` (the runner; ``sweep/figures/simulate.py`` draws simulate sweeps)
+share their names with modules that do the same step elsewhere.
 """

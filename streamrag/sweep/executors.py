@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from streamrag.base.errors import ConfigError
 from streamrag.base.processes import worker_pool
-from streamrag.sweep.kinds import PointJob
+from streamrag.sweep.point_kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
 
 if TYPE_CHECKING:

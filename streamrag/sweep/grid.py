@@ -25,7 +25,7 @@ A variant with one list-valued key is a *family*: one variant per value, labeled
 ``LABEL=VALUE`` (``stable=1``, ``stable=2``, …); the frontier reads the family as the
 policy and the key as its knob.
 
-Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.kinds`);
+Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.point_kinds`);
 nested TOML tables and quoted dotted keys mean the same thing. A list-valued axis is a
 column of the sweep table named by the path's last part (``L_ms``); a variants axis is
 a column named by the axis holding the label. ``input`` may also be a table

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from streamrag.base.errors import ConfigError, EmptySelectionError
 from streamrag.sweep.grid import AxisValue, Grid, Scalar
 from streamrag.sweep.inputs import PreparedInputs, ref_analysis
-from streamrag.sweep.kinds import PointJob, point_kind
+from streamrag.sweep.point_kinds import PointJob, point_kind
 
 FORMAT = 2
 """Version of what a point folder holds; part of every key."""

@@ -1,6 +1,6 @@
 """Compute one point: the function executors run, in any process or on any machine.
 
-:func:`execute_point` takes a :class:`~streamrag.sweep.kinds.PointJob` and the prepared
+:func:`execute_point` takes a :class:`~streamrag.sweep.point_kinds.PointJob` and the prepared
 input it reads and returns the point's files as bytes plus its metrics. It writes
 nothing: the parent process writes every file, so workers need no shared file system
 (except analyze points, which read the data file at its path).
@@ -21,7 +21,7 @@ import json
 from typing import Any, NamedTuple
 
 from streamrag.base.columns import Dtype
-from streamrag.sweep.kinds import PointJob
+from streamrag.sweep.point_kinds import PointJob
 
 
 class PointOutput(NamedTuple):

@@ -7,4 +7,7 @@
   — queueing formulas, and the streaming arm's tool queue with withdrawn jobs;
 - :mod:`~streamrag.simulator.predict.load` — waits of both systems and the break-even load;
 - :mod:`~streamrag.simulator.predict.optimum` — the best fire schedule of a question.
+
+``load.py`` is the prediction under load; its namesakes are the advice's load step
+(``advice/load.py``) and the load sweeps' figures (``sweep/figures/load.py``).
 """

@@ -317,7 +317,7 @@ def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     from streamrag.analysis.studies.label_audit import AUDIT
     from streamrag.analysis.studies.query_side import QUERIES
     from streamrag.learn.train import TRIGGER_FRONTIER
-    from streamrag.live.replay import REPLAY
+    from streamrag.live.fidelity import REPLAY
     from streamrag.simulator.compare.runs import RUN_COMPARISON
     from streamrag.simulator.load.output import SESSIONS
     from streamrag.sweep.break_even import BREAK_EVEN
