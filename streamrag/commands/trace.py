@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
     from streamrag.base.figures import figure_format
     from streamrag.base.outputs import check_out_file
-    from streamrag.simulator import runtrace, traceview
-    from streamrag.simulator.views import gantt, perfetto, terminal_view
+    from streamrag.simulator.views import gantt, perfetto, runtrace, terminal_view, traceview
 
     if args.all or args.misfires:
         if args.question_id or args.png or not args.perfetto:
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_many(args: argparse.Namespace) -> int:
     from streamrag.base.outputs import check_out_file
-    from streamrag.simulator import runtrace
+    from streamrag.simulator.views import runtrace
 
     out = check_out_file(args.perfetto, option="--perfetto")
     events = runtrace.run_events(args.run_dir)

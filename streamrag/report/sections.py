@@ -166,7 +166,7 @@ def json_value(value: Any) -> Any:
 def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, texts: bool = True) -> Run:
     """The parts of the page for ``run_dir``; ``figures=False`` skips drawing them,
     ``texts=False`` reading the run's input for the question texts."""
-    from streamrag.simulator.runtrace import question_texts
+    from streamrag.simulator.views.runtrace import question_texts
 
     run = Path(run_dir)
     if not run.is_dir():

@@ -10,16 +10,14 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
   (1..N processes), write the run's outputs;
 - :mod:`~streamrag.simulator.results` — per-question results derived from traces, the
   run summary;
-- :mod:`~streamrag.simulator.traceview` — a trace as spans and instants on lanes, and
-  :mod:`~streamrag.simulator.views` the terminal, PNG and Perfetto views drawn from them;
 - :mod:`~streamrag.simulator.applies` — where each setting applies (refused elsewhere);
 - :mod:`~streamrag.simulator.table_run` — a table replayed as a stream;
-  :mod:`~streamrag.simulator.runtrace` and :mod:`~streamrag.simulator.untraced` — a whole
-  run's trace, and why an id has none;
 - sub-packages: :mod:`~streamrag.simulator.replay` (the closed form and the trace fold),
   :mod:`~streamrag.simulator.load` (sessions sharing capacity),
   :mod:`~streamrag.simulator.predict` (analytic answers) and
-  :mod:`~streamrag.simulator.compare` (runs held against each other).
+  :mod:`~streamrag.simulator.compare` (runs held against each other) and
+  :mod:`~streamrag.simulator.views` (a finished trace read back and drawn: lanes, terminal,
+  PNG, Perfetto, a whole run's trace).
 
 This package imports nothing at import time.
 

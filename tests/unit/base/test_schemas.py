@@ -23,7 +23,7 @@ from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.data.stabilization_row import DTYPES
 from streamrag.engine.trace import read_trace
 from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
-from streamrag.simulator.runtrace import run_events
+from streamrag.simulator.views.runtrace import run_events
 from streamrag.sweep import load_grid, read_sweep
 from streamrag.sweep.inputs import PreparedInputs
 from streamrag.sweep.points import plan
