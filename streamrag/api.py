@@ -63,7 +63,7 @@ def analyze(
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.analysis.stats.rq import resolve_params, summarize
     from streamrag.analysis.study import table_frame, write_study
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.chunk_cache import ChunkCache
     from streamrag.data.selection import Selection
 
@@ -125,7 +125,7 @@ def simulate(
     holds an earlier run).
     """
     from streamrag.base.errors import ConfigError
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.simulator.applies import refuse_inapplicable
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario

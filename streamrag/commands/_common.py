@@ -202,10 +202,10 @@ class Written:
         self.still: list[str] = []
 
     def interrupted(self, exc: KeyboardInterrupt) -> KeyboardInterrupt:
-        """The interrupt as :class:`~streamrag.base.signals.Interrupted`, saying what is in
+        """The interrupt as :class:`~streamrag.base.system.signals.Interrupted`, saying what is in
         the folder (nothing new, or the complete outputs) and what to do."""
         from streamrag.base.atomic import Landed
-        from streamrag.base.signals import Interrupted
+        from streamrag.base.system.signals import Interrupted
 
         if isinstance(exc, Interrupted):
             return exc

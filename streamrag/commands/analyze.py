@@ -188,8 +188,8 @@ def run_queries_only(args: argparse.Namespace) -> int:
     require_inputs(args.queries_only, args.corpus)
     from streamrag.analysis.studies.entity import ENTITY_COLUMNS
     from streamrag.analysis.studies.query_side import query_columns, write_query_table
-    from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import check_out_dir
 
     out = check_out_dir(args.out, refuse_nonempty=_replacing(args))
     index = None
@@ -230,8 +230,8 @@ def run_hotpotqa(args: argparse.Namespace) -> int:
     require_inputs(args.hotpotqa)
     from streamrag.analysis.stats.report import write_summary
     from streamrag.analysis.studies.dual_gold import dual_row, dual_summary, write_dual_table
-    from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.hotpotqa import read_hotpotqa
     from streamrag.retrieval.bm25 import BM25Params
 
@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     require_inputs(args.data, args.corpus)  # before the imports below: a typo costs milliseconds
     args.retriever = retriever_setting(args.retriever, args.scope)  # a user's class is imported now, before any data is read
 
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
 
     if args.audit_passage is not None and args.label_audit is None:
         raise ConfigError("--audit-passage chooses the passage --label-audit shows: give --label-audit N with it")

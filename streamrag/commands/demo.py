@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study
     from streamrag.analysis.study import run_study
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
     from streamrag.simulator.questions import questions_from_analyses, select_for

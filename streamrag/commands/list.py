@@ -93,7 +93,7 @@ def entries(section: str) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.base.terminal import printable
+    from streamrag.base.system.terminal import printable
 
     sections = [args.what] if args.what else list(SECTIONS)
     lines: list[str] = []

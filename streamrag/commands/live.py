@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return run_real(lambda clock: _main(clock, args, rs, command, writers))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the summary says so
-        from streamrag.base.signals import interrupt_name
+        from streamrag.base.system.signals import interrupt_name
 
         for writer in writers:
             writer.interrupted(interrupt_name())
@@ -215,7 +215,7 @@ def _spans(args: argparse.Namespace) -> Any:
     """The --spans collector (None without --spans)."""
     if args.spans is None:
         return None
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
     from streamrag.live.span_tracer import SpanCollector
 
     check_out_file(args.spans, option="--spans")

@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     scenario_demo(args)
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
 
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     from streamrag.commands._common import Written
@@ -148,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, written: Any) -> int:
-    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import made_folder
     from streamrag.data.selection import read_ids
     from streamrag.simulator.questions import load_selected
     from streamrag.simulator.scenario import load_scenario
@@ -265,8 +265,8 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load.run`);
     ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
-    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import made_folder
     from streamrag.simulator.load.checks import n_sessions
     from streamrag.simulator.load.output import check_outputs_fit, write_load_run
     from streamrag.simulator.load.run import run_load

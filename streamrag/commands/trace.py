@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.figures import figure_format
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
     from streamrag.simulator.views import gantt, perfetto, runtrace, terminal_view, traceview
 
     if args.all or args.misfires:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_many(args: argparse.Namespace) -> int:
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
     from streamrag.simulator.views import runtrace
 
     out = check_out_file(args.perfetto, option="--perfetto")

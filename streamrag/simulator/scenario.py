@@ -17,7 +17,7 @@ Sections::
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
                  capped_fire, turn_end_order, slot_release (the anchor's rules);
                  ranking = free | tool | local, local_rank_ms (what a ranking of a word
-                 prefix costs a trigger that reads one: :mod:`streamrag.pipeline.ranking`)
+                 prefix costs a trigger that reads one: :mod:`streamrag.pipeline.ranking_cost`)
     [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
     [latency]    profile: a built-in name (calibration/profiles/NAME.toml) or a profile
                  file (a path ending in .toml, e.g. from ``streamrag calibrate``);

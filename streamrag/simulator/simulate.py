@@ -312,7 +312,7 @@ def _closed_form(
         if jobs <= 1 or len(questions) < 2:
             yield from (closed_form_trace(chunk, rs) for chunk in chunks)
             return
-        from streamrag.base.processes import worker_pool
+        from streamrag.base.system.processes import worker_pool
 
         with worker_pool(jobs) as pool:
             yield from pool.map(closed_form_trace, chunks, repeat(rs))
@@ -350,7 +350,7 @@ def simulate(
         return _assemble(entries, outputs, rs, source)
     from concurrent.futures import as_completed
 
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)

@@ -67,7 +67,7 @@ def simulate_table(
     ``recorded`` the scenario the outputs record (default ``rs``). ``on_progress(k)``: k
     more table rows done."""
     from streamrag.base.atomic import atomic_path, together, write_bytes_atomic
-    from streamrag.base.outputs import made_folder
+    from streamrag.base.system.outputs import made_folder
     from streamrag.engine.trace_file import header_bytes
     from streamrag.simulator.simulate import check_needs, replay_of, summary_data
 
@@ -153,7 +153,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
                 yield block, outputs, b"".join(o.trace for o in outputs)
         return
 
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     def done(item: tuple[list[Entry], list[QuestionOutput] | None, Any]) -> Replayed:
         block, outputs, future = item

@@ -236,7 +236,7 @@ class _FakeSpeaker:
 def fake_speech(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSpeaker]:
     import multiprocessing
 
-    import streamrag.base.processes as processes
+    import streamrag.base.system.processes as processes
     import streamrag.data.human.speech as speech
 
     _FakeSpeaker.calls, _FakeSpeaker.stop_at, _FakeSpeaker.deaf = 0, None, False

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streamrag.base.terminal import printable
+from streamrag.base.system.terminal import printable
 from streamrag.simulator.views.traceview import headline, lane_order, spans_and_instants
 
 if TYPE_CHECKING:
