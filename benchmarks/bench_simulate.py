@@ -42,7 +42,7 @@ from _common import load_average, record
 
 from streamrag.data.generated.records import generate_stabilization_table
 from streamrag.simulator.questions import questions_from_frame, select_for
-from streamrag.simulator.results import summarize
+from streamrag.simulator.run_output import summarize
 from streamrag.simulator.scenario import load_scenario
 from streamrag.simulator.simulate import simulate
 
@@ -51,7 +51,7 @@ OUT = Path(__file__).resolve().parent / "out"
 
 def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
     """The in-process arms, interleaved, best wall of ``repeat`` (CPU of that run beside)."""
-    from streamrag.simulator.results import results_csv
+    from streamrag.simulator.run_output import results_csv
 
     arms = {
         "engine, 1 process": lambda: simulate(questions, rs, engine=True),

@@ -25,8 +25,9 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
     from streamrag.simulator.questions import questions_from_analyses, select_for
+    from streamrag.simulator.run_output import manifest_json, write_run
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, simulate, write_run
+    from streamrag.simulator.simulate import simulate
     from streamrag.simulator.views import traceview
     from streamrag.simulator.views.gantt import write_figure
     from streamrag.simulator.views.terminal_view import render_terminal

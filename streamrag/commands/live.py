@@ -298,7 +298,8 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
     from streamrag.engine.trace import read_trace
     from streamrag.live.fidelity import Twins, compare, fitted, measured_L_ms, write_comparison
     from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures
-    from streamrag.simulator.simulate import manifest_json, plan_question, simulate, write_run
+    from streamrag.simulator.run_output import manifest_json, write_run
+    from streamrag.simulator.simulate import plan_question, simulate
 
     out = Path(args.out)
     events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]

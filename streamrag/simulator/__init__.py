@@ -7,14 +7,15 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
 - :mod:`~streamrag.simulator.questions` — the simulator's questions, from data (through
   the analyzer, any scope) or from a stabilization table, and the population selection;
 - :mod:`~streamrag.simulator.simulate` — plan each question, replay it in virtual time
-  (1..N processes), write the run's outputs;
-- :mod:`~streamrag.simulator.results` — per-question results derived from traces, the
-  run summary;
+  (1..N processes);
+- :mod:`~streamrag.simulator.results` — per-question results derived from traces;
+  :mod:`~streamrag.simulator.run_output` — the run's files written from them
+  (``results.csv``, ``summary.json``, ``manifest.json``);
 - :mod:`~streamrag.simulator.applies` — where each setting applies (refused elsewhere);
 - :mod:`~streamrag.simulator.table_run` — a table replayed as a stream;
 - sub-packages: :mod:`~streamrag.simulator.replay` (the closed form and the trace fold),
   :mod:`~streamrag.simulator.load` (sessions sharing capacity),
-  :mod:`~streamrag.simulator.predict` (analytic answers) and
+  :mod:`~streamrag.simulator.predict` (analytic answers),
   :mod:`~streamrag.simulator.compare` (runs held against each other) and
   :mod:`~streamrag.simulator.views` (a finished trace read back and drawn: lanes, terminal,
   PNG, Perfetto, a whole run's trace).

@@ -6,10 +6,10 @@ by question (:func:`~streamrag.simulator.questions.table_entries`), selects as i
 questions — by the closed form, or on the engine (:func:`~streamrag.simulator.simulate.replay_of`)
 — and writes each block's result rows and trace lines as soon as it is replayed, to the
 temporary files of ``results.csv`` and ``trace.jsonl``; ``summary.json`` is gathered
-column by column (:class:`~streamrag.simulator.results.ResultColumns`). What stays in
+column by column (:class:`~streamrag.simulator.run_output.ResultColumns`). What stays in
 memory is a block, the evidence batch it was read from, and a few numbers per row.
 
-The outputs are :func:`~streamrag.simulator.simulate.write_run`'s, byte for byte, and
+The outputs are :func:`~streamrag.simulator.run_output.write_run`'s, byte for byte, and
 they land together (:func:`~streamrag.base.atomic.together`): an error or an interrupt
 anywhere in the run — a bad row at the end of the table included — leaves the folder as
 it was.
@@ -27,7 +27,8 @@ from streamrag.pipeline import reflectors
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.questions import Entry, Selector, table_entries
 from streamrag.simulator.replay.closed_form import CLOSED_FORM
-from streamrag.simulator.results import ResultColumns, ResultRow, result_columns, results_lines, skipped_result
+from streamrag.simulator.results import ResultRow, skipped_result
+from streamrag.simulator.run_output import ResultColumns, result_columns, results_lines
 
 if TYPE_CHECKING:
     from streamrag.simulator.scenario import ResolvedScenario
@@ -69,7 +70,8 @@ def simulate_table(
     from streamrag.base.atomic import atomic_path, together, write_bytes_atomic
     from streamrag.base.system.outputs import made_folder
     from streamrag.engine.trace_file import header_bytes
-    from streamrag.simulator.simulate import check_needs, replay_of, summary_data
+    from streamrag.simulator.run_output import summary_data
+    from streamrag.simulator.simulate import check_needs, replay_of
 
     selection = rs.scenario.selection(ids)
     selector = Selector(population=selection.population, limit=selection.limit, ids=ids, origin=str(table))
@@ -181,7 +183,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
 
 
 class _ResultsFile:
-    """``results.csv`` written as rows come: its columns (:func:`~streamrag.simulator.results.result_columns`)
+    """``results.csv`` written as rows come: its columns (:func:`~streamrag.simulator.run_output.result_columns`)
     are the first replayed row's — the rows of one table share them, as its evidence's
     columns are the file's —, the rows before it held until then."""
 

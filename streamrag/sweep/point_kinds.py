@@ -120,8 +120,8 @@ class SimulateKind:
 
     def resolve(self, groups: Overrides) -> Resolved:
         from streamrag.simulator.applies import InputKind, refuse_inapplicable
+        from streamrag.simulator.run_output import parameters
         from streamrag.simulator.scenario import scenario_from_dict
-        from streamrag.simulator.simulate import parameters
 
         spec = self.grid.input
         for path in _paths(groups):

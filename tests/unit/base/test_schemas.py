@@ -22,7 +22,8 @@ from streamrag.cli import main
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.data.stabilization_row import DTYPES
 from streamrag.engine.trace import read_trace
-from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
+from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_schema
+from streamrag.simulator.run_output import results_csv
 from streamrag.simulator.views.runtrace import run_events
 from streamrag.sweep import load_grid, read_sweep
 from streamrag.sweep.inputs import PreparedInputs
