@@ -50,7 +50,7 @@ def _run(job: tuple[str, str, list[str], str, float, float, float]) -> dict[str,
     """One policy's run, read in windows (a worker process)."""
     from streamrag.simulator.load.run import run_load
     from streamrag.simulator.load.windows import budget_summary, budget_windows
-    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.question_select import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     name, scenario, overrides, table, budget_ms, quantile, window_s = job

@@ -13,7 +13,7 @@ From a shell, what a user types (each a fresh process, outputs written):
 then, in this process, the offline optimum alone on the same questions (1 and J
 processes), and for each single-fire ``learned`` point the shipped model's analytic
 saving (the anchor's rule, ``train-trigger``'s paper evaluation) beside its replayed
-one on the same retrieved-gold questions (:func:`streamrag.learn.replay.compare`).
+one on the same retrieved-gold questions (:func:`streamrag.learn.analytic_vs_replay.compare`).
 Reports wall time and CPU seconds (this process and its children: the command and its
 workers) of each step, and the machine's load average (on a shared machine other jobs
 take cores). The issue's bars: the frontier ≤ 10 min, the optimum ≤ 60 s on this 2-core
@@ -77,8 +77,8 @@ def _learned(run: Path, table: Path) -> list[dict[str, object]]:
     from streamrag.analysis.evidence.read import read_evidence
     from streamrag.analysis.features.compute import prefix_features
     from streamrag.analysis.table import read_table_records
+    from streamrag.learn.analytic_vs_replay import analytic_fires, compare
     from streamrag.learn.paper import AnalyticParams
-    from streamrag.learn.replay import analytic_fires, compare
     from streamrag.pipeline.learned import feature_matrix, load_model, predict_proba
 
     records, _ = read_table_records(table)

@@ -53,7 +53,7 @@ def main() -> None:
     from streamrag.data.crag import read_records
     from streamrag.data.demo import demo_path
     from streamrag.engine.clock import RealClock
-    from streamrag.live.tools import BM25Tool
+    from streamrag.live.backends import BM25Tool
     from streamrag.pipeline.learned import LearnedTriggerConfig, LogRegParams, TriggerModel, save_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

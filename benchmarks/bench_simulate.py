@@ -41,8 +41,9 @@ from pathlib import Path
 from _common import load_average, record
 
 from streamrag.data.generated.records import generate_stabilization_table
-from streamrag.simulator.questions import questions_from_frame, select_for
-from streamrag.simulator.results import summarize
+from streamrag.simulator.question_select import select_for
+from streamrag.simulator.questions import questions_from_frame
+from streamrag.simulator.run_output import summarize
 from streamrag.simulator.scenario import load_scenario
 from streamrag.simulator.simulate import simulate
 
@@ -51,7 +52,7 @@ OUT = Path(__file__).resolve().parent / "out"
 
 def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
     """The in-process arms, interleaved, best wall of ``repeat`` (CPU of that run beside)."""
-    from streamrag.simulator.results import results_csv
+    from streamrag.simulator.run_output import results_csv
 
     arms = {
         "engine, 1 process": lambda: simulate(questions, rs, engine=True),

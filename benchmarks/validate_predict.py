@@ -31,8 +31,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import save
 
-from streamrag.base.bundled import grids_dir
-from streamrag.base.tomlfile import read_toml
+from streamrag.base.config.bundled import grids_dir
+from streamrag.base.config.tomlfile import read_toml
 from streamrag.simulator.predict.load import predict_break_even
 from streamrag.simulator.predict.saving import predict_population
 from streamrag.simulator.scenario import load_scenario

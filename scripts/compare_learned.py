@@ -9,7 +9,7 @@ stabilization.csv and prefixes.parquet — the folder itself will do — or ``ge
 --table``'s T.csv and T.prefixes.parquet), which gives the features the trigger read and
 which questions are retrieved-gold (t_suf defined: the analytic rule's population);
 MODEL: the model file or a shipped model's name. Prints the comparison as JSON
-(:func:`streamrag.learn.replay.compare`).
+(:func:`streamrag.learn.analytic_vs_replay.compare`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     from streamrag.analysis.evidence.read import read_evidence
     from streamrag.analysis.features.compute import prefix_features
     from streamrag.analysis.table import read_table_records
+    from streamrag.learn.analytic_vs_replay import analytic_fires, compare
     from streamrag.learn.paper import AnalyticParams
-    from streamrag.learn.replay import analytic_fires, compare
     from streamrag.pipeline.learned import feature_matrix, load_model, predict_proba
 
     p = argparse.ArgumentParser()

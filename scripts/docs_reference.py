@@ -343,7 +343,7 @@ def table_kinds() -> list[tuple[str, str, dict[str, str], dict[str, str]]]:
     from streamrag.analysis.studies.query_side import QUERIES
     from streamrag.data.stabilization_row import DTYPES, StabilizationRow
     from streamrag.learn.train import TRIGGER_FRONTIER
-    from streamrag.live.replay import REPLAY
+    from streamrag.live.fidelity import REPLAY
     from streamrag.simulator.compare.runs import RUN_COMPARISON
     from streamrag.simulator.load.output import SESSIONS
     from streamrag.simulator.results import RESULT_DTYPES

@@ -57,7 +57,8 @@ sys.path.insert(0, str(ROOT))
 from streamrag.base.atomic import write_text_atomic  # noqa: E402
 from streamrag.cli import main  # noqa: E402
 from streamrag.data.demo import demo_path  # noqa: E402
-from streamrag.data.human.asr import Hypotheses, TypedInput, question_hypotheses, read_hypotheses  # noqa: E402
+from streamrag.data.human.asr import Hypotheses, TypedInput  # noqa: E402
+from streamrag.data.human.hypotheses_file import question_hypotheses, read_hypotheses  # noqa: E402
 from streamrag.data.human.incremental import corpus_measures, question_measures  # noqa: E402
 from streamrag.data.human.speech_progress import is_progress_file, progress_path, read_spoken, summary_path  # noqa: E402
 

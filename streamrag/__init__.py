@@ -12,6 +12,9 @@ The package root stays import-light: every name below is imported on first use, 
 ``import streamrag`` and ``streamrag --help`` are instant; so are the sub-modules
 ``streamrag.plots`` (figures of a run) and ``streamrag.sweep`` (grids and their runs).
 ``tests/unit/test_api.py`` pins the names; anything else is reached through its module.
+
+``plots.py`` here is the public module of every plot function; it re-exports the
+stabilization study's figures, which live in ``analysis/plots.py`` with the analysis.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def analyze(
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.analysis.stats.rq import resolve_params, summarize
     from streamrag.analysis.study import table_frame, write_study
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.chunk_cache import ChunkCache
     from streamrag.data.selection import Selection
 
@@ -125,11 +125,12 @@ def simulate(
     holds an earlier run).
     """
     from streamrag.base.errors import ConfigError
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.simulator.applies import refuse_inapplicable
-    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.question_select import load_selected
+    from streamrag.simulator.run_output import manifest_json, summary_json, write_run
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, recorded_for_table, summary_json, write_run
+    from streamrag.simulator.simulate import recorded_for_table
     from streamrag.simulator.simulate import simulate as run_simulation
 
     if isinstance(scenario, str):
@@ -207,7 +208,8 @@ def _results_frame(rows: Sequence[Any]) -> pd.DataFrame:
     """``results.csv`` as a frame, read back through the CSV so types match :func:`read_run`."""
     import io
 
-    from streamrag.simulator.results import read_results, results_csv
+    from streamrag.simulator.results import read_results
+    from streamrag.simulator.run_output import results_csv
 
     return read_results(io.BytesIO(results_csv(rows)))
 

@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
         return int(exc.code or 0)
     _configure_logging(args)
     from streamrag.base.errors import StreamragError
-    from streamrag.base.signals import Interrupted, interrupt_exit_code, interrupt_name, terminations_interrupt
-    from streamrag.base.terminal import printable
+    from streamrag.base.system.signals import Interrupted, interrupt_exit_code, interrupt_name, terminations_interrupt
+    from streamrag.base.system.terminal import printable
     from streamrag.commands._logging import say
 
     try:
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
             message = f"{printable(str(error.filename))}: {error.strerror or error}"
             say(f"streamrag: error: {message}", level="error", event=message)
             return 1
-        if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.signals)
+        if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM or SIGHUP (streamrag.base.system.signals)
             name = interrupt_name()
             left = error.left if isinstance(error, Interrupted) else ""
             text = f"streamrag: interrupted ({name})" + (f": {printable(left)}" if left else "")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from streamrag.analysis.plots import plot_phi_histograms, plot_phi_suf_by_type, plot_retrievers, plot_streamable_vs_L
 from streamrag.base.figures import COLUMN_IN, PAGE_IN, save_figure
 from streamrag.calibration.figure import plot_fits
-from streamrag.report.figures import plot_saved
+from streamrag.report.run_figure import plot_saved
 from streamrag.simulator.compare.bound_rank import plot_h_vs_saved
 from streamrag.simulator.compare.published import plot_comparison
 from streamrag.simulator.compare.runs import plot_run_comparison

@@ -19,8 +19,8 @@ def replay_setup(n, overrides):
     from streamrag.analysis.entry import open_source
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
-    from streamrag.live.replay import replay_turns
-    from streamrag.simulator.questions import load_selected
+    from streamrag.live.fidelity import replay_turns
+    from streamrag.simulator.question_select import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     rs = load_scenario(

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from streamrag.base.overrides import parse_override
+from streamrag.base.config.overrides import parse_override
 from streamrag.engine.loop import run_virtual
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict

@@ -235,7 +235,7 @@ def _published(folder: Path) -> None:
 
 
 def _model(folder: Path) -> None:
-    from streamrag.base.bundled import models_dir
+    from streamrag.base.config.bundled import models_dir
 
     _data(folder)  # the learned trigger reads per-prefix evidence: records, not a table
     model = json.loads((models_dir() / "frontier.json").read_text(encoding="utf-8"))
@@ -251,7 +251,7 @@ def _profile(folder: Path) -> None:
 
 
 def _reference(folder: Path) -> None:
-    from streamrag.base.bundled import references_dir
+    from streamrag.base.config.bundled import references_dir
 
     _table(folder)
     (folder / "ref.toml").write_text((references_dir() / "deepgram_flux.toml").read_text(encoding="utf-8"), encoding="utf-8")
@@ -332,8 +332,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("analyze", "queries_only"): _RECORDS,
     ("analyze", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("compare", "run_dir"): _RUN,
-    ("fit-input", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
-    ("advise", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/asr.py)",
+    ("fit-input", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/hypotheses_file.py)",
+    ("advise", "hypotheses"): "recorded hypotheses: the hypotheses surface's reader (data/human/hypotheses_file.py)",
     ("advise", "typed"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("fit-input", "validate"): "a keystroke folder: the keystrokes surface's reader (data/human/keystrokes.py)",
     ("frontier", "grid"): "a grid file: the grid surface's reader (sweep/grid.py)",

@@ -9,4 +9,9 @@
 - :mod:`~streamrag.advice.recommend` — the recommendation, why each other lost, robustness;
 - :mod:`~streamrag.advice.output` — the files and the console table;
 - :mod:`~streamrag.advice.run` — :func:`~streamrag.advice.run.advise`, the whole.
+
+``load.py``, ``output.py``, ``page.py`` and ``run.py`` are the advice's own part of what their
+namesakes are elsewhere (``simulator/predict/load.py``, ``simulator/load/output.py`` and
+``run.py``, ``report/page.py``); the folder says whose they are, and the names keep the step
+each does the same in every folder.
 """

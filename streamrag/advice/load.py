@@ -82,8 +82,9 @@ def load_break_even(questions: Sequence[SimQuestion], rs_load: ResolvedScenario,
     kills calls in flight, a search per word on the tool) no crossing, its reason
     (``break_even.source``), and the arrival rate per unit of offered load as predict
     computes it (``c/E[L]``: the baseline's tool utilization)."""
+    from streamrag.simulator.predict.atoms import stage_atoms
     from streamrag.simulator.predict.load import LOAD_ATOMS
-    from streamrag.simulator.predict.saving import stage_atoms, unpredictable
+    from streamrag.simulator.predict.saving import unpredictable
 
     why = unpredictable(rs_load, rs_load.scenario.trigger.build(questions[0])) if questions else ""
     if not why:
@@ -100,8 +101,8 @@ def llm_offered_load(rs: ResolvedScenario, situation: Situation) -> float | None
     (None: the LLM is unlimited)."""
     if situation.llm_workers is None:
         return None
+    from streamrag.simulator.predict.atoms import stage_atoms
     from streamrag.simulator.predict.load import LOAD_ATOMS
-    from streamrag.simulator.predict.saving import stage_atoms
 
     work_ms = stage_atoms(rs.stages.G, LOAD_ATOMS).mean_ms + stage_atoms(rs.stages.F, LOAD_ATOMS).mean_ms
     return situation.turns_per_s * work_ms / 1000.0 / situation.llm_workers
@@ -155,7 +156,7 @@ def write_scenarios(rs: ResolvedScenario, situation: Situation, out: Path, heade
     what ``simulate`` takes to reproduce the row, and ``predict`` with the LLM set
     unlimited), both with the latency profile beside them."""
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.base.tomlfile import dumps_toml
+    from streamrag.base.config.tomlfile import dumps_toml
 
     profile = Path(rs.scenario.latency.profile)
     relative = (

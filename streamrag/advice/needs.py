@@ -3,7 +3,7 @@
 A trigger config declares ``needs`` (``rankings``: each word prefix's top-k; ``t_star``:
 the question's stabilization point) and ``ranks_online`` (it can rank the words heard
 itself, given a local ranker). Whether a live agent can run it is the Speculator's own
-check (:func:`~streamrag.speculate.speculator.check_scenario`), asked twice: with only the
+check (:func:`~streamrag.speculate.scenario_check.check_scenario`), asked twice: with only the
 tool (no ranker) and with a local index (a ranker), on the scenario with its rankings
 free (the Speculator pays a ranking's real cost; ``pipeline.ranking`` prices it in
 simulation). What the point's own ``pipeline.ranking`` says then decides where it runs:
@@ -20,7 +20,7 @@ from streamrag.base.errors import ConfigError
 from streamrag.engine.endpoint import EndpointConfig
 from streamrag.pipeline.tools import Hit
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.speculate.speculator import check_scenario
+from streamrag.speculate.scenario_check import check_scenario
 
 RANKINGS_TEXT = "a ranking of every word prefix: a local index, or a search per word"
 T_STAR_TEXT = "the question's stabilization point t*, known only offline"

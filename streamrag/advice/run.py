@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from streamrag.base.outputs import check_out_dir
+from streamrag.base.system.outputs import check_out_dir
 
 from .result import Advice
 from .situation import Situation, latency_ends, read_situation, tool_stages

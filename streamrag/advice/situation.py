@@ -16,8 +16,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, model_validator
 
+from streamrag.base.config.tomlfile import read_toml
 from streamrag.base.errors import ConfigError
-from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import MAX_MS, MAX_WPS, SettingsModel, validated
 from streamrag.engine.latency import ConstantLatency, LatencyModel, LogNormalLatency
 
@@ -141,7 +141,7 @@ class Situation(SettingsModel):
 
     @model_validator(mode="after")
     def _settings_parse(self) -> Situation:
-        from streamrag.base.overrides import parse_override
+        from streamrag.base.config.overrides import parse_override
 
         for item in self.settings:
             try:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamrag.base.bundled import grids_dir
-from streamrag.base.tomlfile import dumps_toml, parse_toml
+from streamrag.base.config.bundled import grids_dir
+from streamrag.base.config.tomlfile import dumps_toml, parse_toml
 from streamrag.calibration.profile import write_profile
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.sweep.frontier.operating import Frontier, compute_frontier
@@ -51,7 +51,7 @@ def end_profile(end: LatencyEnd, path: Path) -> Path:
 
 RANKED_POLICIES = ("learned", "learned_rearm")
 """The built-in grid's policies that rank each word prefix heard (a deployable ``learned``
-trigger): advise prices their rankings (:mod:`~streamrag.pipeline.ranking`)."""
+trigger): advise prices their rankings (:mod:`~streamrag.pipeline.ranking_cost`)."""
 
 
 def priced_rankings(text: str, local_rank_ms: float) -> str:
@@ -112,7 +112,7 @@ class EndRun:
 
     def questions(self, key: str) -> list[Any]:
         """The questions the point replayed (as the frontier selects them)."""
-        from streamrag.simulator.questions import select_for
+        from streamrag.simulator.question_select import select_for
         from streamrag.sweep.inputs import ref_analysis
 
         point = next(p for p in self.result.plan.runnable if p.key == key)

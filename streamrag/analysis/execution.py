@@ -48,7 +48,7 @@ def analyze_file(
     ``env`` defaults to retrievers caching their embeddings next to the chunks
     (``CACHE/embeddings``). ``preload``: modules the caller will need next, imported
     while worker processes analyze (with ``jobs > 1``; see
-    :func:`~streamrag.base.processes.import_in_background`).
+    :func:`~streamrag.base.system.processes.import_in_background`).
     """
     env = env or RetrieverEnv(None if cache is None else cache.root)
     options: dict[str, Any] = {
@@ -165,7 +165,7 @@ def _analyze_parallel(
     process: each worker would load its own model."""
     from collections import deque
 
-    from streamrag.base.processes import all_workers_started, import_in_background, worker_pool
+    from streamrag.base.system.processes import all_workers_started, import_in_background, worker_pool
 
     def results(batch: list[Question | CachedQuestion | SkippedRecord], future: Any) -> Iterator[QuestionAnalysis]:
         for item, analysis in zip(batch, future.result(), strict=True):

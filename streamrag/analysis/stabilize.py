@@ -37,7 +37,8 @@ from streamrag.base.threshold import ScoreSample
 from streamrag.base.validation import SettingsModel
 from streamrag.data.chunking import PAPER_CHUNKS, ChunkSettings
 from streamrag.data.grounding import GroundingMode, gold_by_mode
-from streamrag.data.human.asr import AsrConfig, Hypotheses, question_hypotheses
+from streamrag.data.human.asr import AsrConfig, Hypotheses
+from streamrag.data.human.hypotheses_file import question_hypotheses
 from streamrag.data.ingest import Question
 from streamrag.data.stabilization_row import skipped_row
 from streamrag.retrieval.base import Rankings

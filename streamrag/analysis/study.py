@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # What writing the outputs imports (pandas, pyarrow, scipy.special): imported while the
-# workers analyze, not before (see streamrag.base.processes.import_in_background).
+# workers analyze, not before (see streamrag.base.system.processes.import_in_background).
 OUTPUT_MODULES = (
     "streamrag.analysis.stats.rq",
     "streamrag.analysis.stats.report",

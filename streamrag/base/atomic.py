@@ -17,7 +17,7 @@ one line on the command line, not a traceback.
 A run writes several files that belong together (a table and its summary, a simulation's
 trace and results). Inside :func:`together` every atomic write is held back, fully
 written and flushed, and at the end of the block they all replace their targets at once,
-with signals held (:func:`~streamrag.base.signals.held`); an exception or an interrupt in
+with signals held (:func:`~streamrag.base.system.signals.held`); an exception or an interrupt in
 the block replaces none. So an interrupted run leaves the folder as it was — an earlier
 run's files all untouched — never half old, half new.
 """
@@ -216,7 +216,7 @@ def together() -> Iterator[Together]:
     temporary files are removed. Inside another such block, the writes of one that ends
     well join the outer block's, those of one that fails are dropped alone.
 
-    A signal during the renames waits for them (:func:`~streamrag.base.signals.held`)
+    A signal during the renames waits for them (:func:`~streamrag.base.system.signals.held`)
     and is raised after as :class:`Landed`."""
     outer = _GROUP.get()
     group = Together(outer=outer)
@@ -232,7 +232,7 @@ def together() -> Iterator[Together]:
         for target, tmp in group.held.items():
             outer.hold(target, tmp)
         return
-    from streamrag.base.signals import held
+    from streamrag.base.system.signals import held
 
     pending = list(group.held.items())
     landed = False

@@ -29,7 +29,7 @@ errors as one line on stderr and exits with code 1. Anything else is a bug.
         └── ToolTimeoutError       no answer in time (a call's outcome ``timed_out``)
 
 A SIGTERM or SIGHUP ends a command as Ctrl-C does, with KeyboardInterrupt
-(:mod:`streamrag.base.signals`).
+(:mod:`streamrag.base.system.signals`).
 """
 
 from __future__ import annotations

@@ -16,4 +16,7 @@ the user's measurements and the kernel's latency models
 - :mod:`~streamrag.calibration.figure` — empirical CDF and QQ plots against the fits.
 
 This package imports nothing at import time.
+
+``figure.py`` is this package's one figure, as ``sweep/frontier/figure.py`` is the
+frontier's: each folder says whose figure it is.
 """

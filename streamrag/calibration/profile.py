@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from streamrag.base.atomic import write_text_atomic
-from streamrag.base.tomlfile import dumps_toml, parse_toml
+from streamrag.base.config.tomlfile import dumps_toml, parse_toml
 from streamrag.calibration.fit import ALPHA, MIN_N, PARAMETRIC, SUPPORT_MIN_ABOVE, TAIL_MIN_EXCEEDANCES, TAIL_Q, StageFit
 from streamrag.calibration.measurements import Measurements
 from streamrag.engine.latency import QuantileLatency

@@ -163,6 +163,21 @@ def retriever_setting(
     return config
 
 
+def compared_retrievers(text: str | None, scope: str) -> list[Any]:
+    """``--compare-retrievers LIST`` as validated retriever configs, each refused in one
+    line naming it as ``--retriever`` refuses it (a user's class is imported now)."""
+    from streamrag.base.errors import ConfigError
+
+    if text is None:
+        return []
+    specs = [part.strip() for part in text.split(",")]
+    if not all(specs):
+        raise ConfigError(f"--compare-retrievers {text!r}: give retrievers separated by commas, none empty")
+    if scope != "per-question":
+        raise ConfigError("--compare-retrievers is per-question scope; in global scope run --retriever once per retriever")
+    return [retriever_setting(spec, "per-question", option="--compare-retrievers") for spec in specs]
+
+
 def add_entity_context(parser: argparse.ArgumentParser) -> None:
     """``--entity-context``: which words the entity tagger sees (with --entity-predictor)."""
     parser.add_argument(
@@ -205,10 +220,10 @@ class Written:
         self.still: list[str] = []
 
     def interrupted(self, exc: KeyboardInterrupt) -> KeyboardInterrupt:
-        """The interrupt as :class:`~streamrag.base.signals.Interrupted`, saying what is in
+        """The interrupt as :class:`~streamrag.base.system.signals.Interrupted`, saying what is in
         the folder (nothing new, or the complete outputs) and what to do."""
         from streamrag.base.atomic import Landed
-        from streamrag.base.signals import Interrupted
+        from streamrag.base.system.signals import Interrupted
 
         if isinstance(exc, Interrupted):
             return exc

@@ -11,6 +11,7 @@ from streamrag.commands._common import (
     RETRIEVER_HELP,
     add_data_options,
     add_entity_context,
+    compared_retrievers,
     data_path,
     non_negative_int,
     open_cache,
@@ -23,21 +24,6 @@ from streamrag.commands._global import add_global_options
 
 BM25_AND_DENSE = "bm25,dense"
 """What a bare ``--compare-retrievers`` compares (beside ``--retriever``)."""
-
-
-def compared_retrievers(text: str | None, scope: str) -> list[Any]:
-    """``--compare-retrievers LIST`` as validated retriever configs, each refused in one
-    line naming it as ``--retriever`` refuses it (a user's class is imported now)."""
-    from streamrag.base.errors import ConfigError
-
-    if text is None:
-        return []
-    specs = [part.strip() for part in text.split(",")]
-    if not all(specs):
-        raise ConfigError(f"--compare-retrievers {text!r}: give retrievers separated by commas, none empty")
-    if scope != "per-question":
-        raise ConfigError("--compare-retrievers is per-question scope; in global scope run --retriever once per retriever")
-    return [retriever_setting(spec, "per-question", option="--compare-retrievers") for spec in specs]
 
 
 def _replacing(args: argparse.Namespace) -> str | None:
@@ -211,8 +197,8 @@ def run_queries_only(args: argparse.Namespace) -> int:
     require_inputs(args.queries_only, args.corpus)
     from streamrag.analysis.studies.entity import ENTITY_COLUMNS
     from streamrag.analysis.studies.query_side import query_columns, write_query_table
-    from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import check_out_dir
 
     out = check_out_dir(args.out, refuse_nonempty=_replacing(args))
     index = None
@@ -253,8 +239,8 @@ def run_hotpotqa(args: argparse.Namespace) -> int:
     require_inputs(args.hotpotqa)
     from streamrag.analysis.stats.report import write_summary
     from streamrag.analysis.studies.dual_gold import dual_row, dual_summary, write_dual_table
-    from streamrag.base.outputs import check_out_dir
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.hotpotqa import read_hotpotqa
     from streamrag.retrieval.bm25 import BM25Params
 
@@ -315,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
     args.retriever = retriever_setting(args.retriever, args.scope)  # a user's class is imported now, before any data is read
     args.compare_retrievers = compared_retrievers(args.compare_retrievers, args.scope)
 
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
 
     if args.audit_passage is not None and args.label_audit is None:
         raise ConfigError("--audit-passage chooses the passage --label-audit shows: give --label-audit N with it")

@@ -135,7 +135,7 @@ def _rules(texts: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError, InputError
     from streamrag.base.figures import figure_format, figure_name
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
     from streamrag.calibration.calibrate import calibrate
     from streamrag.calibration.fit import MIN_N
     from streamrag.commands._logging import say

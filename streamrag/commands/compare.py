@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import InputError
     from streamrag.base.figures import FORMATS
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.simulator.compare.published import COMPARISON_JSON, compare_run, comparison_lines, write_comparison
 
     out = check_out_dir(args.out)

@@ -21,13 +21,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.console import format_study
     from streamrag.analysis.study import run_study
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
     from streamrag.data.demo import demo_path
     from streamrag.data.selection import Selection
-    from streamrag.simulator import traceview
-    from streamrag.simulator.questions import questions_from_analyses, select_for
+    from streamrag.simulator.question_select import select_for
+    from streamrag.simulator.questions import questions_from_analyses
+    from streamrag.simulator.run_output import manifest_json, write_run
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, simulate, write_run
+    from streamrag.simulator.simulate import simulate
+    from streamrag.simulator.views import traceview
     from streamrag.simulator.views.gantt import write_figure
     from streamrag.simulator.views.terminal_view import render_terminal
 

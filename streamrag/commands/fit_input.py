@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if args.keystrokes is not None:
         out |= _typed(args)
     if args.hypotheses is not None:
-        from streamrag.data.human.asr import read_hypotheses
+        from streamrag.data.human.hypotheses_file import read_hypotheses
 
         recorded = read_hypotheses(args.hypotheses)
         out["spoken"] = {"source": str(args.hypotheses)} | spoken_fit(list(recorded.questions.values()), seed=args.seed)

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         import shlex
 
         from streamrag.base.atomic import Landed
-        from streamrag.base.signals import Interrupted
+        from streamrag.base.system.signals import Interrupted
 
         if isinstance(exc, Landed):
             raise Interrupted(f"the sweep and {Path(args.out) / 'frontier'}/ are complete (written as the signal came)") from None

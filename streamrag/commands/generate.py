@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
 
     out: Path = args.out
     if args.questions < 1:

@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.progress import file_progress
-    from streamrag.base.terminal import printable
+    from streamrag.base.system.terminal import printable
     from streamrag.data.chunking import ChunkSettings
     from streamrag.data.crag import SkippedRecord
     from streamrag.data.ingest import ingest
@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> Path:
     """Write the Zstandard copy (atomically; an existing copy is replaced) and say so."""
     from streamrag.base.lines import convert_to_zstd
-    from streamrag.base.outputs import check_out_file
     from streamrag.base.progress import file_progress
+    from streamrag.base.system.outputs import check_out_file
     from streamrag.engine.clock import RealClock
 
     check_out_file(args.convert, option="--convert").parent.mkdir(parents=True, exist_ok=True)

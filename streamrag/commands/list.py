@@ -1,7 +1,7 @@
 """``streamrag list``: what is built in, one line each — the names other commands take.
 
 Every list is read from the registry the commands themselves use (the TOML and model
-folders of :mod:`streamrag.base.bundled`, the discriminated unions of trigger, reflector,
+folders of :mod:`streamrag.base.config.bundled`, the discriminated unions of trigger, reflector,
 speculation policy and retriever configs), so a new scenario or kind shows up without
 touching this file. Descriptions are the TOML files' ``description``, a shipped model's
 columns and provenance, and the config classes' first docstring line.
@@ -40,7 +40,7 @@ def _kinds(union: Any) -> list[tuple[str, str]]:
 
 
 def _tomls(folder: Any, names: list[str]) -> list[tuple[str, str]]:
-    from streamrag.base.tomlfile import read_toml
+    from streamrag.base.config.tomlfile import read_toml
 
     return [(name, str(read_toml(folder / f"{name}.toml").get("description", ""))) for name in names]
 
@@ -59,15 +59,15 @@ def _model_line(model: Any) -> str:
 def entries(section: str) -> list[tuple[str, str]]:
     """The (name, description) pairs of one section, in the registry's order."""
     if section == "scenarios":
-        from streamrag.base.bundled import scenarios_dir, toml_names
+        from streamrag.base.config.bundled import scenarios_dir, toml_names
 
         return _tomls(scenarios_dir(), toml_names(scenarios_dir()))
     if section == "grids":
-        from streamrag.base.bundled import grids_dir, toml_names
+        from streamrag.base.config.bundled import grids_dir, toml_names
 
         return _tomls(grids_dir(), toml_names(grids_dir()))
     if section == "profiles":
-        from streamrag.base.bundled import calibration_dir, toml_names
+        from streamrag.base.config.bundled import calibration_dir, toml_names
 
         folder = calibration_dir() / "profiles"
         return _tomls(folder, toml_names(folder))
@@ -93,7 +93,7 @@ def entries(section: str) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streamrag.base.terminal import printable
+    from streamrag.base.system.terminal import printable
 
     sections = [args.what] if args.what else list(SECTIONS)
     lines: list[str] = []

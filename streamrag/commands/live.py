@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return run_real(lambda clock: _main(clock, args, rs, command, writers))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the summary says so
-        from streamrag.base.signals import interrupt_name
+        from streamrag.base.system.signals import interrupt_name
 
         for writer in writers:
             writer.interrupted(interrupt_name())
@@ -143,10 +143,10 @@ async def _main(clock: Any, args: argparse.Namespace, rs: Any, command: list[str
 
     from rich.console import Console
 
+    from streamrag.live.backends import BM25Tool, HttpTool
     from streamrag.live.display import LiveDisplay
     from streamrag.live.live_run import RunWriter, run_live
     from streamrag.live.session import Turn
-    from streamrag.live.tools import BM25Tool, HttpTool
     from streamrag.live.words import TypedWords, read_transcript
     from streamrag.pipeline.tools import DelayedTool, Tool
 
@@ -215,8 +215,8 @@ def _spans(args: argparse.Namespace) -> Any:
     """The --spans collector (None without --spans)."""
     if args.spans is None:
         return None
-    from streamrag.base.outputs import check_out_file
-    from streamrag.live.spans import SpanCollector
+    from streamrag.base.system.outputs import check_out_file
+    from streamrag.live.span_tracer import SpanCollector
 
     check_out_file(args.spans, option="--spans")
     return SpanCollector()
@@ -273,8 +273,8 @@ def _replay_turns(args: argparse.Namespace, rs: Any, questions: list[Any]) -> li
     """The first N questions of --data as turns (and, in ``questions``, as the simulator sees them)."""
     from streamrag.analysis.entry import open_source
     from streamrag.data.selection import Selection
-    from streamrag.live.replay import replay_turns
-    from streamrag.simulator.questions import load_selected
+    from streamrag.live.fidelity import replay_turns
+    from streamrag.simulator.question_select import load_selected
 
     data = _data_path(args.data)
     qs = load_selected(rs.scenario, data=data)
@@ -296,9 +296,10 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
     from pathlib import Path
 
     from streamrag.engine.trace import read_trace
-    from streamrag.live.replay import Twins, compare, fitted, measured_L_ms, write_comparison
+    from streamrag.live.fidelity import Twins, compare, fitted, measured_L_ms, write_comparison
     from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures
-    from streamrag.simulator.simulate import manifest_json, plan_question, simulate, write_run
+    from streamrag.simulator.run_output import manifest_json, write_run
+    from streamrag.simulator.simulate import plan_question, simulate
 
     out = Path(args.out)
     events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]

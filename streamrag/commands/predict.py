@@ -110,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
     require_inputs(args.data, args.table)
 
     from streamrag.simulator.applies import refuse_inapplicable
-    from streamrag.simulator.predict.saving import call_latency, predict_population, stage_atoms
+    from streamrag.simulator.predict.atoms import stage_atoms
+    from streamrag.simulator.predict.saving import call_latency, predict_population
     from streamrag.simulator.predict.timelines import TimelineCache
     from streamrag.simulator.predict.users import LATENCY_ATOMS, Packed, user_latencies
-    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.question_select import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     rs = load_scenario(args.scenario, args.overrides)

@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streamrag.base.errors import ConfigError
-    from streamrag.base.outputs import check_out_file
+    from streamrag.base.system.outputs import check_out_file
 
     if args.max_timelines is not None and args.max_timelines < 0:
         raise ConfigError(f"--max-timelines: {args.max_timelines} is negative")

@@ -71,7 +71,7 @@ def json_schema(kind: str) -> dict[str, Any]:
 
         body = TraceHeader.model_json_schema()
     else:
-        from streamrag.engine.trace import TRACE_EVENT
+        from streamrag.engine.trace_events import TRACE_EVENT
 
         body = {"title": "streamrag trace.jsonl event", **TRACE_EVENT.json_schema()}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "x-streamrag-format-version": FORMAT_VERSION, **body}

@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.commands._common import check_latency_ms
     from streamrag.engine.clock import Clock
     from streamrag.engine.loop import run_real
+    from streamrag.live.backends import BM25Tool
     from streamrag.live.server import serving
-    from streamrag.live.tools import BM25Tool
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port: {args.port} is not a port number (0-65535)")

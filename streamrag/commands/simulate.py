@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     scenario_demo(args)
     require_inputs(args.data, args.table)  # before the imports below: a typo costs milliseconds
 
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
 
     check_out_dir(args.out, refuse_nonempty=None if args.force else "pass --force to replace that run, or choose another folder")
     from streamrag.commands._common import Written
@@ -148,12 +148,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, written: Any) -> int:
-    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import made_folder
     from streamrag.data.selection import read_ids
-    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.question_select import load_selected
+    from streamrag.simulator.run_output import manifest_json, write_run
     from streamrag.simulator.scenario import load_scenario
-    from streamrag.simulator.simulate import manifest_json, recorded_for_table, simulate, write_run
+    from streamrag.simulator.simulate import recorded_for_table, simulate
 
     overrides = [*args.overrides, *([f"data.retriever={args.retriever}"] if args.retriever else [])]
     rs = load_scenario(args.scenario, overrides, seed=args.seed)
@@ -195,7 +196,7 @@ def _run(args: argparse.Namespace, written: Any) -> int:
     with made_folder(args.out) as out:
         write_run(out, result, recorded, manifest=manifest, counts=qs.counts)
     written.done = True
-    from streamrag.simulator.results import ResultColumns
+    from streamrag.simulator.run_output import ResultColumns
 
     _print_simulated(rs, result.reflector_model, len(result.rows), ResultColumns.of(result.rows), out)
     return 0
@@ -205,7 +206,8 @@ def _run_table(args: argparse.Namespace, rs: Any, ids: Any, written: Any) -> int
     """A table replay, streamed (:mod:`streamrag.simulator.table_run`): the table read row
     by row, its evidence question by question, the outputs written as questions are replayed."""
     from streamrag.base.progress import advancing, task_progress
-    from streamrag.simulator.simulate import manifest_json, recorded_for_table
+    from streamrag.simulator.run_output import manifest_json
+    from streamrag.simulator.simulate import recorded_for_table
     from streamrag.simulator.table_run import simulate_table
 
     recorded = recorded_for_table(rs, args.table)  # the table's split, not the scenario's
@@ -251,7 +253,7 @@ def _data_lines(path: str) -> int:
 
 def _print_simulated(rs: Any, model: str, n: int, columns: Any, out: Path) -> None:
     """The console line of a run: its means over the ``n`` replayed rows (``columns``: their
-    :class:`~streamrag.simulator.results.ResultColumns`)."""
+    :class:`~streamrag.simulator.run_output.ResultColumns`)."""
     rules = rs.rules()
     print(
         f"simulated {n} question(s) [{rs.scenario.name}; {model}; rules {rules['preset']}"
@@ -265,13 +267,14 @@ def _run_load(args: argparse.Namespace, rs: Any, qs: Any, mode: str, input_path:
     """``[load]``: sessions sharing the resources (:mod:`streamrag.simulator.load.run`);
     ``recorded``: the scenario the outputs record (:func:`recorded_for_table`)."""
 
-    from streamrag.base.outputs import made_folder
     from streamrag.base.progress import advancing, task_progress
+    from streamrag.base.system.outputs import made_folder
     from streamrag.simulator.load.checks import n_sessions
     from streamrag.simulator.load.output import check_outputs_fit, write_load_run
     from streamrag.simulator.load.run import run_load
     from streamrag.simulator.replay.closed_form import ENGINE
-    from streamrag.simulator.simulate import manifest_json, parameters, reflector_model_of
+    from streamrag.simulator.run_output import manifest_json, parameters
+    from streamrag.simulator.simulate import reflector_model_of
 
     out = Path(args.out)
     model = reflector_model_of(qs.entries, rs, qs.evidence_source)

@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
 def _speak_rest(progress: SpeakProgress, questions: list[tuple[str, str]], args: argparse.Namespace) -> None:
     """Speak the questions after those ``progress`` holds, each kept as it is done."""
     from streamrag.base import progress as bars
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     todo = questions[len(progress.spoken) :]
     if not todo:

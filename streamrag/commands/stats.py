@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from streamrag.analysis.stats.rq import summarize
     from streamrag.analysis.table import read_table
     from streamrag.base.errors import InputError
-    from streamrag.base.outputs import check_out_dir
+    from streamrag.base.system.outputs import check_out_dir
 
     out = check_out_dir(args.out)
     reports: list[dict] = []

@@ -41,9 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     from streamrag.base.errors import ConfigError
     from streamrag.base.figures import figure_format
-    from streamrag.base.outputs import check_out_file
-    from streamrag.simulator import runtrace, traceview
-    from streamrag.simulator.views import gantt, perfetto, terminal_view
+    from streamrag.base.system.outputs import check_out_file
+    from streamrag.simulator.views import gantt, perfetto, runtrace, terminal_view, traceview
 
     if args.all or args.misfires:
         if args.question_id or args.png or not args.perfetto:
@@ -77,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_many(args: argparse.Namespace) -> int:
-    from streamrag.base.outputs import check_out_file
-    from streamrag.simulator import runtrace
+    from streamrag.base.system.outputs import check_out_file
+    from streamrag.simulator.views import runtrace
 
     out = check_out_file(args.perfetto, option="--perfetto")
     events = runtrace.run_events(args.run_dir)

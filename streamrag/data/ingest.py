@@ -306,7 +306,7 @@ def _in_pool(
     in file order: at most ``2 * jobs`` batches wait, and no more lines are in flight than
     the selection's limit could still take (the caller admits each line before asking for
     the next)."""
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     pending: deque[tuple[Any, int]] = deque()  # (the pool's Future, lines in it)
     batch: list[tuple[int, bytes]] = []

@@ -14,7 +14,9 @@ from the pipeline, the simulator, analysis or retrieval (a test keeps it so).
   profile files such as ``streamrag calibrate`` writes);
 - :mod:`~streamrag.engine.cadence` / :mod:`~streamrag.engine.timings` — when words
   arrive (modelled, or real word times per question from a file);
-- :mod:`~streamrag.engine.trace` — trace events and their recorder.
+- :mod:`~streamrag.engine.trace_events` — trace events, one model per kind;
+  :mod:`~streamrag.engine.trace` — their recorder and readers;
+  :mod:`~streamrag.engine.trace_file` — the ``trace.jsonl`` file.
 
 The simulator that assembles runs (scenarios, inputs, runner, results, trace views)
 is :mod:`streamrag.simulator`, above the pipeline. This package imports nothing at

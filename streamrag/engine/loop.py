@@ -47,7 +47,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from streamrag.base.errors import DeadlockError
-from streamrag.base.signals import cancellation_as_interrupt, main_task
+from streamrag.base.system.signals import cancellation_as_interrupt, main_task
 from streamrag.engine.clock import US_PER_S, Priority, RealClock, VirtualClock
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 A profile gives each stage a :class:`~streamrag.engine.latency.LatencyModel` and names
 its source. A *built-in* profile (``calibration/profiles/NAME.toml``, found through
-:mod:`streamrag.base.bundled`, installed wheel or checkout) is chosen by name and cites a
+:mod:`streamrag.base.config.bundled`, installed wheel or checkout) is chosen by name and cites a
 key of ``calibration/sources.toml``. A profile *file* — any TOML of the same schema,
 such as one written by ``streamrag calibrate`` — is chosen by its path; it usually
 carries a ``[provenance]`` table (input hash, sample sizes, fit statistics).
@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import Field
 
-from streamrag.base.bundled import calibration_dir, toml_names
+from streamrag.base.config.bundled import calibration_dir, toml_names
+from streamrag.base.config.tomlfile import read_toml
 from streamrag.base.errors import ConfigError
-from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import SettingsModel, validated
 from streamrag.engine.latency import LatencyModel
 

@@ -26,9 +26,9 @@ from streamrag.engine.trace_file import header_bytes
 from streamrag.live.display import LiveDisplay, rendering
 from streamrag.live.session import Judge, Turn, TurnOutcome, run_turn
 from streamrag.pipeline.tools import QueryGenerator, Tool
-from streamrag.simulator.results import ResultRow, derive_result, results_csv, validated_row
+from streamrag.simulator.results import ResultRow, derive_result, validated_row
+from streamrag.simulator.run_output import manifest_json, results_csv, summary_data
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import manifest_json, summary_data
 
 
 class RunWriter:

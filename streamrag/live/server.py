@@ -1,7 +1,7 @@
 """``streamrag serve``: a corpus's BM25 over HTTP on 127.0.0.1, on aiohttp.
 
 ``POST /search`` with ``{"query": str, "k": int}`` answers ``{"hits": [{"id", "score",
-"text"}], "took_ms"}`` (the contract of :mod:`streamrag.live.tools`); ``GET /health``
+"text"}], "took_ms"}`` (the contract of :mod:`streamrag.live.backends`); ``GET /health``
 answers ``{"chunks": N}``. ``latency_ms`` is slept before each answer (on the clock
 passed in), to stand in for a remote backend with a known, constant L.
 
@@ -37,7 +37,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from streamrag.engine.clock import Clock
-from streamrag.live.tools import BM25Tool
+from streamrag.live.backends import BM25Tool
 
 MAX_K = 100
 """Largest ``k`` a request may ask for."""

@@ -35,7 +35,8 @@ from streamrag.pipeline.reflectors import HeuristicReflectorConfig
 from streamrag.pipeline.tools import QueryGenerator, Tool
 from streamrag.simulator.scenario import ResolvedScenario
 from streamrag.speculate.judging import Judge
-from streamrag.speculate.speculator import Speculator, check_scenario
+from streamrag.speculate.scenario_check import check_scenario
+from streamrag.speculate.speculator import Speculator
 
 __all__ = ["Judge", "Turn", "TurnOutcome", "run_turn"]
 

@@ -46,7 +46,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from streamrag.base.bundled import models_dir, names_in
+from streamrag.base.config.bundled import models_dir, names_in
 from streamrag.base.errors import ConfigError
 from streamrag.base.validation import SettingsModel, problem
 from streamrag.pipeline.question import Need, SimQuestion

@@ -210,7 +210,7 @@ class IntervalTriggerConfig(_Config):
 
     kind: Literal["interval"] = "interval"
     EXCLUSIVE: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"words", "seconds"}),)
-    """Overriding one of these drops the other (:mod:`streamrag.base.overrides`)."""
+    """Overriding one of these drops the other (:mod:`streamrag.base.config.overrides`)."""
     words: int | None = Field(default=None, ge=1)
     """Fire once this many words have arrived since the last fire (the anchor's RQ3: 3)."""
     seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)

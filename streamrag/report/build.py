@@ -4,7 +4,7 @@ The page (:mod:`streamrag.report.page`) holds the run's settings and provenance
 (``manifest.json``, the summary's parameters), its summary tables, its figures as SVG,
 the per-question (per-session, per-point) table, sortable and filterable, and — for runs
 with a ``trace.jsonl`` — every question's timeline, mis-fires first, drawn in the browser
-when opened from the spans and instants of :func:`streamrag.simulator.traceview.spans_and_instants`.
+when opened from the spans and instants of :func:`streamrag.simulator.views.traceview.spans_and_instants`.
 The whole run's Perfetto file is written beside the page and linked from it.
 """
 
@@ -48,7 +48,7 @@ def perfetto_path(html: Path) -> Path:
 def timeline_data(events: list[dict[str, Any]], title: str, words: list[str] | None) -> dict[str, Any]:
     """One question's timeline for the page: lanes, spans ``[lane, name, start_us, end_us,
     cancelled]``, marks ``[lane, name, t_us, detail]``, ``E`` (end of input, µs)."""
-    from streamrag.simulator.traceview import lane_order, spans_and_instants
+    from streamrag.simulator.views.traceview import lane_order, spans_and_instants
 
     spans, instants = spans_and_instants(events, words=words)
     lanes = lane_order(spans, instants)
@@ -73,7 +73,7 @@ class _Timelines(NamedTuple):
 
 def _timelines(run: Run, max_timelines: int | None) -> _Timelines:
     """The ids in page order, their timeline data and events, and a note on what was kept."""
-    from streamrag.simulator.runtrace import process_name, run_events
+    from streamrag.simulator.views.runtrace import process_name, run_events
 
     if not (run.path / "trace.jsonl").is_file():
         return _Timelines([], {}, {}, 0, "")
@@ -195,7 +195,7 @@ def write_report(
     run with a trace, the whole run's Perfetto file beside it; both atomically. ``texts``:
     look the question texts up in the run's CRAG input (one more read of that file)."""
     from streamrag.base.atomic import write_text_atomic
-    from streamrag.simulator.runtrace import run_perfetto, write_run_perfetto
+    from streamrag.simulator.views.runtrace import run_perfetto, write_run_perfetto
 
     run = read_report_run(run_dir, figures=figures, texts=texts)
     html_path = Path(out) if out is not None else run.path / "report.html"

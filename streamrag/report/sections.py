@@ -166,7 +166,7 @@ def json_value(value: Any) -> Any:
 def read_report_run(run_dir: str | os.PathLike[str], *, figures: bool = True, texts: bool = True) -> Run:
     """The parts of the page for ``run_dir``; ``figures=False`` skips drawing them,
     ``texts=False`` reading the run's input for the question texts."""
-    from streamrag.simulator.runtrace import question_texts
+    from streamrag.simulator.views.runtrace import question_texts
 
     run = Path(run_dir)
     if not run.is_dir():
@@ -232,7 +232,7 @@ def _column(parts: Run, name: str) -> list[Any]:
 
 
 def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
-    from streamrag.report.figures import plot_saved
+    from streamrag.report.run_figure import plot_saved
 
     saved = _column(parts, "saved_ms")
     bound = _column(parts, "H_G_ms") if "H_G_ms" in parts.columns else None  # without it: the distribution only
@@ -241,7 +241,7 @@ def _simulation_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
 
 
 def _load_figures(run: Path, parts: Run) -> list[tuple[str, bytes, str]]:
-    from streamrag.report.figures import plot_saved
+    from streamrag.report.run_figure import plot_saved
 
     counted = _column(parts, "counted")
     saved = [s for s, c in zip(_column(parts, "saved_ms"), counted, strict=True) if c is True]

@@ -19,6 +19,9 @@
   scores; its numpy code in ``numpy_pool``, compiled kernels in ``kernel`` and ``blockmax``
   with their ranking order in ``order``, the latter's per-term block data in ``blocks``); :mod:`~streamrag.retrieval.global_pool.store`:
   ``save_index``, ``load_index`` (memory-mapped).
+
+``base.py`` holds the roles the rest of this package builds on, the name Python packages
+give such a module; ``engine/resources/base.py`` is the resources' own, as in SimPy.
 """
 
 import importlib

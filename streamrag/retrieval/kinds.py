@@ -16,7 +16,7 @@ of its scores, which the heuristic reflector's threshold follows:
            extra); per question or over a pool
 ``rank_    the reference rankings: every prefix re-scored from   ``bm25``
 bm25``     scratch by rank_bm25's ``BM25Okapi`` (its idf, with
-           the ε floor; :mod:`streamrag.retrieval.reference`);
+           the ε floor; :mod:`streamrag.retrieval.rank_bm25_reference`);
            per question or over a pool
 ``python`` a user's class, ``target = "package.module:Class"`` or  declared,
            ``"path/to/file.py:Class"`` (a bare string with a      else
@@ -161,14 +161,14 @@ class RankBM25RetrieverConfig(_Config):
     scale: ClassVar[Scale] = "bm25"
 
     def retriever(self, chunks: Sequence[str], index: BM25Index, env: RetrieverEnv) -> Retriever:
-        from streamrag.retrieval.reference import RankBM25Retriever
+        from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
         return RankBM25Retriever(chunks, index.params, index.tokenizer)
 
     def pool_retriever(
         self, index: GlobalIndex, chunks: Sequence[str], env: RetrieverEnv, *, pool_size: int | None = None
     ) -> Retriever:
-        from streamrag.retrieval.reference import RankBM25Retriever
+        from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
         return RankBM25Retriever(chunks, index.params, index.tokenizer)
 

@@ -41,7 +41,7 @@ __all__ = ["HeardFeatures", "Ranker", "online_trigger"]
 
 class Ranker(Protocol):
     """Role: a local ranking of a query over the tool's corpus — hits best first, scored
-    for that query (a :class:`~streamrag.live.tools.BM25Tool`). For the prefix coverage
+    for that query (a :class:`~streamrag.live.backends.BM25Tool`). For the prefix coverage
     it also needs ``judge(query, chunk_id, coverage)`` (the heuristic reflector's judge)."""
 
     def rank(self, query: str, k: int) -> Sequence[Hit]: ...

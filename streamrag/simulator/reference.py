@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from streamrag.base.bundled import references_dir, toml_names
+from streamrag.base.config.bundled import references_dir, toml_names
+from streamrag.base.config.tomlfile import read_toml
 from streamrag.base.errors import ConfigError
-from streamrag.base.tomlfile import read_toml
 
 
 def list_references() -> list[str]:
@@ -78,7 +78,7 @@ def reference_overrides(name: str | None) -> list[str]:
     default scenario so that a bad value is reported naming the reference."""
     if name is None:
         return []
-    from streamrag.base.overrides import parse_override
+    from streamrag.base.config.overrides import parse_override
     from streamrag.simulator.scenario import scenario_from_dict
 
     items = [f"{key}={_toml_value(value)}" for key, value in read_reference(name)["settings"].items()]

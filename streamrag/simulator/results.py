@@ -1,4 +1,4 @@
-"""Per-question results derived from the trace, and the run summary (design §7).
+"""Per-question results derived from the trace (design §7): the row, its columns, read back.
 
 The trace is the source of truth: :func:`derive_result` reads nothing but a question's
 events (plus the analytic bounds, which need only n, t*, L, G, δ).
@@ -54,27 +54,29 @@ per question in the row (``call_outcomes``, not a column) and summed in ``summar
 as ``call_outcomes``: ``{"used": n, "used_after_wait": n, …}``.
 
 L and G in the bounds are the stages' nominal values (the constant, else the median).
+
+``results.csv`` and ``summary.json`` are written by :mod:`~streamrag.simulator.run_output`
+(:func:`~streamrag.simulator.run_output.results_csv`,
+:func:`~streamrag.simulator.run_output.summarize`), by the naming rule above.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
-import numpy as np
 from pydantic import ConfigDict
 
 from streamrag.analysis import metrics
 from streamrag.base.columns import Dtype, arrow_schema, read_csv
 from streamrag.base.errors import TableError
-from streamrag.pipeline.outcomes import OUTCOMES, outcome_counts, unsafe
+from streamrag.pipeline.outcomes import unsafe
 from streamrag.simulator.replay.fold import Event, Tally, fold_trace
-from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS, ComputeConfig, compute_summary, endpoint_values, heard_us
+from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS, ComputeConfig, endpoint_values, heard_us
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +134,8 @@ class ResultRow:
     skip_reason: str = ""
     calls_on_revised: int | None = None
     """ASR hypotheses only (a column then, before ``question_type``; see
-    :func:`result_columns`): calls fired on a hypothesis a later one revised."""
+    :func:`~streamrag.simulator.run_output.result_columns`): calls fired on a hypothesis a
+    later one revised."""
     rankings: int | None = None
     """``pipeline.ranking`` tool or local only (a column then): rankings of word prefixes
     started; with ``tool`` each is a search on the tool, a call beside ``calls_fired``."""
@@ -173,9 +176,10 @@ class ResultRow:
         return not self.skip_reason
 
 
-_OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls", *ENDPOINT_COLUMNS)
-"""Fields that are a column only when some row has them (:func:`result_columns`), before
-``question_type`` in this order."""
+OPTIONAL_COLUMNS = ("calls_on_revised", "rankings", "ranking_busy_ms", "unsafe_calls", *ENDPOINT_COLUMNS)
+"""Fields that are a column only when some row has them
+(:func:`~streamrag.simulator.run_output.result_columns`), before ``question_type`` in this
+order."""
 _SUMMARY_ONLY = ("call_outcomes",)
 """Fields of the row that are summed into ``summary.json`` and are no column."""
 
@@ -195,7 +199,7 @@ def _aggregated(kind: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-RESULT_COLUMNS: tuple[str, ...] = tuple(name for name in _FIELDS if name not in _OPTIONAL_COLUMNS)
+RESULT_COLUMNS: tuple[str, ...] = tuple(name for name in _FIELDS if name not in OPTIONAL_COLUMNS)
 """The columns of ``results.csv``, in order (a run over ASR hypotheses adds ``calls_on_revised``,
 one whose rankings cost something ``rankings`` and ``ranking_busy_ms``)."""
 
@@ -220,7 +224,7 @@ reader gives it (:mod:`streamrag.base.columns`)."""
 
 
 def results_schema(columns: Sequence[str] = RESULT_COLUMNS) -> pa.Schema:
-    """The Arrow schema of ``results.csv`` (``columns``: :func:`result_columns`)."""
+    """The Arrow schema of ``results.csv`` (``columns``: :func:`~streamrag.simulator.run_output.result_columns`)."""
     return arrow_schema({name: RESULT_DTYPES[name] for name in columns}, "results")
 
 
@@ -366,165 +370,3 @@ def tally_result(
         call_outcomes=t.ends.counts(),
         **parts,
     )
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def result_columns(rows: Sequence[ResultRow]) -> tuple[str, ...]:
-    """:data:`RESULT_COLUMNS`, and before ``question_type`` each optional column some row
-    has: ``calls_on_revised`` (ASR hypotheses), ``rankings`` and ``ranking_busy_ms``
-    (rankings that cost something); a plain run keeps the plain columns."""
-    extra = tuple(c for c in _OPTIONAL_COLUMNS if any(getattr(r, c) is not None for r in rows))
-    if not extra:
-        return RESULT_COLUMNS
-    at = RESULT_COLUMNS.index("question_type")
-    return (*RESULT_COLUMNS[:at], *extra, *RESULT_COLUMNS[at:])
-
-
-def results_csv(rows: Sequence[ResultRow]) -> bytes:
-    """``results.csv`` bytes: header + one line per row, floats in shortest round-trip form."""
-    columns = result_columns(rows)
-    return results_lines([columns], ()) + results_lines(rows, columns)
-
-
-def results_lines(rows: Sequence[Any], columns: Sequence[str]) -> bytes:
-    """Lines of ``results.csv``: each row's ``columns``, or (``columns`` empty) each row
-    as the sequence of its fields (the header)."""
-    import csv
-    import io
-
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    for row in rows:
-        writer.writerow([_fmt(getattr(row, c)) for c in columns] if columns else row)
-    return buf.getvalue().encode("utf-8")
-
-
-def _clean(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def stats(values: np.ndarray) -> dict[str, float | None]:
-    if values.size == 0:
-        return {"mean": None, "median": None, "p10": None, "p90": None, "min": None, "max": None}
-    return {
-        "mean": _clean(float(values.mean())),
-        "median": _clean(float(np.median(values))),
-        "p10": _clean(float(np.quantile(values, 0.1))),
-        "p90": _clean(float(np.quantile(values, 0.9))),
-        "min": _clean(float(values.min())),
-        "max": _clean(float(values.max())),
-    }
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float | int | None]:
-    """Spearman ρ and two-sided p (``None`` when undefined: < 3 rows or a constant column)."""
-    from streamrag.base.correlation import spearman as rank_correlation
-
-    return rank_correlation(x, y)
-
-
-class ResultColumns:
-    """The replayed rows' aggregated columns, gathered row by row (:meth:`add`): what
-    :meth:`summary` needs, a few numbers per row instead of the rows."""
-
-    def __init__(self) -> None:
-        from array import array
-
-        self.n = 0
-        self._numeric = {name: array("d") for name in (*NUMERIC_COLUMNS, *_OPTIONAL_COLUMNS)}
-        self._hits = dict.fromkeys(BOOL_COLUMNS, 0)
-        self._revised = False
-        self._ranked = False
-        self._mutating = False
-        self._endpoint = False
-        self._outcomes = [0] * len(OUTCOMES)
-
-    @classmethod
-    def of(cls, rows: Sequence[ResultRow]) -> ResultColumns:
-        """The columns of ``rows``."""
-        columns = cls()
-        for row in rows:
-            columns.add(row)
-        return columns
-
-    def add(self, row: ResultRow) -> None:
-        """One more row (a skipped question's row is not aggregated)."""
-        if not row.replayed:
-            return
-        self.n += 1
-        nan = math.nan
-        for name, values in self._numeric.items():
-            value = getattr(row, name)
-            values.append(nan if value is None else value)
-        for name in self._hits:
-            if getattr(row, name):
-                self._hits[name] += 1
-        self._revised = self._revised or row.calls_on_revised is not None
-        self._ranked = self._ranked or row.rankings is not None
-        self._mutating = self._mutating or row.unsafe_calls is not None
-        self._endpoint = self._endpoint or row.endpoint_ms is not None
-        if row.call_outcomes is not None:
-            for i, count in enumerate(row.call_outcomes):
-                self._outcomes[i] += count
-
-    def column(self, name: str) -> np.ndarray:
-        """A numeric column as floats (NaN where a row has no value)."""
-        return np.array(self._numeric[name], dtype=float)
-
-    def mean(self, name: str) -> float:
-        """``sum(value or 0.0) / n`` over the rows (the console's means), NaN when no row."""
-        return sum(v if v == v else 0.0 for v in self._numeric[name]) / self.n if self.n else math.nan
-
-    def hits(self, name: str) -> int:
-        """How many rows have boolean column ``name`` true."""
-        return self._hits[name]
-
-    def summary(self, parameters: dict[str, Any], counts: dict[str, int] | None = None) -> dict[str, Any]:
-        """``summary.json`` over the rows (:func:`summarize`)."""
-        col, n = self.column, self.n
-        out: dict[str, Any] = {"n_questions": n}
-        if counts:
-            out["selection"] = counts
-        for name in NUMERIC_COLUMNS:
-            out[name] = stats(col(name))
-        for name in BOOL_COLUMNS:
-            hits = self._hits[name]
-            out[name] = {"n": hits, "rate": hits / n if n else None}
-        if self._revised:
-            on_revised, fired = col("calls_on_revised"), col("calls_fired")
-            out["calls_on_revised"] = stats(on_revised)
-            out["calls_on_revised_share"] = float(on_revised.sum() / fired.sum()) if fired.sum() else None
-        if self._ranked:
-            out["rankings"] = stats(col("rankings"))
-            out["ranking_busy_ms"] = stats(col("ranking_busy_ms"))
-        out["call_outcomes"] = outcome_counts(self._outcomes)
-        if self._mutating:
-            unsafe_calls = col("unsafe_calls")
-            out["unsafe_calls"] = stats(unsafe_calls)
-            out["unsafe_per_1000_turns"] = float(1000 * unsafe_calls.sum() / n) if n else None
-        if self._endpoint:
-            for name in ENDPOINT_COLUMNS:
-                out[name] = stats(col(name))
-            out["endpoint"] = compute_summary(col, n)
-        saved = col("saved_ms")
-        out["spearman_H_saved"] = spearman(col("H_ms"), saved)
-        out["spearman_H_G_saved"] = spearman(col("H_G_ms"), saved)
-        out["parameters"] = parameters
-        return out
-
-
-def summarize(
-    rows: Sequence[ResultRow] | ResultColumns, parameters: dict[str, Any], counts: dict[str, int] | None = None
-) -> dict[str, Any]:
-    """``summary.json`` over the replayed rows (or their gathered columns), by the naming
-    rule of the module docstring."""
-    return (rows if isinstance(rows, ResultColumns) else ResultColumns.of(rows)).summary(parameters, counts)

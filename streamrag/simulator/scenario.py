@@ -4,7 +4,7 @@ A scenario is a TOML file or the name of a built-in one (``sim/NAME.toml``, e.g.
 ``paper_rq3``). ``--set key=value`` overrides address any field by its dotted path; the
 value is parsed as a TOML scalar (``3``, ``0.5``, ``true``, ``"text"``), a bare word
 being taken as a string. What a ``kind`` change keeps is the one rule of
-:mod:`streamrag.base.overrides`, shared with sweep points: a new kind resets its section
+:mod:`streamrag.base.config.overrides`, shared with sweep points: a new kind resets its section
 (``--set trigger.kind=oracle`` does not inherit ``words = 3``), the same kind keeps it,
 and the interval trigger's ``words`` and ``seconds`` replace each other.
 
@@ -17,7 +17,7 @@ Sections::
     [pipeline]   max_threads (cap on speculative calls in flight; absent or 0: no cap),
                  capped_fire, turn_end_order, slot_release (the anchor's rules);
                  ranking = free | tool | local, local_rank_ms (what a ranking of a word
-                 prefix costs a trigger that reads one: :mod:`streamrag.pipeline.ranking`)
+                 prefix costs a trigger that reads one: :mod:`streamrag.pipeline.ranking_cost`)
     [reflector]  kind = heuristic | topk_match | gold, …; rejudge, fallback, coverage
     [latency]    profile: a built-in name (calibration/profiles/NAME.toml) or a profile
                  file (a path ending in .toml, e.g. from ``streamrag calibrate``);
@@ -60,10 +60,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from streamrag.base.bundled import scenarios_dir, toml_names
+from streamrag.base.config.bundled import scenarios_dir, toml_names
+from streamrag.base.config.overrides import Override, apply_overrides, parse_override
+from streamrag.base.config.tomlfile import read_toml
 from streamrag.base.errors import ConfigError
-from streamrag.base.overrides import Override, apply_overrides, parse_override
-from streamrag.base.tomlfile import read_toml
 from streamrag.base.validation import validated
 from streamrag.data.human.voice_activity import MIN_SILENCE_MS
 from streamrag.data.selection import Selection
@@ -270,11 +270,11 @@ PAPER_RULES: dict[str, str] = {
 """The anchor's code's pipeline rules (issue 10): the ``paper`` preset, and the defaults."""
 
 EXCLUSIVE_FIELDS = {"trigger": IntervalTriggerConfig.EXCLUSIVE, "load.arrivals": PoissonArrivals.EXCLUSIVE}
-"""Fields of which one replaces the other when overridden (see :mod:`streamrag.base.overrides`)."""
+"""Fields of which one replaces the other when overridden (see :mod:`streamrag.base.config.overrides`)."""
 
 SHADOWING_FIELDS = {"latency": LatencyConfig.SHADOWS}
 """Fields that win over others: an override of the weaker one drops the winner the
-scenario set (see :mod:`streamrag.base.overrides`)."""
+scenario set (see :mod:`streamrag.base.config.overrides`)."""
 
 
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, *, seed: int | None = None) -> ResolvedScenario:

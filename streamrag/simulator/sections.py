@@ -19,7 +19,7 @@ from streamrag.engine.resources import ResourceConfig, UnlimitedResourceConfig
 from streamrag.pipeline.arm import CappedFire, SlotRelease, TurnEndOrder
 from streamrag.pipeline.calls import Services
 from streamrag.pipeline.outcomes import Effects, MutatingPolicy
-from streamrag.pipeline.ranking import Ranking
+from streamrag.pipeline.ranking_cost import Ranking
 from streamrag.retrieval.kinds import BM25RetrieverConfig, RetrieverConfig
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class PipelineConfig(_Section):
     completions-first order)."""
     ranking: Ranking = "free"
     """What a ranking of a word prefix costs a trigger that reads one
-    (:mod:`~streamrag.pipeline.ranking`): ``free`` (computed offline, the anchor's), ``tool``
+    (:mod:`~streamrag.pipeline.ranking_cost`): ``free`` (computed offline, the anchor's), ``tool``
     (a search per word on the tool, counted in the calls and the load) or ``local`` (a
     local index, ``local_rank_ms`` per ranking)."""
     local_rank_ms: float = Field(default=0.0, ge=0, le=MAX_MS, allow_inf_nan=False)
@@ -104,7 +104,7 @@ class LatencyConfig(_Section):
     }
     """Field → the fields that win over it (see :meth:`resolve`): an override changing
     ``profile`` or ``stages.X`` drops the starting tables' ``X_ms`` (and a new profile
-    their ``stages``), so it takes effect (:mod:`streamrag.base.overrides`)."""
+    their ``stages``), so it takes effect (:mod:`streamrag.base.config.overrides`)."""
     profile: str = "paper-rq3"
     """The latency profile: a built-in name (``calibration/profiles/NAME.toml``: ``paper-rq3``,
     ``arora2025``) or a profile file (a path ending in ``.toml``)."""

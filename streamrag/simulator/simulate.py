@@ -1,11 +1,12 @@
-"""Runner: plan each question, replay it in virtual time, derive results, write outputs.
+"""Runner: plan each question, replay it in virtual time, derive results.
 
 Questions are independent (no shared capacity), so a run is a map over questions:
 chunks of consecutive questions go to worker processes, each chunk replays its
 questions one after another on one :class:`~streamrag.engine.loop.VirtualEventLoop`,
 and outputs are re-assembled in input order. A question's events are stamped relative
 to its own arrival and its random draws come from its own streams
-(:mod:`streamrag.engine.rng`), so 1 and N workers give byte-identical outputs.
+(:mod:`streamrag.engine.rng`), so 1 and N workers give byte-identical outputs. The run's
+files are written by :mod:`~streamrag.simulator.run_output`.
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from streamrag.base.digest import file_sha256
 from streamrag.base.errors import ConfigError
-from streamrag.base.formats import FIELD, FORMAT_VERSION, versioned
-from streamrag.data.human.asr import HypothesesFile, recorded_speech_us
+from streamrag.data.human.asr import HypothesesFile
+from streamrag.data.human.hypotheses_file import recorded_speech_us
 from streamrag.engine.cadence import TimingsCadence
 from streamrag.engine.endpoint import EndOfTurn, EndpointTurn
 from streamrag.engine.rng import stream
@@ -34,15 +33,7 @@ from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.replay.closed import replay
 from streamrag.simulator.replay.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.results import (
-    ResultColumns,
-    ResultRow,
-    derive_result,
-    results_csv,
-    skipped_result,
-    summarize,
-    tally_result,
-)
+from streamrag.simulator.results import ResultRow, derive_result, skipped_result, tally_result
 from streamrag.simulator.scenario import ResolvedScenario
 
 if TYPE_CHECKING:
@@ -313,7 +304,7 @@ def _closed_form(
         if jobs <= 1 or len(questions) < 2:
             yield from (closed_form_trace(chunk, rs) for chunk in chunks)
             return
-        from streamrag.base.processes import worker_pool
+        from streamrag.base.system.processes import worker_pool
 
         with worker_pool(jobs) as pool:
             yield from pool.map(closed_form_trace, chunks, repeat(rs))
@@ -351,7 +342,7 @@ def simulate(
         return _assemble(entries, outputs, rs, source)
     from concurrent.futures import as_completed
 
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     chunks = _chunks(len(questions), jobs)
     parts: list[list[QuestionOutput] | None] = [None] * len(chunks)
@@ -383,114 +374,3 @@ def recorded_for_table(rs: ResolvedScenario, table: str | os.PathLike[str]) -> R
         split = None
     data = rs.scenario.data.model_copy(update={"split": split})
     return rs.model_copy(update={"scenario": rs.scenario.model_copy(update={"data": data})})
-
-
-def parameters(rs: ResolvedScenario) -> dict[str, Any]:
-    """The resolved scenario as plain JSON data."""
-    return {"scenario": rs.scenario.model_dump(mode="json"), "latency_stages": rs.stages.model_dump(mode="json")}
-
-
-def provenance(reflector_model: str, rs: ResolvedScenario) -> dict[str, Any]:
-    """Which reflector model and pipeline rules ran (summary.json and manifest.json)."""
-    return {"reflector_model": reflector_model, "rules": rs.rules()}
-
-
-def summary_data(
-    reflector_model: str,
-    rows: Sequence[ResultRow] | ResultColumns,
-    rs: ResolvedScenario,
-    counts: dict[str, int] | None = None,
-    *,
-    replay: str | None = None,
-    **marks: Any,
-) -> dict[str, Any]:
-    """``summary.json``'s data (:class:`~streamrag.simulator.run_files.SimulateSummary`,
-    checked); ``replay``: what replayed the rows (``closed_form`` | ``engine``; None, a
-    live run: the key is left out); ``marks``: what a live run adds (``interrupted``,
-    ``signal``)."""
-    from streamrag.simulator.run_files import SimulateSummary
-
-    said = {} if replay is None else {"replay": replay}
-    data = versioned({**provenance(reflector_model, rs), **said, **summarize(rows, parameters(rs), counts), **marks})
-    SimulateSummary.model_validate(data)
-    return data
-
-
-def summary_json(run: SimulationRun, rs: ResolvedScenario, counts: dict[str, int] | None = None) -> bytes:
-    data = summary_data(run.reflector_model, run.rows, rs, counts, replay=run.replay)
-    return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")
-
-
-def manifest_json(
-    rs: ResolvedScenario,
-    reflector_model: str,
-    *,
-    input_path: str | None,
-    input_mode: str,
-    command: list[str],
-    jobs: int,
-    n_questions: int,
-    replay: str | None = None,
-) -> bytes:
-    """``manifest.json``: resolved scenario, reflector model and rules, what replayed it
-    (``replay``: ``closed_form`` | ``engine``; None, a live run: left out), seed, version,
-    input hash, command, created time.
-
-    ``created`` is the only field that differs between two identical runs.
-    """
-    import numpy
-    import pydantic
-
-    from streamrag.base.version import __version__
-    from streamrag.engine.clock import wall_clock_iso
-    from streamrag.simulator.run_files import RunManifest
-
-    data = {
-        FIELD: FORMAT_VERSION,
-        "streamrag_version": __version__,
-        "seed": rs.scenario.seed,
-        **provenance(reflector_model, rs),
-        **({} if replay is None else {"replay": replay}),
-        "scenario": parameters(rs),
-        "input": {
-            "mode": input_mode,
-            "path": None if input_path is None else str(input_path),
-            "sha256": None if input_path is None or not Path(input_path).is_file() else file_sha256(input_path),
-        },
-        "n_questions": n_questions,
-        "jobs": jobs,
-        "command": command,
-        "python": sys.version.split()[0],
-        "numpy": numpy.__version__,
-        "pydantic": pydantic.__version__,
-        "created": wall_clock_iso(),
-    }
-    RunManifest.model_validate(data)
-    return (json.dumps(data, indent=2) + "\n").encode("utf-8")
-
-
-def write_run(
-    out_dir: str | os.PathLike[str],
-    run: SimulationRun,
-    rs: ResolvedScenario,
-    *,
-    manifest: bytes,
-    counts: dict[str, int] | None = None,
-) -> Path:
-    """Write ``trace.jsonl``, ``results.csv``, ``summary.json`` and ``manifest.json``,
-    together (:func:`~streamrag.base.atomic.together`: an interrupt or a refused write
-    leaves the folder as it was)."""
-    from streamrag.base.atomic import atomic_path, together, write_bytes_atomic
-    from streamrag.engine.trace_file import header_bytes
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with together():
-        with atomic_path(out / "trace.jsonl") as tmp, open(tmp, "wb") as fh:
-            fh.write(header_bytes())
-            for part in run.trace_parts():
-                fh.write(part)
-        write_bytes_atomic(out / "results.csv", results_csv(run.all_rows))
-        write_bytes_atomic(out / "summary.json", summary_json(run, rs, counts))
-        write_bytes_atomic(out / "manifest.json", manifest)
-    return out

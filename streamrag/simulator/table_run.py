@@ -2,14 +2,14 @@
 
 :func:`simulate_table` reads the table row by row and its per-prefix evidence question
 by question (:func:`~streamrag.simulator.questions.table_entries`), selects as it goes
-(:class:`~streamrag.simulator.questions.Selector`), replays blocks of :data:`BLOCK`
+(:class:`~streamrag.simulator.question_select.Selector`), replays blocks of :data:`BLOCK`
 questions — by the closed form, or on the engine (:func:`~streamrag.simulator.simulate.replay_of`)
 — and writes each block's result rows and trace lines as soon as it is replayed, to the
 temporary files of ``results.csv`` and ``trace.jsonl``; ``summary.json`` is gathered
-column by column (:class:`~streamrag.simulator.results.ResultColumns`). What stays in
+column by column (:class:`~streamrag.simulator.run_output.ResultColumns`). What stays in
 memory is a block, the evidence batch it was read from, and a few numbers per row.
 
-The outputs are :func:`~streamrag.simulator.simulate.write_run`'s, byte for byte, and
+The outputs are :func:`~streamrag.simulator.run_output.write_run`'s, byte for byte, and
 they land together (:func:`~streamrag.base.atomic.together`): an error or an interrupt
 anywhere in the run — a bad row at the end of the table included — leaves the folder as
 it was.
@@ -25,9 +25,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from streamrag.pipeline import reflectors
 from streamrag.pipeline.question import SimQuestion
-from streamrag.simulator.questions import Entry, Selector, table_entries
+from streamrag.simulator.question_select import Selector
+from streamrag.simulator.questions import Entry, table_entries
 from streamrag.simulator.replay.closed_form import CLOSED_FORM
-from streamrag.simulator.results import ResultColumns, ResultRow, result_columns, results_lines, skipped_result
+from streamrag.simulator.results import ResultRow, skipped_result
+from streamrag.simulator.run_output import ResultColumns, result_columns, results_lines
 
 if TYPE_CHECKING:
     from streamrag.simulator.scenario import ResolvedScenario
@@ -67,9 +69,10 @@ def simulate_table(
     ``recorded`` the scenario the outputs record (default ``rs``). ``on_progress(k)``: k
     more table rows done."""
     from streamrag.base.atomic import atomic_path, together, write_bytes_atomic
-    from streamrag.base.outputs import made_folder
+    from streamrag.base.system.outputs import made_folder
     from streamrag.engine.trace_file import header_bytes
-    from streamrag.simulator.simulate import check_needs, replay_of, summary_data
+    from streamrag.simulator.run_output import summary_data
+    from streamrag.simulator.simulate import check_needs, replay_of
 
     selection = rs.scenario.selection(ids)
     selector = Selector(population=selection.population, limit=selection.limit, ids=ids, origin=str(table))
@@ -153,7 +156,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
                 yield block, outputs, b"".join(o.trace for o in outputs)
         return
 
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     def done(item: tuple[list[Entry], list[QuestionOutput] | None, Any]) -> Replayed:
         block, outputs, future = item
@@ -181,7 +184,7 @@ def _replayed(blocks: Iterator[list[Entry]], rs: ResolvedScenario, replay: str, 
 
 
 class _ResultsFile:
-    """``results.csv`` written as rows come: its columns (:func:`~streamrag.simulator.results.result_columns`)
+    """``results.csv`` written as rows come: its columns (:func:`~streamrag.simulator.run_output.result_columns`)
     are the first replayed row's — the rows of one table share them, as its evidence's
     columns are the file's —, the rows before it held until then."""
 

@@ -57,50 +57,30 @@ from streamrag.engine.resources import Job, Unlimited
 from streamrag.pipeline.arm import ArmRules
 from streamrag.pipeline.baseline import BaselineArm
 from streamrag.pipeline.calls import Services
-from streamrag.pipeline.outcomes import Effects, outcome_counts
-from streamrag.pipeline.question import SimQuestion, kinds_without
+from streamrag.pipeline.outcomes import Effects
+from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import StreamingArm
 from streamrag.pipeline.tools import QueryGenerator, QueryResource, ToolFunction, ToolResource
-from streamrag.pipeline.triggers import Trigger, TriggerConfig
+from streamrag.pipeline.triggers import Trigger
 from streamrag.simulator.heard import Ranker, online_trigger
-from streamrag.simulator.replay.fold import fold_trace
 from streamrag.simulator.scenario import ResolvedScenario, load_scenario
 from streamrag.speculate.judging import Judge, ReflectorChoice, build_reflector
-from streamrag.speculate.turn import Resolution, TurnPlan, TurnQuestion, TurnRecorder, TurnReport, TurnState, Zeros
+from streamrag.speculate.scenario_check import check_scenario
+from streamrag.speculate.turn import (
+    Resolution,
+    TurnPlan,
+    TurnQuestion,
+    TurnRecorder,
+    TurnReport,
+    TurnState,
+    Zeros,
+    turn_report,
+)
 
 if TYPE_CHECKING:
     from streamrag.speculate.telemetry import TurnSpans
 
 log = logging.getLogger(__name__)
-
-
-def check_scenario(rs: ResolvedScenario, known: bool, ranker: Ranker | None = None) -> None:
-    """ConfigError unless a live turn can follow the scenario: without a known question,
-    a trigger that reads rankings runs only when it ranks the words heard itself
-    (``ranks_online``: ``learned``) and a ``ranker`` is there to rank them; what a ranking
-    costs is that ranker's real time (``pipeline.ranking`` prices it in simulation only)."""
-    sc = rs.scenario
-    trigger = sc.trigger
-    if not known and trigger.needs:
-        online = trigger.ranks_online and trigger.needs <= {"rankings"}
-        if not online:
-            raise ConfigError(
-                f"trigger.kind: {trigger.kind!r} needs the question in advance ({', '.join(sorted(trigger.needs))}); "
-                f"live input takes {', '.join(kinds_without(TriggerConfig))}, and learned with a ranker"
-            )
-        online_trigger(trigger, [], ranker)  # what is missing (a ranker, an online model), now
-    if sc.resources.limited or sc.load is not None:
-        raise ConfigError("live runs replay one turn at a time on unlimited capacity: remove [resources] and [load]")
-    if sc.pipeline.ranking != "free":
-        raise ConfigError(
-            f"pipeline.ranking: {sc.pipeline.ranking!r} prices the rankings of word prefixes in simulation; a live turn "
-            "ranks the words heard with its ranker, at that ranker's real cost: remove pipeline.ranking"
-        )
-    if sc.endpoint.kind != "fixed":
-        raise ConfigError(
-            f"endpoint.kind: {sc.endpoint.kind!r} simulates an endpointer; a live turn ends when its framework (or "
-            "its transcript) says: remove [endpoint]"
-        )
 
 
 class Speculator:
@@ -409,29 +389,4 @@ class Speculator:
 
     def report(self) -> TurnReport:
         """The current (or last) turn's metrics."""
-        turn = self._turn
-        events = [] if turn is None else turn.rec.events
-        decision = next((e for e in events if e["kind"] == "decision"), None)
-        ready = {e["arm"]: e["t_us"] for e in events if e["kind"] == "answer_ready"}
-        over = turn is not None and (turn.done.is_set() or turn.scope.cancel_called)
-        tally = fold_trace(events, over=over)
-        n_words = 0 if turn is None else len(turn.words)
-        unsafe = None
-        if self.effects == "mutating":  # a tool stage started on words the turn did not end on
-            revoked = {c for c, outcome in tally.ends.outcome.items() if outcome == "revoked"}
-            unsafe = sum(1 for call, t in tally.executed if t < n_words or call in revoked)
-        saved = (ready["baseline"] - ready["streaming"]) / 1000 if {"baseline", "streaming"} <= ready.keys() else None
-        return TurnReport(
-            qid="" if turn is None else turn.qid,
-            n_words=0 if turn is None else len(turn.words),
-            fired=sum(1 for e in events if e["kind"] == "fire" and e["by"] == "trigger"),
-            cancelled=sum(1 for e in events if e["kind"] == "cancel"),
-            revisions=sum(1 for e in events if e["kind"] == "revise"),
-            stale=0 if turn is None else turn.stale,
-            outcome=None if decision is None else decision["outcome"],
-            waited_ms=None if turn is None or turn.waited_us is None else turn.waited_us / 1000,
-            saved_ms=saved,
-            outcomes=outcome_counts(tally.ends.counts()),
-            pending=len(tally.ends.pending),
-            unsafe=unsafe,
-        )
+        return turn_report(self._turn, self.effects)

@@ -1,5 +1,6 @@
 """The parts of one Speculator turn: its recorder, what the arms read of it, its plan,
-and what it hands back (:class:`Resolution`, :class:`TurnReport`)."""
+and what it hands back (:class:`Resolution`, :class:`TurnReport` and :func:`turn_report`, the
+metrics read off its trace)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from streamrag.base.errors import StreamragError
 from streamrag.engine.clock import Clock
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.baseline import BaselineArm
+from streamrag.pipeline.outcomes import Effects, outcome_counts
 from streamrag.pipeline.streaming import StreamingArm
 from streamrag.pipeline.tools import Called, ToolResource
+from streamrag.simulator.replay.fold import fold_trace
 from streamrag.speculate.judging import hits_of
 
 
@@ -149,3 +152,32 @@ class TurnState:
         self.resource: ToolResource
         self.question: TurnQuestion
         self.plan: TurnPlan
+
+
+def turn_report(turn: TurnState | None, effects: Effects) -> TurnReport:
+    """A turn's metrics (None: no turn yet), read off its trace; ``effects``: the tool's side-effect class."""
+    events = [] if turn is None else turn.rec.events
+    decision = next((e for e in events if e["kind"] == "decision"), None)
+    ready = {e["arm"]: e["t_us"] for e in events if e["kind"] == "answer_ready"}
+    over = turn is not None and (turn.done.is_set() or turn.scope.cancel_called)
+    tally = fold_trace(events, over=over)
+    n_words = 0 if turn is None else len(turn.words)
+    unsafe = None
+    if effects == "mutating":  # a tool stage started on words the turn did not end on
+        revoked = {c for c, outcome in tally.ends.outcome.items() if outcome == "revoked"}
+        unsafe = sum(1 for call, t in tally.executed if t < n_words or call in revoked)
+    saved = (ready["baseline"] - ready["streaming"]) / 1000 if {"baseline", "streaming"} <= ready.keys() else None
+    return TurnReport(
+        qid="" if turn is None else turn.qid,
+        n_words=0 if turn is None else len(turn.words),
+        fired=sum(1 for e in events if e["kind"] == "fire" and e["by"] == "trigger"),
+        cancelled=sum(1 for e in events if e["kind"] == "cancel"),
+        revisions=sum(1 for e in events if e["kind"] == "revise"),
+        stale=0 if turn is None else turn.stale,
+        outcome=None if decision is None else decision["outcome"],
+        waited_ms=None if turn is None or turn.waited_us is None else turn.waited_us / 1000,
+        saved_ms=saved,
+        outcomes=outcome_counts(tally.ends.counts()),
+        pending=len(tally.ends.pending),
+        unsafe=unsafe,
+    )

@@ -12,7 +12,7 @@ Modules, in the order data flows:
 
 - :mod:`~streamrag.sweep.grid` — grid files: shape, axes;
 - :mod:`~streamrag.sweep.inputs` — the questions (table, data file, demo, generated);
-- :mod:`~streamrag.sweep.kinds` — simulate / streamable / analyze points: settings;
+- :mod:`~streamrag.sweep.point_kinds` — simulate / streamable / analyze points: settings;
 - :mod:`~streamrag.sweep.points` — expansion, keys, validation;
 - :mod:`~streamrag.sweep.work` — computing one point (what workers run);
 - :mod:`~streamrag.sweep.executors` — serial, process pool, Dask;
@@ -21,6 +21,10 @@ Modules, in the order data flows:
 
 The public names below are imported on first use, so ``import streamrag.sweep`` costs
 nothing.
+
+``table.py`` (the sweep table) and ``run_files.py`` (the sweep folder's manifest) do here
+what their namesakes do for the stabilization table (``analysis/table.py``), the feature
+table (``analysis/features/table.py``) and a simulate run folder (``simulator/run_files.py``).
 """
 
 from __future__ import annotations

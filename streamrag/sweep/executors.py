@@ -23,8 +23,8 @@ from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamrag.base.errors import ConfigError
-from streamrag.base.processes import worker_pool
-from streamrag.sweep.kinds import PointJob
+from streamrag.base.system.processes import worker_pool
+from streamrag.sweep.point_kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ A variant with one list-valued key is a *family*: one variant per value, labeled
 ``LABEL=VALUE`` (``stable=1``, ``stable=2``, …); the frontier reads the family as the
 policy and the key as its knob.
 
-Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.kinds`);
+Keys are dotted paths into the kind's settings (see :mod:`streamrag.sweep.point_kinds`);
 nested TOML tables and quoted dotted keys mean the same thing. A list-valued axis is a
 column of the sweep table named by the path's last part (``L_ms``); a variants axis is
 a column named by the axis holding the label. ``input`` may also be a table
@@ -46,8 +46,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from streamrag.base.config.tomlfile import read_toml_text
 from streamrag.base.errors import ConfigError
-from streamrag.base.tomlfile import read_toml_text
 from streamrag.base.validation import SettingsModel, validated
 from streamrag.sweep.inputs import InputSpec, parse_input
 
@@ -330,7 +330,7 @@ def _anchor_files(
 
 def list_grids() -> list[str]:
     """Names of the built-in grids (``sim/grids/*.toml``)."""
-    from streamrag.base.bundled import grids_dir, toml_names
+    from streamrag.base.config.bundled import grids_dir, toml_names
 
     return toml_names(grids_dir())
 
@@ -341,7 +341,7 @@ def load_grid(name_or_path: str | os.PathLike[str], *, input: str | None = None,
     ``input`` replaces the grid's input source (a path relative to the current folder);
     ``sets`` (``--set key=value``) go into its ``[base]``, over the file's own (:func:`with_sets`).
     """
-    from streamrag.base.bundled import grids_dir
+    from streamrag.base.config.bundled import grids_dir
 
     text_path = str(name_or_path)
     path = Path(text_path)
@@ -366,8 +366,8 @@ def with_sets(text: str, raw: dict[str, Any], sets: Sequence[str], origin: str) 
     reruns the run. No ``sets``: both unchanged."""
     if not sets:
         return text, raw
-    from streamrag.base.overrides import parse_override
-    from streamrag.base.tomlfile import dumps_toml
+    from streamrag.base.config.overrides import parse_override
+    from streamrag.base.config.tomlfile import dumps_toml
     from streamrag.simulator.file_settings import anchor_file_setting
 
     if not isinstance(raw.get("base", {}), dict):

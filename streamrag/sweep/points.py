@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from streamrag.base.errors import ConfigError, EmptySelectionError
 from streamrag.sweep.grid import AxisValue, Grid, Scalar
 from streamrag.sweep.inputs import PreparedInputs, ref_analysis
-from streamrag.sweep.kinds import PointJob, point_kind
+from streamrag.sweep.point_kinds import PointJob, point_kind
 
 FORMAT = 2
 """Version of what a point folder holds; part of every key."""
@@ -152,7 +152,7 @@ def check_selection(plan: SweepPlan, points: list[Point]) -> None:
     """Fail (ConfigError naming the point) when a simulate point selects no question."""
     if plan.grid.kind != "simulate":
         return
-    from streamrag.simulator.questions import select_for
+    from streamrag.simulator.question_select import select_for
 
     for point in points:
         questions = plan.inputs.questions(ref_analysis(point.job.input_ref))

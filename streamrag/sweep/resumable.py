@@ -40,7 +40,7 @@ from typing import Any
 
 from streamrag.base.atomic import write_bytes_atomic
 from streamrag.base.errors import ConfigError
-from streamrag.base.outputs import check_out_dir
+from streamrag.base.system.outputs import check_out_dir
 from streamrag.sweep.executors import Executor, SerialExecutor, make_executor
 from streamrag.sweep.grid import Grid, load_grid
 from streamrag.sweep.inputs import PreparedInputs
@@ -264,7 +264,7 @@ def run_sweep(
         grid = load_grid(grid)
     out = Path(out_dir)
     check_out_dir(out, refuse_nonempty=None if resume else "pass --resume to continue that sweep, or choose another folder")
-    from streamrag.base.signals import Interrupted
+    from streamrag.base.system.signals import Interrupted
 
     unchanged = f"{out}/ was not changed; rerun the same command"
     try:  # preparing the input (analyzing a data file) can take long: an interrupt leaves the folder as it was
@@ -344,11 +344,11 @@ def _mark_interrupted(
     result: SweepResult, executor_info: dict[str, Any], wall_s: dict[str, float], command: list[str] | None, now_s: float
 ) -> None:
     """Write the manifest of an interrupted sweep (``"interrupted": true``, the signal,
-    each point's status) and raise :class:`~streamrag.base.signals.Interrupted` saying
+    each point's status) and raise :class:`~streamrag.base.system.signals.Interrupted` saying
     how far it got and how to finish it."""
     import shlex
 
-    from streamrag.base.signals import Interrupted, held, interrupt_name
+    from streamrag.base.system.signals import Interrupted, held, interrupt_name
 
     result.wall_s = now_s
     with held(deliver=False):  # a second signal does not cut the mark in two

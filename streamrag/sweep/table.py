@@ -13,7 +13,7 @@ share every other axis value; ``oracle`` points (they know t*) are a bound, neve
 on the front. Skipped points have no row. Undefined values are empty (CSV) / null.
 
 Column types never depend on the values (:func:`sweep_dtypes`): ``point`` an integer,
-``key`` text, ``pareto`` a boolean, descriptors as :data:`~streamrag.sweep.kinds.DESCRIPTOR_DTYPES`
+``key`` text, ``pareto`` a boolean, descriptors as :data:`~streamrag.sweep.point_kinds.DESCRIPTOR_DTYPES`
 declares them, metrics by :func:`~streamrag.sweep.work.metric_dtype`, a variants axis
 text (its labels) and a value axis the type of its settings field (the resolved values:
 ``L_ms = 600`` is 600.0). ``sweep.parquet`` has exactly that Arrow schema, so two sweeps
@@ -90,7 +90,7 @@ FIXED_DTYPES: dict[str, Dtype] = {"point": "int", "key": "str", "pareto": "bool"
 
 def column_dtype(name: str) -> Dtype:
     """The type of a sweep column that is not an axis (see the module docstring)."""
-    from streamrag.sweep.kinds import DESCRIPTOR_DTYPES
+    from streamrag.sweep.point_kinds import DESCRIPTOR_DTYPES
     from streamrag.sweep.work import metric_dtype
 
     return FIXED_DTYPES.get(name) or DESCRIPTOR_DTYPES.get(name) or metric_dtype(name)
@@ -118,7 +118,7 @@ def sweep_dtypes(columns: Sequence[str], points: Sequence[Point], axes: Sequence
         elif axis.path is None:
             out[name] = "str"
         else:
-            from streamrag.sweep.kinds import DESCRIPTOR_DTYPES
+            from streamrag.sweep.point_kinds import DESCRIPTOR_DTYPES
 
             out[name] = DESCRIPTOR_DTYPES.get(name) or _value_dtype([p.values[name] for p in points])
     return out
@@ -211,7 +211,7 @@ def _known_dtypes(columns: Sequence[str], schema: pa.Schema | None) -> dict[str,
     float metric) the Parquet file's type, :func:`column_dtype` where the file has none
     (a ``null`` column is all undefined, so never an axis), pandas' reading in a CSV."""
     from streamrag.base.columns import dtype_of_arrow
-    from streamrag.sweep.kinds import DESCRIPTOR_DTYPES
+    from streamrag.sweep.point_kinds import DESCRIPTOR_DTYPES
 
     out: dict[str, Dtype] = {}
     for name in columns:

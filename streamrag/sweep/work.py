@@ -1,6 +1,6 @@
 """Compute one point: the function executors run, in any process or on any machine.
 
-:func:`execute_point` takes a :class:`~streamrag.sweep.kinds.PointJob` and the prepared
+:func:`execute_point` takes a :class:`~streamrag.sweep.point_kinds.PointJob` and the prepared
 input it reads and returns the point's files as bytes plus its metrics. It writes
 nothing: the parent process writes every file, so workers need no shared file system
 (except analyze points, which read the data file at its path).
@@ -21,7 +21,7 @@ import json
 from typing import Any, NamedTuple
 
 from streamrag.base.columns import Dtype
-from streamrag.sweep.kinds import PointJob
+from streamrag.sweep.point_kinds import PointJob
 
 
 class PointOutput(NamedTuple):
@@ -120,9 +120,9 @@ def analyze_metrics(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
-    from streamrag.simulator.questions import select_for
-    from streamrag.simulator.results import results_csv
-    from streamrag.simulator.simulate import simulate, summary_json
+    from streamrag.simulator.question_select import select_for
+    from streamrag.simulator.run_output import results_csv, summary_json
+    from streamrag.simulator.simulate import simulate
     from streamrag.sweep.points import StudiedQuestions
 
     rs = job.settings
@@ -197,7 +197,8 @@ def _load(job: PointJob, selected: Any) -> tuple[dict[str, bytes], dict[str, Any
     from streamrag.analysis.stats.rq import pick
     from streamrag.simulator.load.output import load_summary, summary_bytes, write_load_trace, write_sessions_csv
     from streamrag.simulator.load.run import run_load
-    from streamrag.simulator.simulate import parameters, reflector_model_of
+    from streamrag.simulator.run_output import parameters
+    from streamrag.simulator.simulate import reflector_model_of
 
     rs = job.settings
     model = reflector_model_of(selected.entries, rs, selected.evidence_source)

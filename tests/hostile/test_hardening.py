@@ -539,8 +539,7 @@ def test_trace_figure_format_follows_the_extension_and_dpi(tmp_path, capsys, run
 
 def test_the_timeline_figure_has_a_legend(tmp_path, monkeypatch, run_dir) -> None:
     import streamrag.base.figures as figures
-    from streamrag.simulator import traceview
-    from streamrag.simulator.views import gantt
+    from streamrag.simulator.views import gantt, traceview
 
     seen = []
     monkeypatch.setattr(figures, "save_figure", lambda fig, path, dpi=None: seen.append(fig) or Path(path))

@@ -196,7 +196,7 @@ def test_a_boolean_split_in_a_crag_record_is_refused(tmp_path, capsys) -> None:
 
 def _read(kind: str, path: Path) -> object:
     if kind == "hypotheses":
-        from streamrag.data.human.asr import read_hypotheses
+        from streamrag.data.human.hypotheses_file import read_hypotheses
 
         return read_hypotheses(path)
     if kind == "timings":

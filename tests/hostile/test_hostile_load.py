@@ -120,7 +120,7 @@ def test_free_slots_give_the_lowest_index_first() -> None:
 def test_a_load_run_holds_no_per_session_array(table) -> None:
     # The measures live in a file: the run object's arrays are the reference only.
     from streamrag.simulator.load.run import run_load
-    from streamrag.simulator.questions import load_selected
+    from streamrag.simulator.question_select import load_selected
     from streamrag.simulator.scenario import load_scenario
 
     rs = load_scenario("load", ["load.arrivals.n_sessions=300", "load.warmup_s=0", "load.reference_sessions=5"])

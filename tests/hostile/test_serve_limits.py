@@ -27,7 +27,7 @@ aiohttp = pytest.importorskip("aiohttp", reason="serve needs the live extra (aio
 from streamrag.cli import main  # noqa: E402
 from streamrag.engine.clock import RealClock  # noqa: E402
 from streamrag.live import server  # noqa: E402
-from streamrag.live.tools import BM25Tool, load_corpus  # noqa: E402
+from streamrag.live.backends import BM25Tool, load_corpus  # noqa: E402
 
 
 @pytest.fixture(scope="module")

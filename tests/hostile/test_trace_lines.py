@@ -11,7 +11,7 @@ from _inputs import one_error_line, run_cli
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.engine.trace import read_trace
-from streamrag.simulator.runtrace import run_events
+from streamrag.simulator.views.runtrace import run_events
 
 
 @pytest.fixture(scope="module")

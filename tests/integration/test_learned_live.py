@@ -16,9 +16,9 @@ from streamrag.data.chunking import chunk_pages
 from streamrag.data.crag import read_records
 from streamrag.data.demo import demo_path
 from streamrag.engine.loop import run_virtual
-from streamrag.live.tools import BM25Tool
+from streamrag.live.backends import BM25Tool
 from streamrag.pipeline.learned import LogRegParams, TriggerModel, save_model
-from streamrag.simulator.questions import load_selected
+from streamrag.simulator.question_select import load_selected
 from streamrag.simulator.scenario import load_scenario
 from streamrag.simulator.simulate import simulate
 

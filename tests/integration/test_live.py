@@ -25,10 +25,10 @@ from streamrag.engine.clock import Clock, RealClock
 from streamrag.engine.latency import ConstantLatency
 from streamrag.engine.loop import run_real, run_virtual
 from streamrag.engine.trace import read_trace
+from streamrag.live.backends import BM25Tool, HttpTool, load_corpus
+from streamrag.live.fidelity import REPLAY
 from streamrag.live.live_run import result_row
-from streamrag.live.replay import REPLAY
 from streamrag.live.session import run_turn
-from streamrag.live.tools import BM25Tool, HttpTool, load_corpus
 from streamrag.live.words import HeardWord, TypedWords, read_transcript
 from streamrag.pipeline.tools import DelayedTool
 

@@ -19,9 +19,9 @@ from streamrag.cli import main
 from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_real
 from streamrag.engine.trace import read_trace
+from streamrag.live.backends import BM25Tool, load_corpus
 from streamrag.live.llm import SYSTEM_PROMPT, ChatQueryGenerator
 from streamrag.live.session import run_turn
-from streamrag.live.tools import BM25Tool, load_corpus
 
 
 class FakeChat:

@@ -10,10 +10,10 @@ from _livehelpers import replay_setup
 from streamrag.engine.clock import Clock
 from streamrag.engine.latency import GammaLatency
 from streamrag.engine.loop import run_virtual
+from streamrag.live.backends import BM25Tool, load_corpus
+from streamrag.live.fidelity import fitted, measured_L_ms
 from streamrag.live.live_run import result_row
-from streamrag.live.replay import fitted, measured_L_ms
 from streamrag.live.session import run_turn
-from streamrag.live.tools import BM25Tool, load_corpus
 from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures, twin_plan
 from streamrag.pipeline.tools import DelayedTool
 from streamrag.simulator.simulate import plan_question, simulate

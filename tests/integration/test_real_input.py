@@ -13,7 +13,8 @@ import pytest
 from streamrag.base.errors import RecordError
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.data.human.asr import TypedInput, hypotheses_of, question_hypotheses
+from streamrag.data.human.asr import TypedInput, hypotheses_of
+from streamrag.data.human.hypotheses_file import question_hypotheses
 from streamrag.data.human.keystrokes import FIELDS, heard, read_keystrokes
 from streamrag.data.human.speech import speech_available
 from streamrag.data.human.spoken import MAX_UTTERANCE_WORDS, SpokenQuestion, unspeakable, word_error_rate
@@ -249,7 +250,7 @@ class _FakeSpeaker:
 def fake_speech(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSpeaker]:
     import multiprocessing
 
-    import streamrag.base.processes as processes
+    import streamrag.base.system.processes as processes
     import streamrag.data.human.speech as speech
 
     _FakeSpeaker.calls, _FakeSpeaker.stop_at, _FakeSpeaker.deaf = 0, None, False

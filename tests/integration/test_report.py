@@ -15,7 +15,7 @@ from _inputs import record, run_cli, write_jsonl
 
 import streamrag
 from streamrag.report.build import write_report
-from streamrag.simulator import runtrace
+from streamrag.simulator.views import runtrace
 
 
 @pytest.fixture(scope="module")

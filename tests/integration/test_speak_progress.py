@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from streamrag.base.errors import RecordError
-from streamrag.data.human.asr import read_hypotheses
+from streamrag.data.human.hypotheses_file import read_hypotheses
 from streamrag.data.human.speech import speech_available
 from streamrag.data.human.speech_progress import SpeakProgress, is_progress_file, read_spoken, run_settings
 from streamrag.data.human.spoken import SpeechCost, SpokenQuestion

@@ -14,7 +14,8 @@ import pytest
 
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
-from streamrag.data.human.asr import HypothesesFile, question_hypotheses, read_hypotheses
+from streamrag.data.human.asr import HypothesesFile
+from streamrag.data.human.hypotheses_file import question_hypotheses, read_hypotheses
 from streamrag.data.human.speech import available_times, speech_available
 from streamrag.data.human.spoken import SpeechCost, SpokenQuestion
 from streamrag.simulator.applies import refusals

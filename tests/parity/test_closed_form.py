@@ -20,13 +20,15 @@ from streamrag.analysis.table import write_table
 from streamrag.cli import main
 from streamrag.engine.endpoint import Break, EndOfTurn, EndpointConfig, EndpointTurn
 from streamrag.engine.loop import run_virtual
-from streamrag.engine.trace import TRACE_EVENT, Recorder, dump_events
+from streamrag.engine.trace import Recorder, dump_events
+from streamrag.engine.trace_events import TRACE_EVENT
 from streamrag.pipeline.plan import QuestionPlan
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import simulate_question
 from streamrag.simulator.replay.closed import replay
 from streamrag.simulator.replay.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
-from streamrag.simulator.results import derive_result, results_csv, tally_result
+from streamrag.simulator.results import derive_result, tally_result
+from streamrag.simulator.run_output import results_csv
 from streamrag.simulator.scenario import ResolvedScenario, scenario_from_dict
 from streamrag.simulator.simulate import closed_form_outputs, closed_form_trace, closed_form_traced, replay_of, simulate
 

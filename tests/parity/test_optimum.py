@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force
 
-from streamrag.base.overrides import parse_override
+from streamrag.base.config.overrides import parse_override
 from streamrag.engine.loop import run_virtual
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.predict.optimum import candidates, optimum_chunk, score

@@ -23,7 +23,7 @@ import streamrag.retrieval.prefix as prefix_module
 from streamrag.data.chunking import chunk_pages
 from streamrag.data.crag import SearchResult
 from streamrag.retrieval import BM25Index, BM25Params, prefix_rankings, prefix_scores
-from streamrag.retrieval.reference import RankBM25Retriever
+from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
 
 @pytest.fixture(scope="module")

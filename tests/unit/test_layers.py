@@ -122,7 +122,7 @@ IMPORTS_BY_NAME = {
     "streamrag.sweep": "``__getattr__`` imports a public name from its own submodule on first use",
     "streamrag.retrieval.plugin": "imports, or loads from a file, the user's retriever module a setting names "
     "(``--retriever package.module:Class``); a name inside streamrag is refused",
-    "streamrag.base.processes": "``import_in_background`` imports, in a thread, the modules its caller names",
+    "streamrag.base.system.processes": "``import_in_background`` imports, in a thread, the modules its caller names",
     "streamrag.analysis.execution": "passes its caller's ``preload`` on to ``import_in_background``",
     "streamrag.analysis.entry": "passes its caller's ``preload`` on to ``analyze_file``",
     "streamrag.analysis.study": "preloads ``OUTPUT_MODULES``, a constant the guard reads",
@@ -132,7 +132,7 @@ IMPORTS_BY_NAME = {
 
 IMPORTERS = {"import_module", "import_in_background"}
 """Calls that import the module(s) their first argument names (``import_in_background`` is
-:mod:`streamrag.base.processes`'s)."""
+:mod:`streamrag.base.system.processes`'s)."""
 ALWAYS_BY_NAME = {"__import__"}
 """Calls that import by name whatever their argument: the machinery of the ``import``
 statement, which our code never needs."""
@@ -559,7 +559,7 @@ def test_the_clock_guard_catches(source):
         "import importlib\ndef f(names):\n    return list(map(importlib.import_module, names))\n",
         "import importlib.util\ndef f(path):\n    return importlib.util.spec_from_file_location('x', path)\n",
         "__import__('json')\n",
-        "from streamrag.base.processes import import_in_background\nimport_in_background(('streamrag.report.page',))\n",
+        "from streamrag.base.system.processes import import_in_background\nimport_in_background(('streamrag.report.page',))\n",
     ],
 )
 def test_the_check_catches_an_upward_or_by_name_import(tmp_path, source):

@@ -6,7 +6,9 @@
 - :mod:`~streamrag.data.human.speech`, :mod:`~streamrag.data.human.spoken` and
   :mod:`~streamrag.data.human.speech_progress` — spoken questions, offline: the voice and
   the recognizer; which questions are spoken, their records and summaries; resumable runs;
-- :mod:`~streamrag.data.human.asr` — ASR partial hypotheses: recorded, or a revision model;
+- :mod:`~streamrag.data.human.voice_activity` — the speech segments a voice-activity detector finds in the audio;
+- :mod:`~streamrag.data.human.asr` — partial hypotheses and the settings of each input kind, and the revision model;
+- :mod:`~streamrag.data.human.hypotheses_file` — recorded hypotheses read from a file, and one question's from any source;
 - :mod:`~streamrag.data.human.incremental` — incremental-recognition measures (revokes per second, edit overhead, …);
 - :mod:`~streamrag.data.human.input_fit` — the input models fitted to both, checked on held-out data;
 - :mod:`~streamrag.data.human.typed_validate` — ``fit-input --validate``: the typed model checked on other people's logs.

@@ -7,7 +7,7 @@ The voice and the recognizer that make them are :mod:`streamrag.data.human.speec
 :func:`unspeakable` gives the reason for the others, which a run skips and counts.
 
 Output: the hypotheses file that ``analyze --asr-hypotheses`` and ``data.asr.kind =
-"file"`` read (:mod:`streamrag.data.human.asr`), one line per question, with the audio
+"file"`` read (:mod:`streamrag.data.human.hypotheses_file`), one line per question, with the audio
 length and the transcript's word error rate beside the hypotheses; each hypothesis has
 its audio time ``t_ms`` and its ``available_ms`` (``data.asr.timing`` picks one;
 :func:`~streamrag.data.human.speech.available_times`). :func:`word_error_rate` compares

@@ -33,6 +33,9 @@ load view, :class:`~.base.Unlimited`), :mod:`.queued` (:class:`~.queued.QueuedRe
 admission, the queue discipline, rejection, withdrawal, replacement and accounting shared
 by every finite kind), one module per finite kind (:mod:`.servers`, :mod:`.batching`), the
 run's integrals (:mod:`.usage`) and the configs that build them (:mod:`.configs`).
+
+``base.py`` is named as in SimPy's ``resources/`` (the role and the kind every other
+builds on); :mod:`streamrag.retrieval.base` is retrieval's own base, in its own layer.
 """
 
 from __future__ import annotations

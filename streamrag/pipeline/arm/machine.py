@@ -11,7 +11,7 @@ from streamrag.pipeline.arm.rules import ArmRules
 from streamrag.pipeline.arm.turn_end import TurnEnd
 from streamrag.pipeline.calls import Call
 from streamrag.pipeline.outcomes import CallEnds
-from streamrag.pipeline.ranking import RankingInbox
+from streamrag.pipeline.ranking_cost import RankingInbox
 from streamrag.pipeline.reflectors import Reflector
 from streamrag.pipeline.triggers import Trigger
 

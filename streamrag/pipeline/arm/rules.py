@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 
 from streamrag.engine.clock import Priority
 from streamrag.pipeline.outcomes import MutatingPolicy
-from streamrag.pipeline.ranking import Ranking
+from streamrag.pipeline.ranking_cost import Ranking
 from streamrag.pipeline.reflectors import Fallback, Rejudge
 
 CappedFire = Literal["defer", "drop"]
@@ -39,7 +39,7 @@ class ArmRules:
     - ``fallback``: ``refire`` | ``reuse`` (a call on the full query) when nothing is
       sufficient;
     - ``ranking``: ``free`` | ``tool`` | ``local`` — what a ranking of a word prefix costs
-      a trigger that reads it (:mod:`~streamrag.pipeline.ranking`): nothing, or the trigger
+      a trigger that reads it (:mod:`~streamrag.pipeline.ranking_cost`): nothing, or the trigger
       looks at word t only when its ranking is in;
     - ``mutating``: None (the tool has no side effect) or when a mutating tool's
       speculative calls may run (:data:`~streamrag.pipeline.outcomes.MutatingPolicy`).

@@ -10,7 +10,7 @@ from streamrag.pipeline.calls import Call
 if TYPE_CHECKING:
     from streamrag.pipeline.arm.driver import ArmDriver, Emitter, NumberOfWords
     from streamrag.pipeline.outcomes import CallEnds
-    from streamrag.pipeline.ranking import RankingInbox
+    from streamrag.pipeline.ranking_cost import RankingInbox
     from streamrag.pipeline.reflectors import Reflector
 
 

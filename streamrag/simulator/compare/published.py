@@ -51,7 +51,7 @@ from streamrag.analysis.csvrows import CsvRow, RowError, parse_float, parse_int,
 from streamrag.base.errors import DataFileError, InputError, TableError
 from streamrag.base.validation import MAX_MS
 from streamrag.simulator.compare.bound_rank import H_FIGURE, h_vs_saved, h_vs_saved_lines, plot_h_vs_saved, run_G_ms, run_L_ms
-from streamrag.simulator.results import spearman, stats
+from streamrag.simulator.run_output import spearman, stats
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

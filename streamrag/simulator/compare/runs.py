@@ -23,7 +23,8 @@ import numpy as np
 
 from streamrag.base.columns import TableKind
 from streamrag.base.errors import DataFileError
-from streamrag.simulator.results import RESULT_DTYPES, read_results, stats
+from streamrag.simulator.results import RESULT_DTYPES, read_results
+from streamrag.simulator.run_output import stats
 
 if TYPE_CHECKING:
     import pandas as pd

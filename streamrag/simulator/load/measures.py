@@ -320,7 +320,7 @@ class LoadSpool:
         return path
 
     def table(self, n: int, resources: Sequence[str], systems: Sequence[str]) -> SessionTable:
-        from streamrag.base.outputs import check_free_space
+        from streamrag.base.system.outputs import check_free_space
 
         record = record_dtype(resources, systems).itemsize + SpooledDraws.ITEM_BYTES  # + the question drawn
         check_free_space(self.folder or tempfile.gettempdir(), n * record, "the load run's session table")

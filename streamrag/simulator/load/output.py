@@ -290,7 +290,7 @@ def check_outputs_fit(questions: Sequence[SimQuestion], rs: ResolvedScenario, ou
     import io
     import tempfile
 
-    from streamrag.base.outputs import check_free_space, human_bytes
+    from streamrag.base.system.outputs import check_free_space, human_bytes
     from streamrag.simulator.load.checks import n_sessions
     from streamrag.simulator.load.run import run_load
 

@@ -35,18 +35,10 @@ import numpy as np
 
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
+from streamrag.simulator.predict.atoms import Atoms, add, compress, point, stage_atoms
 from streamrag.simulator.predict.queue import WAIT_MODELS, QueueLoad, queue_load, solve_queue, virtual_wait_atoms
 from streamrag.simulator.predict.queueing import allen_cunneen_wait_s, erlang_c
-from streamrag.simulator.predict.saving import (
-    Atoms,
-    Timeline,
-    add,
-    call_latency,
-    compress,
-    point,
-    stage_atoms,
-    supported,
-)
+from streamrag.simulator.predict.saving import Timeline, call_latency, supported
 from streamrag.simulator.predict.timelines import TimelineCache
 from streamrag.simulator.predict.users import Packed, population_cdf
 from streamrag.simulator.scenario import ResolvedScenario

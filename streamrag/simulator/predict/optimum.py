@@ -151,7 +151,7 @@ def optima(
     """Every question's optimum, in input order (``jobs`` worker processes)."""
     from concurrent.futures import as_completed
 
-    from streamrag.base.processes import worker_pool
+    from streamrag.base.system.processes import worker_pool
 
     size = max(1, min(256, -(-len(questions) // max(1, jobs * 8))))
     chunks = [questions[i : i + size] for i in range(0, len(questions), size)]

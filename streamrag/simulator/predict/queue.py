@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from streamrag.simulator.predict.atoms import Atoms
 from streamrag.simulator.predict.queueing import ImpatientQueue, impatient_queue
-from streamrag.simulator.predict.saving import Atoms, Timeline
+from streamrag.simulator.predict.saving import Timeline
 
 WAIT_MODELS = ("independent", "shared")
 _PATIENCE_STEP_MS = 10.0

@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from streamrag.simulator.predict.saving import Atoms, Timeline
+from streamrag.simulator.predict.atoms import Atoms
+from streamrag.simulator.predict.saving import Timeline
 
 LATENCY_ATOMS = 24
 """Atoms of X and F for the users' latencies (the load model's resolution)."""

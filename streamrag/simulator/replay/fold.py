@@ -1,7 +1,7 @@
 """A question's trace folded into what its result row needs: one small handler per event
 kind updating a :class:`Tally` (used by :func:`~streamrag.simulator.results.derive_result`).
 
-The handlers are keyed by the kinds of the trace models (:mod:`streamrag.engine.trace`),
+The handlers are keyed by the kinds of the trace models (:mod:`streamrag.engine.trace_events`),
 so a renamed kind fails at import, not as a silently ignored event.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from streamrag.engine import trace
+from streamrag.engine import trace_events
 from streamrag.pipeline.outcomes import CallEnds
 
 Event = dict[str, Any]
-"""A trace event as ``trace.jsonl`` holds it (a :mod:`streamrag.engine.trace` model, dumped)."""
+"""A trace event as ``trace.jsonl`` holds it (a :mod:`streamrag.engine.trace_events` model, dumped)."""
 
 
 @dataclass(slots=True)
@@ -208,41 +208,41 @@ def _kind(model: type[BaseModel]) -> str:
 
 Handler = Callable[[Tally, Event], None]
 _STREAMING: dict[str, Handler] = {
-    _kind(trace.InputEndEvent): _on_input_end,
-    _kind(trace.EndpointEvent): _on_endpoint,
-    _kind(trace.RankEvent): _on_rank,
-    _kind(trace.RankDoneEvent): _on_rank_done,
-    _kind(trace.FireEvent): _on_fire,
-    _kind(trace.ReaimEvent): _on_reaim,
-    _kind(trace.ThreadStartEvent): _on_thread_start,
-    _kind(trace.GenDoneEvent): _on_gen_done,
-    _kind(trace.DeferEvent): _on_defer,
-    _kind(trace.ExecuteEvent): _on_execute,
-    _kind(trace.ToolDoneEvent): _on_tool_done,
-    _kind(trace.ToolErrorEvent): _on_tool_error,
-    _kind(trace.RejectEvent): _on_reject,
-    _kind(trace.ReviseEvent): _on_revise,
-    _kind(trace.ReflectEvent): _on_reflect,
-    _kind(trace.CancelEvent): _on_cancel,
-    _kind(trace.SkipEvent): _on_skip,
-    _kind(trace.DecisionEvent): _on_decision,
-    _kind(trace.RespondEvent): _on_respond,
-    _kind(trace.AnswerReadyEvent): _on_answer_ready,
+    _kind(trace_events.InputEndEvent): _on_input_end,
+    _kind(trace_events.EndpointEvent): _on_endpoint,
+    _kind(trace_events.RankEvent): _on_rank,
+    _kind(trace_events.RankDoneEvent): _on_rank_done,
+    _kind(trace_events.FireEvent): _on_fire,
+    _kind(trace_events.ReaimEvent): _on_reaim,
+    _kind(trace_events.ThreadStartEvent): _on_thread_start,
+    _kind(trace_events.GenDoneEvent): _on_gen_done,
+    _kind(trace_events.DeferEvent): _on_defer,
+    _kind(trace_events.ExecuteEvent): _on_execute,
+    _kind(trace_events.ToolDoneEvent): _on_tool_done,
+    _kind(trace_events.ToolErrorEvent): _on_tool_error,
+    _kind(trace_events.RejectEvent): _on_reject,
+    _kind(trace_events.ReviseEvent): _on_revise,
+    _kind(trace_events.ReflectEvent): _on_reflect,
+    _kind(trace_events.CancelEvent): _on_cancel,
+    _kind(trace_events.SkipEvent): _on_skip,
+    _kind(trace_events.DecisionEvent): _on_decision,
+    _kind(trace_events.RespondEvent): _on_respond,
+    _kind(trace_events.AnswerReadyEvent): _on_answer_ready,
 }
 """The handler of each event kind of the streaming arm (and the arm-less ``input_end``,
 ``skip``, ``revise``, ``reflect``); every other kind (words, checks, most resource events)
 changes no result."""
 _MARKS: dict[str, tuple[int, ...]] = {
-    _kind(trace.ThreadStartEvent): (0,),
-    _kind(trace.GenDoneEvent): (1, 2),
-    _kind(trace.DeferEvent): (1,),
-    _kind(trace.ExecuteEvent): (2,),
-    _kind(trace.ToolDoneEvent): (3,),
-    _kind(trace.RespondEvent): (4,),
+    _kind(trace_events.ThreadStartEvent): (0,),
+    _kind(trace_events.GenDoneEvent): (1, 2),
+    _kind(trace_events.DeferEvent): (1,),
+    _kind(trace_events.ExecuteEvent): (2,),
+    _kind(trace_events.ToolDoneEvent): (3,),
+    _kind(trace_events.RespondEvent): (4,),
 }
 """Which of the baseline's marks an event of its sets (:attr:`Tally.baseline_marks`)."""
 _BASELINE: dict[str, Handler] = {
-    _kind(trace.AnswerReadyEvent): _on_baseline_answer_ready,
+    _kind(trace_events.AnswerReadyEvent): _on_baseline_answer_ready,
     **dict.fromkeys(_MARKS, _on_baseline_mark),
 }
 """Of the baseline arm its answer counts, and when its stages ended (the parts of its latency)."""

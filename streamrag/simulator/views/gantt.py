@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streamrag.base.terminal import printable
-from streamrag.simulator.traceview import headline, lane_order, spans_and_instants
+from streamrag.base.system.terminal import printable
+from streamrag.simulator.views.traceview import headline, lane_order, spans_and_instants
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

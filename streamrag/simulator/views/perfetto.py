@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from streamrag.engine.trace_file import perfetto_file
-from streamrag.simulator.traceview import lane_order, spans_and_instants
+from streamrag.simulator.views.traceview import lane_order, spans_and_instants
 
 _PERFETTO_NAMES = {"G": "query generation", "L": "tool call", "F": "response", "W": "queued", "R": "ranking"}
 
@@ -27,7 +27,7 @@ def perfetto(
 ) -> dict[str, Any]:
     """Chrome/Perfetto trace-event JSON: ``X`` spans and ``i`` instants, ``ts`` in µs; one
     process (``pid``, default :func:`perfetto_pid`; named ``name``, default the id), one
-    thread per lane; ``words`` as for :func:`~streamrag.simulator.traceview.spans_and_instants`; the format version in
+    thread per lane; ``words`` as for :func:`~streamrag.simulator.views.traceview.spans_and_instants`; the format version in
     ``metadata`` (:func:`~streamrag.engine.trace_file.perfetto_file`)."""
     spans, instants = spans_and_instants(events, words=words)
     lanes = lane_order(spans, instants)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamrag.base.terminal import printable, stdout_console
-from streamrag.simulator.traceview import headline, lane_order, spans_and_instants
+from streamrag.base.system.terminal import printable, stdout_console
+from streamrag.simulator.views.traceview import headline, lane_order, spans_and_instants
 
 _SPAN_STYLE = {"G": "magenta", "L": "cyan", "F": "green", "W": "yellow", "R": "blue"}
 _SPAN_CHAR = {"G": "g", "L": "L", "F": "F", "W": ".", "R": "r"}

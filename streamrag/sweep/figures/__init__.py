@@ -17,6 +17,10 @@ they would not fit (:mod:`~streamrag.sweep.figures.encoding`). Like
 canvas (no pyplot state), at most both columns of a paper wide, and returns it;
 :func:`sweep_figures` picks the ones that fit a sweep, :func:`write_figures` writes them,
 atomically.
+
+``load.py`` and ``simulate.py`` are named after the sweeps whose figures they draw (load
+and simulate points), as the point kinds are; the modules that run those are
+``simulator/load/`` and ``simulator/simulate.py``.
 """
 
 from __future__ import annotations

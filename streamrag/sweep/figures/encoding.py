@@ -2,7 +2,7 @@
 panel or label, and a note naming what it holds at one value.
 
 A sweep table's *settings* are its columns after ``key`` up to its last descriptor
-(:data:`~streamrag.sweep.kinds.DESCRIPTOR_DTYPES`): the grid's axes, then the kind's
+(:data:`~streamrag.sweep.point_kinds.DESCRIPTOR_DTYPES`): the grid's axes, then the kind's
 descriptors (:mod:`streamrag.sweep.table` writes them in that order; the metrics follow).
 :func:`varied` keeps the settings that take more than one value, less those an earlier one
 determines (``trigger_kind`` follows ``trigger``, ``G_ms`` a latency profile).
@@ -81,7 +81,7 @@ def model_note(table: pd.DataFrame) -> str:
 def setting_columns(table: pd.DataFrame) -> list[str]:
     """The settings of a sweep table (module docstring): every column up to its last
     descriptor, ``point`` and ``key`` left out."""
-    from streamrag.sweep.kinds import DESCRIPTOR_DTYPES
+    from streamrag.sweep.point_kinds import DESCRIPTOR_DTYPES
 
     columns = [str(c) for c in table.columns]
     last = max((i for i, c in enumerate(columns) if c in DESCRIPTOR_DTYPES), default=-1)

@@ -38,7 +38,7 @@ _LINTHRESH = 0.1  # extra calls: linear below, logarithmic above
 
 def policy_kind(trigger: str) -> str:
     """A policy's kind from its trigger's one-line name (``interval(words=3)`` → ``interval``;
-    the name is :func:`streamrag.sweep.kinds._policy`'s ``kind(fields)``)."""
+    the name is :func:`streamrag.sweep.point_kinds._policy`'s ``kind(fields)``)."""
     return str(trigger).split("(", 1)[0]
 
 

@@ -230,7 +230,7 @@ def compute_frontier(
     """Read a finished frontier sweep (see the module docstring); ``jobs`` processes compute the optima."""
 
     from streamrag.simulator.predict.optimum import optima
-    from streamrag.simulator.questions import select_for
+    from streamrag.simulator.question_select import select_for
     from streamrag.sweep.table import table_dtypes
 
     if n_boot < 1:

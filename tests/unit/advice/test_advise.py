@@ -154,7 +154,7 @@ def test_a_row_equals_the_frontier_and_predict_at_the_same_point(demo: tuple[Pat
 
 def test_the_scenario_file_runs_the_recommended_policy_in_the_speculator(demo: tuple[Path, str]) -> None:
     from streamrag.engine.clock import RealClock
-    from streamrag.live.tools import BM25Tool
+    from streamrag.live.backends import BM25Tool
 
     out, _ = demo
     data = _advice(out)

@@ -220,7 +220,7 @@ def test_parallel_analysis_batches_cached_questions_and_keeps_input_order(tmp_pa
     (here a skipped record) ends the batch and goes alone; results come in input order."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import streamrag.base.processes as processes
+    import streamrag.base.system.processes as processes
     from streamrag.analysis.execution import MAX_BATCH, _analyze_item, _analyze_parallel
     from streamrag.analysis.stabilize import AnalysisSettings
     from streamrag.data.chunk_cache import ChunkCache

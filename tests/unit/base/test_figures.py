@@ -174,7 +174,7 @@ def _draw(name: str, work: dict[str, Any], tmp_path: Path, target: Any = None) -
 
         return fn(compare_runs(work["run"], work["run"]), **kw)
     if name == "plot_trace":
-        from streamrag.simulator import traceview
+        from streamrag.simulator.views import traceview
 
         return fn(traceview.load_question(work["run"], "q1"), **kw)
     if name == "plot_fits":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from streamrag.base.processes import all_workers_started, worker_pool
+from streamrag.base.system.processes import all_workers_started, worker_pool
 
 
 def _square(x: int) -> int:
@@ -28,7 +28,7 @@ def test_an_analysis_imports_its_output_modules_while_the_workers_run(crag_sampl
     # needed to start an analysis on 2 processes and are started while it runs, after
     # the workers were forked; the run's outputs are complete.
     code = (
-        "import sys, streamrag.base.processes as P\n"
+        "import sys, streamrag.base.system.processes as P\n"
         "seen = []\n"
         "orig = P.import_in_background\n"
         "def spy(mods):\n"
@@ -58,7 +58,7 @@ def test_a_worker_leaves_interrupts_to_its_parent() -> None:
     # worker inherits: a worker ignores Ctrl-C and dies quietly on SIGTERM or SIGHUP.
     import signal
 
-    from streamrag.base.signals import terminations_interrupt
+    from streamrag.base.system.signals import terminations_interrupt
 
     with terminations_interrupt(), worker_pool(1) as pool:
         got = pool.submit(_dispositions).result()

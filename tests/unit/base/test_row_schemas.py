@@ -21,7 +21,8 @@ from streamrag.data.stabilization_row import (
     columns_of,
     skipped_row,
 )
-from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS, RESULT_COLUMNS, ResultRow, results_csv, summarize
+from streamrag.simulator.results import BOOL_COLUMNS, NUMERIC_COLUMNS, RESULT_COLUMNS, ResultRow
+from streamrag.simulator.run_output import results_csv, summarize
 from streamrag.simulator.turn_parts import ENDPOINT_COLUMNS
 
 

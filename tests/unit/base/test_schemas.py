@@ -22,8 +22,9 @@ from streamrag.cli import main
 from streamrag.commands.schema import KINDS, SCHEMAS_DIR, schema_text
 from streamrag.data.stabilization_row import DTYPES
 from streamrag.engine.trace import read_trace
-from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_csv, results_schema
-from streamrag.simulator.runtrace import run_events
+from streamrag.simulator.results import RESULT_DTYPES, ResultRow, read_results, results_schema
+from streamrag.simulator.run_output import results_csv
+from streamrag.simulator.views.runtrace import run_events
 from streamrag.sweep import load_grid, read_sweep
 from streamrag.sweep.inputs import PreparedInputs
 from streamrag.sweep.points import plan
@@ -317,7 +318,7 @@ def _table_kinds() -> dict[str, tuple[TableKind, dict[str, str]]]:
     from streamrag.analysis.studies.label_audit import AUDIT
     from streamrag.analysis.studies.query_side import QUERIES
     from streamrag.learn.train import TRIGGER_FRONTIER
-    from streamrag.live.replay import REPLAY
+    from streamrag.live.fidelity import REPLAY
     from streamrag.simulator.compare.runs import RUN_COMPARISON
     from streamrag.simulator.load.output import SESSIONS
     from streamrag.sweep.break_even import BREAK_EVEN

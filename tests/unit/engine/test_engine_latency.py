@@ -79,7 +79,7 @@ def test_named_profiles_load_with_provenance():
 def test_profiles_are_read_as_package_resources():
     # importlib.resources Traversables (the installed data package, or the checkout's
     # top-level folders in development)
-    from streamrag.base.bundled import calibration_dir, scenarios_dir
+    from streamrag.base.config.bundled import calibration_dir, scenarios_dir
 
     root = calibration_dir()
     assert (root / "profiles" / "paper-rq3.toml").is_file()

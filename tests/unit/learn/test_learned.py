@@ -231,8 +231,8 @@ def test_a_table_replay_of_the_learned_trigger_equals_full_mode(tmp_path: Path, 
 
 
 def test_analytic_vs_replayed_names_each_disagreement() -> None:
+    from streamrag.learn.analytic_vs_replay import compare
     from streamrag.learn.paper import AnalyticParams
-    from streamrag.learn.replay import compare
 
     rows = [  # n = 12, t_suf = 6, δ = 3: H(t_suf) = 600 ms
         {"interaction_id": "early_ok", "n_words": 12, "t_star": 6, "saved_ms": 1190.0, "misfire": "False"},

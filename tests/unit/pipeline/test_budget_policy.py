@@ -198,7 +198,7 @@ def test_a_budget_load_run_is_deterministic_and_holds_its_cap(tmp_path: Path) ->
     with (outs[0] / "sessions.csv").open(encoding="utf-8") as fh:
         fired = np.array([int(row["calls_fired"]) for row in csv.DictReader(fh)])
     assert (fired - 1).mean() <= cap
-    from streamrag.engine.trace import TRACE_EVENT
+    from streamrag.engine.trace_events import TRACE_EVENT
 
     skips = [
         TRACE_EVENT.validate_json(line)

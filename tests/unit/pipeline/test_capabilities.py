@@ -75,7 +75,7 @@ def test_live_input_takes_the_triggers_that_need_nothing_but_words():
     # a kind that ranks the words heard itself (``ranks_online``) runs live given a ranker
     # (the live run's judge: a BM25 tool over the corpus), and says what is missing without one
     from streamrag.engine.clock import RealClock
-    from streamrag.live.tools import BM25Tool
+    from streamrag.live.backends import BM25Tool
 
     rs = const_scenario(trigger={"kind": "learned", "model": "frontier"})
     assert [k for k, m in _kinds(TriggerConfig) if m.ranks_online] == []  # today only learned declares it

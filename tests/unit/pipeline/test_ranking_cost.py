@@ -16,7 +16,7 @@ from streamrag.cli import main
 from streamrag.pipeline.arm import ArmMachine, ArmRules
 from streamrag.pipeline.calls import Call
 from streamrag.simulator.results import tally_result
-from streamrag.speculate.speculator import check_scenario
+from streamrag.speculate.scenario_check import check_scenario
 
 STABLE = {"kind": "stable", "words": 1}
 

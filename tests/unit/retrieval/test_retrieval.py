@@ -307,7 +307,7 @@ def test_nothing_to_rank_errors_carry_a_reason() -> None:
 @fast
 def test_okapi_every_prefix_matches_rank_bm25_from_scratch(chunks: list[str], query: str, k: int, how: str) -> None:
     """The oracle: the ``rank_bm25`` retriever kind (BM25Okapi re-run on every prefix)."""
-    from streamrag.retrieval.reference import RankBM25Retriever
+    from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
     index = BM25Index.build(chunks, params=OKAPI)
     reference = RankBM25Retriever(chunks)
@@ -425,7 +425,7 @@ _FREQUENT = ["robot arm robot", "robot robot robot dog", "robot cat", "arm dog c
 
 def test_rank_bm25_kind_equals_okapi_and_differs_from_paper() -> None:
     from streamrag.retrieval.kinds import RetrieverEnv, retriever_config
-    from streamrag.retrieval.reference import RankBM25Retriever
+    from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
     config = retriever_config("rank_bm25")
     assert (config.kind, config.scale) == ("rank_bm25", "bm25")
@@ -442,7 +442,7 @@ def test_rank_bm25_kind_equals_okapi_and_differs_from_paper() -> None:
 
 def test_rank_bm25_kind_edges() -> None:
     from streamrag.base.errors import EmptyCorpusError, EmptyQueryError
-    from streamrag.retrieval.reference import RankBM25Retriever
+    from streamrag.retrieval.rank_bm25_reference import RankBM25Retriever
 
     with pytest.raises(EmptyQueryError):
         RankBM25Retriever(_FREQUENT).rank("  ")

@@ -8,9 +8,9 @@ from _simhelpers import table_q
 from pydantic_core import to_json
 
 from streamrag.engine.trace import dump_events, parse_event
-from streamrag.simulator.results import results_csv
+from streamrag.simulator.run_output import results_csv, summary_json
 from streamrag.simulator.scenario import scenario_from_dict
-from streamrag.simulator.simulate import simulate, summary_json
+from streamrag.simulator.simulate import simulate
 
 
 def _questions(n: int = 40):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from streamrag.base.config.overrides import apply_overrides, parse_override
 from streamrag.base.errors import ConfigError
-from streamrag.base.overrides import apply_overrides, parse_override
 from streamrag.simulator.scenario import load_scenario
 
 

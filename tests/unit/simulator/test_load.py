@@ -12,7 +12,7 @@ import pytest
 from _simhelpers import small_table
 
 from streamrag.analysis.table import write_table
-from streamrag.base.overrides import parse_override
+from streamrag.base.config.overrides import parse_override
 from streamrag.cli import main
 from streamrag.engine.trace import read_trace
 from streamrag.simulator.load.run import run_load

@@ -14,9 +14,10 @@ from _simhelpers import const_scenario, full_q, table_q
 from streamrag.cli import main
 from streamrag.engine.latency import LogNormalLatency
 from streamrag.pipeline.question import SimQuestion
+from streamrag.simulator.predict.atoms import Atoms, point, stage_atoms, tail_moments
 from streamrag.simulator.predict.load import LoadModel, p_not_gaining, wait_atoms
 from streamrag.simulator.predict.queueing import allen_cunneen_wait_s, erlang_c, erlang_c_wait_s
-from streamrag.simulator.predict.saving import Atoms, call_latency, point, predict_population, stage_atoms, tail_moments, timeline
+from streamrag.simulator.predict.saving import call_latency, predict_population, timeline
 from streamrag.simulator.scenario import load_scenario
 from streamrag.simulator.simulate import simulate
 from streamrag.sweep.inputs import PreparedInputs, parse_input

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from streamrag.cli import main
+from streamrag.simulator.predict.atoms import point
 from streamrag.simulator.predict.load import LoadModel, predict_break_even
 from streamrag.simulator.predict.queue import queue_load, session_jobs, solve_queue, virtual_wait_atoms
 from streamrag.simulator.predict.queueing import erlang_c_wait_s, impatient_queue
-from streamrag.simulator.predict.saving import Timeline, point
+from streamrag.simulator.predict.saving import Timeline
 from streamrag.simulator.scenario import load_scenario
 from streamrag.sweep.inputs import PreparedInputs, parse_input
 

@@ -105,7 +105,7 @@ def test_advise_takes_a_reference_predicts_and_loads_nothing_it_cannot_and_the_s
     assert 'kind = "silence"' in (out / "load_scenario.toml").read_text()
     import streamrag
     from streamrag.engine.clock import RealClock
-    from streamrag.live.tools import BM25Tool
+    from streamrag.live.backends import BM25Tool
 
     clock = RealClock()
     streamrag.Speculator(BM25Tool(["a b c"], clock), str(out / "scenario.toml"), clock=clock)  # no endpointer to refuse

@@ -19,9 +19,11 @@ from streamrag.analysis.evidence.read import EvidenceCursor, iter_evidence, read
 from streamrag.base.errors import EmptySelectionError, InputError
 from streamrag.cli import main
 from streamrag.simulator import table_run
-from streamrag.simulator.questions import questions_from_table, select
+from streamrag.simulator.question_select import select
+from streamrag.simulator.questions import questions_from_table
+from streamrag.simulator.run_output import write_run
 from streamrag.simulator.scenario import load_scenario
-from streamrag.simulator.simulate import simulate, write_run
+from streamrag.simulator.simulate import simulate
 from streamrag.simulator.table_run import simulate_table
 
 OUTPUTS = ("trace.jsonl", "results.csv", "summary.json")

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from streamrag.base.config.overrides import parse_override
 from streamrag.base.errors import ConfigError
-from streamrag.base.overrides import parse_override
 from streamrag.simulator.load.checks import n_sessions
 from streamrag.simulator.load.workload import (
     PiecewiseArrivals,

@@ -191,7 +191,7 @@ def test_turns_follow_one_another_and_an_abandoned_turn_cancels_its_calls() -> N
 
 def test_a_retrieval_tool_is_judged_by_the_heuristic_rule_on_its_hits() -> None:
     from streamrag.engine.clock import RealClock
-    from streamrag.live.tools import BM25Tool
+    from streamrag.live.backends import BM25Tool
 
     chunks = ["Madrid is the capital of Spain and its largest city.", "Paris is the capital of France.",
               "Rome is the capital of Italy.", "The Nile flows through Egypt.", "Berlin is known for its museums."]  # fmt: skip

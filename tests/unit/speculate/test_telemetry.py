@@ -145,7 +145,7 @@ def test_without_a_tracer_opentelemetry_is_never_imported() -> None:
 
 def test_a_span_file_without_the_sdk_is_refused_in_one_line(monkeypatch) -> None:
     from streamrag.base.errors import ConfigError
-    from streamrag.live.spans import SpanCollector
+    from streamrag.live.span_tracer import SpanCollector
 
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # as if the otel extra were not installed
     with pytest.raises(ConfigError, match=r"pip install 'streamrag\[otel\]'"):

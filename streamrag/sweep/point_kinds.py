@@ -15,7 +15,7 @@
 ===============  ==================================================================
 
 Overrides apply in groups — the grid's ``[base]``, then each axis — by the one rule of
-:mod:`streamrag.base.overrides` that ``simulate --set`` follows too: a new ``kind`` resets its
+:mod:`streamrag.base.config.overrides` that ``simulate --set`` follows too: a new ``kind`` resets its
 section, the same kind keeps it, and the interval trigger's ``words`` and ``seconds``
 replace each other (a variant ``{trigger.kind = "interval", trigger.seconds = 1}`` on
 the base's ``words = 3`` is a 1-second interval).
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamrag.base.columns import Dtype
+from streamrag.base.config.overrides import Override, nest
 from streamrag.base.errors import ConfigError
-from streamrag.base.overrides import Override, nest
 from streamrag.base.validation import validated
 from streamrag.sweep.grid import Grid, Scalar
 from streamrag.sweep.inputs import input_ref
@@ -120,8 +120,8 @@ class SimulateKind:
 
     def resolve(self, groups: Overrides) -> Resolved:
         from streamrag.simulator.applies import InputKind, refuse_inapplicable
+        from streamrag.simulator.run_output import parameters
         from streamrag.simulator.scenario import scenario_from_dict
-        from streamrag.simulator.simulate import parameters
 
         spec = self.grid.input
         for path in _paths(groups):

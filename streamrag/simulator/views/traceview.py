@@ -54,7 +54,7 @@ def load_question(run_dir: str | os.PathLike[str], qid: str) -> list[dict[str, A
     # A load run's session holds both systems' events, each in time order: merge them.
     events = sorted((e.model_dump() for e in read_trace(path, qid)), key=lambda e: e["t_us"])
     if not events:
-        from streamrag.simulator.untraced import skip_reason, untraced_reason
+        from streamrag.simulator.views.untraced import skip_reason, untraced_reason
 
         reason = skip_reason(Path(run_dir) / "results.csv", qid)
         if reason:

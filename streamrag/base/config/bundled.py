@@ -10,7 +10,7 @@ are absent, the top-level folders are read directly. Either way they are read wi
 
 This module sits at the bottom of the layers: the kernel finds latency profiles through
 it, the simulator scenarios, the sweep grids; they are read by
-:func:`streamrag.base.tomlfile.read_toml`, as user files are.
+:func:`streamrag.base.config.tomlfile.read_toml`, as user files are.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import importlib.resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+_REPO_ROOT = Path(__file__).resolve().parents[3]  # streamrag/base/config/bundled.py → the checkout
 
 
 def _root(package: str, folder: str) -> Traversable:

@@ -11,7 +11,7 @@ system, costs no polling, and reacts at once; ``PR_SET_PDEATHSIG`` would not (it
 the thread that forked, and does not exist outside Linux).
 
 Interrupts are the parent's. A forked worker inherits the parent's handlers, which turn
-SIGTERM and SIGHUP into KeyboardInterrupt (:mod:`streamrag.base.signals`): a terminal's
+SIGTERM and SIGHUP into KeyboardInterrupt (:mod:`streamrag.base.system.signals`): a terminal's
 Ctrl-C or hang-up, or a batch system's SIGTERM, reaches every process of the group, and
 each worker would print a traceback of its own while the parent wrote its mark. So a
 worker ignores SIGINT and takes the system's default for SIGTERM and SIGHUP (it ends at
