@@ -52,6 +52,8 @@ from streamrag.data.human.backspace_runs import RunPools, plan_runs, run_pools
 from streamrag.data.human.keystrokes import KeystrokeLogs, Skipped, TypedSentence, heard, log_files, read_keystrokes
 
 MIN_BIGRAM = 3
+MIN_REVISED = 3
+"""Revised middle words a participant must have logged for their own slowdown (else none)."""
 _QWERTY = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _NEIGHBOURS: dict[str, str] = {}
 for _r, _row in enumerate(_QWERTY):
@@ -89,6 +91,10 @@ class TypistProfile:
     before_run_ms: np.ndarray
     within_run_ms: np.ndarray
     after_run_ms: np.ndarray
+    revised_slowdown: float = 1.0
+    """How much slower per key the participant typed a word they revised, its runs taken
+    out, than one they did not (mean over their middle words): a hard word is slow even
+    apart from its correction."""
 
 
 def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int, float]]:
@@ -100,11 +106,12 @@ def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int,
     word revised, which is often a slow word, is not left out.
 
     ``where``: ``middle`` (a space before and after it: from the space before to the space
-    after, ``intervals`` is its length), ``first`` (from the first key to the space after
-    it) or ``last`` (from the last space to the final key), each of ``intervals`` key
-    intervals; a one-word sentence gives none."""
+    after, ``intervals`` is its length; ``revised`` when a run deleted one of its keys),
+    ``first`` (from the first key to the space after it) or ``last`` (from the last space
+    to the final key), each of ``intervals`` key intervals; a one-word sentence gives none."""
     kept: list[tuple[str, float]] = []  # surviving keys: (char, interval)
     first_deleted: dict[int, float] = {}  # buffer position → interval of the key first typed there
+    touched: set[int] = set()  # buffer positions a backspace deleted a key at
     prev_t: float | None = None
     for ch, t in zip(chars, times, strict=True):
         gap = 0.0 if prev_t is None else float(t - prev_t)
@@ -113,6 +120,7 @@ def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int,
             if kept:
                 pos = len(kept) - 1
                 first_deleted.setdefault(pos, kept[pos][1])
+                touched.add(pos)
                 kept.pop()
             continue
         pos = len(kept)
@@ -130,7 +138,7 @@ def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int,
     out = [("first", spaces[0], span(1, spaces[0]))]
     for a, b in itertools.pairwise(spaces):
         if b - a > 1:
-            out.append(("middle", b - a - 1, span(a + 1, b)))
+            out.append(("revised" if touched.intersection(range(a + 1, b + 1)) else "middle", b - a - 1, span(a + 1, b)))
     if len(kept) - 1 > spaces[-1]:
         out.append(("last", len(kept) - 1 - spaces[-1], span(spaces[-1] + 1, len(kept) - 1)))
     return out
@@ -146,6 +154,8 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
     klass: dict[str, list[float]] = defaultdict(list)
     words: dict[int, list[float]] = defaultdict(list)
     edges: dict[str, list[float]] = defaultdict(list)
+    plain: list[float] = []  # per key: middle words typed without a run
+    revised: list[float] = []  # per key: middle words with one, their runs taken out
     everything: list[float] = []
     before: list[float] = []
     within: list[float] = []
@@ -170,9 +180,13 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
         for where, length, ms in clean_word_times(chars, times):
             if where == "middle":
                 words[length].append(ms)
+                plain.append(ms / (length + 1))
+            elif where == "revised":
+                revised.append(ms / (length + 1))
             else:
                 edges[where].append(ms / length)
     all_ms = np.asarray(everything or [200.0], dtype=np.float64)
+    slower = float(np.mean(revised) / np.mean(plain)) if len(revised) >= MIN_REVISED and plain else 1.0
     return TypistProfile(
         participant,
         {k: np.asarray(v) for k, v in bigram.items() if len(v) >= MIN_BIGRAM},
@@ -184,6 +198,7 @@ def typist_profile(participant: str, sentences: Sequence[TypedSentence]) -> Typi
         _arr(before, all_ms),
         _arr(within, all_ms),
         _arr(after, all_ms),
+        slower,
     )
 
 
@@ -213,7 +228,9 @@ def _word_time(profile: TypistProfile, length: int, rng: np.random.Generator) ->
     return _draw(profile.word_ms[nearest], rng) * (length + 1) / (nearest + 1)
 
 
-def _clean_intervals(text: str, profile: TypistProfile, rng: np.random.Generator) -> list[float]:
+def _clean_intervals(
+    text: str, profile: TypistProfile, rng: np.random.Generator, revised: frozenset[int] = frozenset()
+) -> list[float]:
     """Interval before each key of ``text`` typed without error (index 0: none): key-pair
     draws, rescaled per word to a logged word time of its length (the first and the last
     word: a logged first or last word's time per key, times its keys)."""
@@ -228,6 +245,8 @@ def _clean_intervals(text: str, profile: TypistProfile, rng: np.random.Generator
             drawn: float | None = _draw(profile.edge_key_ms[edge], rng) * (length + 1)
         else:
             drawn = _word_time(profile, length, rng)
+            if drawn is not None and u in revised:  # a word the typist will correct: a hard one
+                drawn *= profile.revised_slowdown
         if not members or drawn is None or total <= 0:
             continue
         scale = drawn * len(members) / (length + 1) / total
@@ -240,7 +259,11 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
     """``(press times in ms from the first key, characters with "\\b" for backspace)``:
     ``text`` typed by ``profile`` (module docstring). The keys always end on ``text``."""
     planned = plan_runs(text, profile.runs, rng, _typo)
-    clean = _clean_intervals(text, profile, rng)
+    units = [text[:pos].count(" ") for pos in range(len(text))]
+    revised = frozenset(
+        units[p] for run in planned.values() for p in range(run.resume, min(len(text), run.resume + len(run.keys)))
+    )
+    clean = _clean_intervals(text, profile, rng, revised)
     times: list[float] = []
     keys: list[str] = []
     t = 0.0

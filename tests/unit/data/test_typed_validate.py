@@ -120,11 +120,14 @@ def test_a_words_later_runs_are_counted_against_its_keys_after_its_first() -> No
 
 
 def test_a_words_clean_time_leaves_its_runs_out_and_the_sentences_edges_apart() -> None:
+    # (a word a run touched is "revised": its time, runs out, sets the typist's slowdown on hard words)
     # "go fas⌫t now" reads "go fat now": the retyped "t" takes the interval of the "s" it replaced (100 ms),
     # not its own 900 ms after the run; the first word from the first key, the last to the end
     chars = "go fas\bt now"
     times = [0, 100, 200, 300, 400, 500, 800, 1700, 1800, 1900, 2000, 2100]
-    assert clean_word_times(chars, times) == [("first", 2, 200.0), ("middle", 3, 400.0), ("last", 3, 300.0)]
+    assert clean_word_times(chars, times) == [("first", 2, 200.0), ("revised", 3, 400.0), ("last", 3, 300.0)]
+    untouched = times[:5] + times[7:]  # "go fat now" typed straight: t comes 1,300 ms after a
+    assert clean_word_times("go fat now", untouched) == [("first", 2, 200.0), ("middle", 3, 1600.0), ("last", 3, 300.0)]
     assert clean_word_times("one", [0, 100, 200]) == []  # a one-word sentence: no space to time from
     assert clean_word_times("a b ", [0, 100, 200, 300]) == [("first", 1, 100.0), ("last", 1, 100.0)]  # a trailing space dropped
 
@@ -266,3 +269,24 @@ def test_on_the_shared_logs_runs_across_a_space_and_revisions_fall_inside_the_he
     stats = json.loads(out.read_text())["validate"]["statistics"]
     for name in ("runs_across_space_share", "revisions_per_session", "sessions_revised_share", "revised_hypotheses_share"):
         assert stats[name]["inside"], (name, stats[name])
+
+
+def test_a_word_the_typist_will_correct_is_typed_at_their_revised_words_pace() -> None:
+    # a participant whose revised words took twice as long per key as their other words
+    # (runs taken out): a word the model plans a run in gets its drawn time doubled
+    from streamrag.data.human.keystrokes import TypedSentence
+    from streamrag.data.human.typed import _clean_intervals, typist_profile
+
+    def sentence(chars: str, step: list[int]) -> TypedSentence:
+        return TypedSentence("p", "s", "ab cd ef", tuple(int(t) for t in np.cumsum(step)), chars)
+
+    plain = [sentence("ab cd ef", [0, 100, 100, 100, 100, 100, 100, 100]) for _ in range(3)]
+    slow = [sentence("ab cx\bd ef", [0, 100, 100, 200, 200, 100, 200, 200, 100, 100]) for _ in range(3)]
+    profile = typist_profile("p", plain + slow)
+    assert profile.revised_slowdown == 2.0  # cd: 600 ms over 3 keys, runs out (x⌫ gone), against 300
+    assert typist_profile("p", plain).revised_slowdown == 1.0  # no revised word: no slowdown
+    # the middle word "cd" drawn from the same pool: with a run planned in it, twice as long
+    text = "ab cd ef"
+    as_planned = [_clean_intervals(text, profile, np.random.default_rng(s), frozenset({1}))[3:6] for s in range(5)]
+    unplanned = [_clean_intervals(text, profile, np.random.default_rng(s))[3:6] for s in range(5)]
+    assert [sum(a) for a in as_planned] == [2 * sum(b) for b in unplanned]
