@@ -62,6 +62,10 @@ class LoggedRun:
     """``(before, within, after)``: the pause before its first backspace, the time from its
     first backspace to its last, and the pause before typing resumes (NaN when the
     sentence ends on it); None without press times."""
+    word: int = 0
+    """The word it starts in: the spaces typed before it."""
+    word_chars: int = 0
+    """That word's characters typed when it starts (0: right after a space)."""
 
 
 def logged_runs(chars: str, press_ms: Sequence[float] | None = None) -> list[LoggedRun]:
@@ -76,7 +80,8 @@ def logged_runs(chars: str, press_ms: Sequence[float] | None = None) -> list[Log
             buffer.append(chars[i])
             i += 1
             continue
-        word_chars = 0 if not buffer or buffer[-1] == " " else len("".join(buffer).rsplit(" ", 1)[-1])
+        typed = "".join(buffer)
+        word, word_chars = typed.count(" "), len(typed.rsplit(" ", 1)[-1])  # 0 chars right after a space
         deleted: list[str] = []
         first = i
         while i < n and chars[i] == "\b":
@@ -92,7 +97,7 @@ def logged_runs(chars: str, press_ms: Sequence[float] | None = None) -> list[Log
             before = float(press_ms[first] - press_ms[first - 1]) if first else float("nan")
             resume = float(press_ms[i] - press_ms[i - 1]) if i < n else float("nan")
             timing = (before, float(press_ms[i - 1] - press_ms[first]), resume)
-        runs.append(LoggedRun(start_class(word_chars), len(gone), " " in gone, after == gone, timing))
+        runs.append(LoggedRun(start_class(word_chars), len(gone), " " in gone, after == gone, timing, word, word_chars))
     return runs
 
 
@@ -138,16 +143,17 @@ def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools
         for cls, n in opportunities(" ".join(shown.split())).items():
             chances[cls] += n
         seen: set[int] = set()  # words of the sentence that have had a run
-        for run, (word, typed) in zip(logged_runs(chars, press_ms), _run_places(chars), strict=True):
+        for run in logged_runs(chars, press_ms):
             assert run.timing_ms is not None  # timed: press_ms given
             rows[run.start].append((run.n_deleted, int(run.retyped_same), *run.timing_ms))
-            if run.start != "s" and word < len(words) and word in seen:
+            mid_word = run.start != "s" and run.word < len(words)
+            if mid_word and run.word in seen:
                 again += 1  # the word's second run or later
                 continue
             first[run.start] += 1
-            if run.start != "s" and word < len(words):
-                seen.add(word)
-                for k in range(typed + 1, len(words[word]) + 1):  # the word's keys after its first run
+            if mid_word:
+                seen.add(run.word)
+                for k in range(run.word_chars + 1, len(words[run.word]) + 1):  # the word's keys after its first run
                     later_chances[start_class(k)] += 1
     rate = {
         c: min(1.0, first[c] / (chances[c] - later_chances[c])) if chances[c] > later_chances[c] else 0.0 for c in START_CLASSES
@@ -158,31 +164,6 @@ def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools
         {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 5) for c in START_CLASSES if rows[c]},
         min(1.0, again / n_later) if n_later else 0.0,
     )
-
-
-def _run_places(chars: str) -> list[tuple[int, int]]:
-    """``(word, typed)`` of each run of ``chars`` (as :func:`logged_runs` finds them): the
-    index of the word it starts in (spaces in the buffer before it) and that word's
-    characters typed when it starts."""
-    buffer: list[str] = []
-    places: list[tuple[int, int]] = []
-    i, n = 0, len(chars)
-    while i < n:
-        if chars[i] != "\b":
-            buffer.append(chars[i])
-            i += 1
-            continue
-        text = "".join(buffer)
-        place = (text.count(" "), len(text.rsplit(" ", 1)[-1]))
-        deleted = 0
-        while i < n and chars[i] == "\b":
-            if buffer:
-                buffer.pop()
-                deleted += 1
-            i += 1
-        if deleted:
-            places.append(place)
-    return places
 
 
 @dataclass(frozen=True, slots=True)
