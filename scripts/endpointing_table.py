@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _marked import splice
 
 from streamrag.cli import main
 from streamrag.data.demo import demo_path
@@ -98,7 +99,7 @@ def _fmt(ci: tuple[float, float, float]) -> str:
     return f"{ci[0]:,.0f} [{ci[1]:,.0f}, {ci[2]:,.0f}]"
 
 
-def main_table(out: Path) -> tuple[list[str], list[str]]:
+def main_table(out: Path) -> tuple[list[str], list[str], list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     table = out / "generated.csv"
     with contextlib.redirect_stdout(io.StringIO()):
@@ -114,6 +115,7 @@ def main_table(out: Path) -> tuple[list[str], list[str]]:
         inputs["spoken"] = ([str(demo_path())], ["data.asr.kind=file", f"data.asr.path={spoken}"])
     policies = {"anchor": ANCHOR, **{name: reference_overrides(name) for name in list_references()}}
     rng = np.random.default_rng(0)
+    kept: list[tuple[str, str, str, dict, str, dict]] = []
     lines = [
         "| profile | input | policy | heard alone p50 ms | heard alone p90 ms | best trigger | n | saved p50 ms "
         "| saved p90 ms | extra LLM calls/turn (share) | extra tool calls/turn | extra tokens in/turn (words) "
@@ -134,6 +136,7 @@ def main_table(out: Path) -> tuple[list[str], list[str]]:
                         best_name, best = name, row
                 if best is None:
                     continue
+                kept.append((profile, input_name, policy, alone, best_name, best))
                 lines.append(
                     f"| {profile} | {input_name} | {policy} | {_fmt(alone['heard_p50'])} | {_fmt(alone['heard_p90'])} | "
                     f"{best_name} | {best['n']} | {_fmt(best['p50'])} | {_fmt(best['p90'])} | "
@@ -141,7 +144,7 @@ def main_table(out: Path) -> tuple[list[str], list[str]]:
                     f"{best['cutoffs']:.1f} | {best['restarts']:.1f} | {best['misfires']:.1f} |"
                 )
                 print(f"{profile} {input_name} {policy}: best {best_name}", file=sys.stderr)
-    return lines, _anticipation(out, table)
+    return lines, _anticipation(out, table), summary(kept)
 
 
 def _spoken(out: Path) -> Path | None:
@@ -184,7 +187,7 @@ def _anticipation(out: Path, table: Path) -> list[str]:
     return lines
 
 
-def summary(table: list[str]) -> list[str]:
+def summary(kept: list[tuple[str, str, str, dict, str, dict]]) -> list[str]:
     """The README's short form of the table: the ``arora2025`` rows, each framework alone and
     with its best tool-intent trigger on top."""
     lines = [
@@ -192,23 +195,13 @@ def summary(table: list[str]) -> list[str]:
         "| extra LLM calls | false cut-offs /100 turns |",
         "|---|---|---|---|---|---|---|",
     ]
-    for row in table[2:]:
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        if cells[0] != "arora2025":
-            continue
-        heard = cells[3].split(" [")[0]
-        lines.append(
-            f"| {cells[1]} | {cells[2]} | {heard} | {cells[5]} | {cells[7]} | {cells[9].split(' ')[-1].strip('()')} | {cells[12]} |"
-        )
+    for profile, input_name, policy, alone, best_name, best in kept:
+        if profile == "arora2025":
+            lines.append(
+                f"| {input_name} | {policy} | {alone['heard_p50'][0]:,.0f} | {best_name} | {_fmt(best['p50'])} "
+                f"| {best['llm_share']:.0%} | {best['cutoffs']:.1f} |"
+            )
     return lines
-
-
-def _splice(page: Path, marker: str, lines: list[str]) -> None:
-    text = page.read_text(encoding="utf-8")
-    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
-    head, _, rest = text.partition(start)
-    _, _, tail = rest.partition(end)
-    page.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
 
 
 def run() -> int:
@@ -217,13 +210,13 @@ def run() -> int:
     parser.add_argument("--docs", type=Path, help="rewrite this page's endpointing-table and endpointing-ea parts")
     parser.add_argument("--readme", type=Path, help="rewrite this README's endpointing-summary part")
     args = parser.parse_args()
-    table, ea = main_table(args.out)
+    table, ea, short = main_table(args.out)
     print("\n".join(table) + "\n\n" + "\n".join(ea))
     if args.docs:
-        _splice(args.docs, "endpointing-table", table)
-        _splice(args.docs, "endpointing-ea", ea)
+        splice(args.docs, "endpointing-table", table)
+        splice(args.docs, "endpointing-ea", ea)
     if args.readme:
-        _splice(args.readme, "endpointing-summary", summary(table))
+        splice(args.readme, "endpointing-summary", short)
     return 0
 
 

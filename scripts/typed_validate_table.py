@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from _marked import splice
+
 from streamrag.cli import main
 
 SPLITS = ("alternate", "halves")
@@ -60,16 +62,6 @@ def table(results: dict[str, dict]) -> list[str]:
     return [*lines, "", counts + "."]
 
 
-def _splice(page: Path, marker: str, lines: list[str]) -> None:
-    text = page.read_text(encoding="utf-8")
-    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
-    head, found, rest = text.partition(start)
-    if not found:
-        raise SystemExit(f"{page}: no {start} marker")
-    _, _, tail = rest.partition(end)
-    page.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
-
-
 def run() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keystrokes", type=Path, required=True, help="a 136M Keystrokes folder")
@@ -80,7 +72,7 @@ def run() -> int:
     lines = table({split: _validate(args.keystrokes, args.out, split) for split in SPLITS})
     print("\n".join(lines))
     if args.docs:
-        _splice(args.docs, "typed-validate-table", lines)
+        splice(args.docs, "typed-validate-table", lines)
     return 0
 
 

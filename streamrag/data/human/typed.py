@@ -228,14 +228,27 @@ def _word_time(profile: TypistProfile, length: int, rng: np.random.Generator) ->
     return _draw(profile.word_ms[nearest], rng) * (length + 1) / (nearest + 1)
 
 
+def _units(text: str) -> list[int]:
+    """The word each key of ``text`` belongs to (a space to the word it ends)."""
+    units, u = [], 0
+    for ch in text:
+        units.append(u)
+        u += ch == " "
+    return units
+
+
 def _clean_intervals(
-    text: str, profile: TypistProfile, rng: np.random.Generator, revised: frozenset[int] = frozenset()
+    text: str,
+    profile: TypistProfile,
+    rng: np.random.Generator,
+    revised: frozenset[int] = frozenset(),
+    unit: list[int] | None = None,
 ) -> list[float]:
     """Interval before each key of ``text`` typed without error (index 0: none): key-pair
     draws, rescaled per word to a logged word time of its length (the first and the last
     word: a logged first or last word's time per key, times its keys)."""
     base = [0.0] + [_interval(profile, text[pos - 1], text[pos], rng) for pos in range(1, len(text))]
-    unit = [text[:pos].count(" ") for pos in range(len(text))]
+    unit = _units(text) if unit is None else unit
     lengths = [len(w) for w in text.split(" ")]
     for u, length in enumerate(lengths):
         members = [pos for pos in range(1, len(text)) if unit[pos] == u]
@@ -259,11 +272,11 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
     """``(press times in ms from the first key, characters with "\\b" for backspace)``:
     ``text`` typed by ``profile`` (module docstring). The keys always end on ``text``."""
     planned = plan_runs(text, profile.runs, rng, _typo)
-    units = [text[:pos].count(" ") for pos in range(len(text))]
+    units = _units(text)
     revised = frozenset(
         units[p] for run in planned.values() for p in range(run.resume, min(len(text), run.resume + len(run.keys)))
     )
-    clean = _clean_intervals(text, profile, rng, revised)
+    clean = _clean_intervals(text, profile, rng, revised, units)
     times: list[float] = []
     keys: list[str] = []
     t = 0.0
