@@ -6,6 +6,7 @@
 - :mod:`~streamrag.simulator.predict.queueing` and :mod:`~streamrag.simulator.predict.queue`
   — queueing formulas, and the streaming arm's tool queue with withdrawn jobs;
 - :mod:`~streamrag.simulator.predict.load` — waits of both systems and the break-even load;
+- :mod:`~streamrag.simulator.predict.gaining` — who stops gaining at a load, every timeline at once;
 - :mod:`~streamrag.simulator.predict.optimum` — the best fire schedule of a question.
 
 ``load.py`` is the prediction under load; its namesakes are the advice's load step

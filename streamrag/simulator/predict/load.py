@@ -17,9 +17,9 @@ utilization, λ = ρ·c/E[L].
   session's calls wait — ``independent`` draws or one ``shared`` wait.
 - **Who stops gaining.** The per-session paired difference D = baseline − streaming
   answer latency; P(D ≤ 0) for a question follows from the call latency X = G + L and
-  the two waits (:func:`p_not_gaining`: exact sums over discrete distributions, the
-  last-word call's shared draw conditioned on; the ``shared`` model averages it over one
-  V for every call). The median of D over sessions is ≤ 0 exactly when the mean over
+  the two waits (:mod:`~streamrag.simulator.predict.gaining`: exact sums over discrete
+  distributions, the last-word call's shared draw conditioned on, every distinct timeline
+  at once; the ``shared`` model averages it over one V for every call). The median of D over sessions is ≤ 0 exactly when the mean over
   questions of P(D ≤ 0) reaches ½; the **break-even** is the smallest ρ at which it does
   (bisection).
 
@@ -28,7 +28,7 @@ The answer is the midpoint of the two wait models' break-evens, the band their r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,7 @@ import numpy as np
 from streamrag.base.errors import ConfigError
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.predict.atoms import Atoms, add, compress, point, stage_atoms
+from streamrag.simulator.predict.gaining import LineBatch
 from streamrag.simulator.predict.queue import WAIT_MODELS, QueueLoad, queue_load, solve_queue, virtual_wait_atoms
 from streamrag.simulator.predict.queueing import allen_cunneen_wait_s, erlang_c
 from streamrag.simulator.predict.saving import Timeline, call_latency, supported
@@ -104,7 +105,10 @@ class LoadModel:
         self._timelines = TimelineCache(self.questions, rs) if timelines is None else timelines
         self._lines: dict[float, list[Timeline]] = {}
         self._packed: dict[float, Packed] = {}
+        self._batches: dict[float, LineBatch] = {}
         self._offers: dict[tuple[str, int], QueueLoad] = {}
+        self._waits: dict[tuple[float, str], tuple[float, Atoms | None]] = {}
+        self._crossed: dict[str, dict[float, int]] = {}
 
     def offer(self, model: str, i: int) -> QueueLoad:
         """What the sessions offer the streaming queue at the ``i``-th grid wait (computed
@@ -141,7 +145,18 @@ class LoadModel:
 
     def streaming_wait(self, offered: float, model: str = "independent") -> tuple[float, Atoms | None]:
         """(E[V] in ms, V as atoms) of the streaming queue at the fixed point w = E[V](w)
-        (:mod:`~streamrag.simulator.predict.queue`); (inf, None) when none is stable."""
+        (:mod:`~streamrag.simulator.predict.queue`); (inf, None) when none is stable.
+
+        The fixed point is the first grid wait w_i past which E[V](w) − w turns negative
+        (E[V](0) − 0 ≥ 0 always). At a fixed w, E[V] grows with the arrival rate, so at a
+        higher load the gap stays ≥ 0 at least up to a lower load's crossing: the scan starts
+        there (the same crossing as a scan from 0, fewer queues solved)."""
+        key = (offered, model)
+        if key not in self._waits:
+            self._waits[key] = self._fixed_point(offered, model)
+        return self._waits[key]
+
+    def _fixed_point(self, offered: float, model: str) -> tuple[float, Atoms | None]:
         lam = self.rate_per_ms(offered)
         means: dict[int, float] = {}
 
@@ -151,9 +166,12 @@ class LoadModel:
                 means[i] = np.inf if queue is None else 1000.0 * queue.mean_wait_s
             return means[i] - float(_WAIT_GRID_MS[i])
 
-        for i in range(len(_WAIT_GRID_MS) - 1):
+        crossed = self._crossed.setdefault(model, {})
+        start = max((i for rho, i in crossed.items() if rho < offered), default=0)
+        for i in range(start, len(_WAIT_GRID_MS) - 1):
             g0, g1 = gap(i), gap(i + 1)
             if g0 >= 0 > g1 or g0 == 0:
+                crossed[offered] = i
                 a, b = _WAIT_GRID_MS[i], _WAIT_GRID_MS[i + 1]
                 # g0 infinite: unstable at wait a, stable at b; the fixed point lies between, taken at b
                 t = (g0 / (g0 - g1) if g0 != g1 else 0.0) if np.isfinite(g0) else 1.0
@@ -175,22 +193,18 @@ class LoadModel:
             return 1.0
         p_b, waiting_b = self.baseline_wait(offered)
         vb = wait_atoms(p_b, waiting_b)
-        lines = self.lines(w)
+        key = round(w, 3)
+        if key not in self._batches:
+            self._batches[key] = LineBatch(self.lines(w))
+        batch = self._batches[key]
         base = add(self.x, vb, LOAD_ATOMS)
         if model == "shared":  # one V for all of a session's calls
             shared = compress(vs.values_ms, vs.probs, SHARED_ATOMS)
-            shifted = [(v, p, add(self.x, point(v), LOAD_ATOMS)) for v, p in zip(shared.values_ms, shared.probs, strict=True)]
-
-            def one(line: Timeline) -> float:
-                return sum(p * p_not_gaining(line, self.x, vb, point(v), y=y, base=base) for v, p, y in shifted)
-
-        else:
-            y = add(self.x, vs, LOAD_ATOMS)
-
-            def one(line: Timeline) -> float:
-                return p_not_gaining(line, self.x, vb, vs, y=y, base=base)
-
-        return float(np.mean(per_line(lines, one)))
+            total: np.ndarray | float = 0.0
+            for v, p in zip(shared.values_ms, shared.probs, strict=True):
+                total = total + p * batch.p_not_gaining(self.x, vb, point(v), add(self.x, point(v), LOAD_ATOMS), base)
+            return batch.share(np.asarray(total))
+        return batch.share(batch.p_not_gaining(self.x, vb, vs, add(self.x, vs, LOAD_ATOMS), base))
 
     def user_not_gaining(self, offered: float, model: str, q: float) -> bool:
         """Whether the ``q``-quantile user gains nothing at offered load ρ: streaming's
@@ -238,54 +252,11 @@ class LoadModel:
         return (lo + hi) / 2
 
 
-def per_line(lines: Sequence[Timeline], one: Callable[[Timeline], float]) -> list[float]:
-    """``[one(line) for line in lines]``, computing ``one`` once per distinct timeline
-    (questions of one length and verdicts share theirs)."""
-    memo: dict[tuple[object, ...], float] = {}
-    out = []
-    for line in lines:
-        value = memo.get(line.key)
-        if value is None:
-            value = memo[line.key] = one(line)
-        out.append(value)
-    return out
-
-
-def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms, *, y: Atoms | None = None, base: Atoms | None = None) -> float:
-    """P(baseline − streaming answer latency ≤ 0) of one session, with X = G + L per call,
-    V_b the baseline's wait and V_s each streaming call's wait (all independent, except
-    that the call on the full query shares its X with the baseline). ``y`` = X + V_s and
-    ``base`` = X + V_b when the caller has them (the same for every session)."""
-    y = add(x, vs, LOAD_ATOMS) if y is None else y
-    check = line.check_ms
-    full = [i for i, t in enumerate(line.fired_t) if t == line.n_words]
-    if line.deciding.any():
-        last = full[0] if full and line.deciding[full[0]] else None
-        others = line.offsets_ms[line.deciding & (np.arange(len(line.fired_t)) != (-1 if last is None else last))]
-
-        def p_others(b: np.ndarray) -> np.ndarray:  # P(min over the others of Y − d ≥ b)
-            return np.prod(y.at_least(b[:, None] + others[None, :]), axis=1) if others.size else np.ones_like(b)
-
-        if last is None:
-            base = add(x, vb, LOAD_ATOMS) if base is None else base
-            b = base.values_ms
-            return float(base.probs @ np.where(b <= check + 1e-6, 1.0, p_others(b)))
-        own = vs.at_least(vb.values_ms + line.offsets_ms[last])  # X_n + V_n − d_n ≥ X_n + V_b
-        b_all = x.values_ms[:, None] + vb.values_ms[None, :]  # one row per atom of X_n
-        gaining = np.where(b_all <= check + 1e-6, 1.0, p_others(b_all.ravel()).reshape(b_all.shape) * own)
-        total = 0.0
-        for px, row in zip(x.probs, gaining, strict=True):
-            total += px * float(vb.probs @ row)
-        return total
-    # Mis-fire: D = V_b − V_f − R with R = max(check, max_i (Y_i − d_i)⁺).
-    offsets = line.offsets_ms
-
-    def p_r(r: np.ndarray) -> np.ndarray:  # P(R ≥ r)
-        miss = np.prod(1.0 - y.at_least(r[:, None] + offsets[None, :]), axis=1) if offsets.size else np.ones_like(r)
-        return np.where(r <= max(check, 0.0) + 1e-6, 1.0, 1.0 - miss)
-
-    need = vb.values_ms[:, None] - vs.values_ms[None, :]
-    return float(vb.probs @ (p_r(need.ravel()).reshape(need.shape) @ vs.probs))
+def p_not_gaining(line: Timeline, x: Atoms, vb: Atoms, vs: Atoms) -> float:
+    """P(baseline − streaming answer latency ≤ 0) of one session
+    (:class:`~streamrag.simulator.predict.gaining.LineBatch`)."""
+    batch = LineBatch([line])
+    return float(batch.p_not_gaining(x, vb, vs, add(x, vs, LOAD_ATOMS), add(x, vb, LOAD_ATOMS))[0])
 
 
 @dataclass(frozen=True, slots=True)

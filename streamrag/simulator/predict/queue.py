@@ -22,7 +22,7 @@ every call runs, then the refire). Two models of how a session's calls wait:
   backlog): a call queued before k is ahead of it and never leaves; one queued more than
   E[L] after k starts after D whatever V is, so it leaves once it has waited
   ``max(0, T + check − a_j)``; the others are served. The streaming answer then takes one V
-  for all its calls (:func:`~streamrag.simulator.predict.load.p_not_gaining` averaged over V).
+  for all its calls (:mod:`~streamrag.simulator.predict.gaining` averaged over V).
 
 The two bracket the simulator's sessions, whose calls' waits are neither independent nor
 equal; their break-evens are the predictor's band (:mod:`~streamrag.simulator.predict.load`).
