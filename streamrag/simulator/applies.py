@@ -74,6 +74,13 @@ DECLARED: tuple[Applies, ...] = (
         "the questions alone (no [load]), or end turns with input.end_of_turn_ms",
     ),
     Applies(
+        "compute",
+        None,
+        frozenset({"replay"}),
+        "the compute columns (calls and tokens in) are written beside an endpointer's turn parts, which a load run "
+        "does not put on the shared capacity yet: replay the questions alone (no [load])",
+    ),
+    Applies(
         "policy",
         None,
         frozenset({"load"}),

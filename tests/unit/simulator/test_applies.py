@@ -18,8 +18,11 @@ SAMPLES = {
     "policy": ["policy.kind=admission"],
     "endpoint": ["endpoint.kind=detector", "endpoint.delay_ms=500"],
     "reflector.threshold": ["reflector.threshold=calibrated"],
+    "compute": ["compute.prompt_tokens=300"],
 }
 """A value away from its default for every declared prefix (a new declaration needs one)."""
+NEEDS = {"compute": ["endpoint.kind=detector", "endpoint.delay_ms=500"]}
+"""What a sample needs beside it to be a valid scenario (set in both arms of a comparison)."""
 LOAD = ["load.arrivals.n_sessions=60", "load.warmup_s=0", "load.reference_sessions=10"]
 """A small load run on the built-in ``load`` scenario."""
 
@@ -41,10 +44,11 @@ CASES = list(itertools.product(SAMPLES, INPUT_KINDS, ROUTES))
 @pytest.mark.parametrize(("prefix", "input_kind", "route"), CASES)
 def test_a_setting_is_refused_exactly_where_it_is_declared_not_to_apply(prefix: str, input_kind: str, route: str) -> None:
     scenario = "load" if route == "load" else "paper_rq3"
-    rs = load_scenario(scenario, SAMPLES[prefix])
+    rs = load_scenario(scenario, [*NEEDS.get(prefix, []), *SAMPLES[prefix]])
     found = declaration(_path(SAMPLES[prefix]))
     assert found is not None
-    lines = refusals(rs, input_kind)  # type: ignore[arg-type]
+    own = _path(SAMPLES[prefix]).removesuffix(".kind")
+    lines = [line for line in refusals(rs, input_kind) if line.startswith(own)]  # type: ignore[arg-type]
     if found.covers(input_kind, route):  # type: ignore[arg-type]
         assert lines == []
     else:
@@ -107,14 +111,15 @@ def test_through_simulate_a_setting_changes_the_result_or_is_refused(
 ) -> None:
     found = declaration(_path(SAMPLES[prefix]))
     assert found is not None
-    rc = _simulate(inputs, input_kind, route, SAMPLES[prefix], tmp_path / "with")
+    needs = NEEDS.get(prefix, [])
+    rc = _simulate(inputs, input_kind, route, [*needs, *SAMPLES[prefix]], tmp_path / "with")
     err = capsys.readouterr().err.strip().splitlines()
     if not found.covers(input_kind, route):  # type: ignore[arg-type]
         assert rc == 1 and len(err) == 1 and "does not apply" in err[0]
         assert not (tmp_path / "with").exists() or not any((tmp_path / "with").iterdir())
         return
     assert rc == 0
-    assert _simulate(inputs, input_kind, route, [], tmp_path / "without") == 0
+    assert _simulate(inputs, input_kind, route, needs, tmp_path / "without") == 0
     changed = _result(tmp_path / "with") != _result(tmp_path / "without")
     assert changed is ((prefix, input_kind, route) not in NO_OP)
 
