@@ -7,6 +7,9 @@ load) and ``load`` with both latency profiles (all 1,371 questions, both break-e
 Measured per command: CPU seconds of the child (user + sys, best of ``--repeat`` runs)
 and its wall seconds, beside the floor every command pays, ``python -c "import numpy,
 pandas, pyarrow"``, run interleaved with the commands in every repeat; and the printed answer. Issue 44's goal: ≤ 2 s of CPU per command.
+For each load case also the load model's own floor (``benchmarks/predict_floor.py``: start,
+import, read the table, replay every question's nominal timeline at the model's grid of
+waits), interleaved too: what no run of this design can go below.
 
 Usage: ``python benchmarks/bench_predict.py [--repeat 3]``
 Writes ``benchmarks/out/bench_predict.json``.
@@ -26,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load_average, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
+FLOOR = Path(__file__).resolve().parent / "predict_floor.py"
 CASES = {
     "paper_rq3": ["--scenario", "paper_rq3"],
     "load": ["--scenario", "load"],
@@ -60,6 +64,8 @@ def main() -> int:
         cmds = {"floor": floor_cmd}
         for name, extra in CASES.items():
             cmds[name] = [str(STREAMRAG), "predict", "--table", str(table), *extra, "--out", str(Path(tmp) / f"{name}.json")]
+            if name.startswith("load"):
+                cmds[f"{name}_design_floor"] = [sys.executable, str(FLOOR), str(table), *extra[2:]]
         measured: dict[str, list[tuple[float, float, str]]] = {name: [] for name in cmds}
         for _ in range(args.repeat):  # the arms interleaved: floor, then each case, every repeat
             for name, cmd in cmds.items():
@@ -75,6 +81,12 @@ def main() -> int:
             runs[name] = {"command": " ".join(["streamrag", *cmds[name][1:]]), "cpu_s": best, "cpu_s_runs": cpu_s,
                           "wall_s": min(wall_s), "wall_s_runs": wall_s, "over_floor_s": best - floor,
                           "cpu_ratio_to_floor": best / floor, "printed": printed}  # fmt: skip
+            design = measured.get(f"{name}_design_floor")
+            if design:
+                design_cpu = min(m[0] for m in design)
+                runs[name] |= {"design_floor_cpu_s": design_cpu, "design_floor_cpu_s_runs": [m[0] for m in design],
+                               "design_floor_printed": design[-1][2], "cpu_ratio_to_design_floor": best / design_cpu}  # fmt: skip
+                print(f"{name}: design floor {design_cpu:.2f} s CPU ({design[-1][2]})")
             print(
                 f"{name}: {best:.2f} s CPU, {min(wall_s):.2f} s wall (floor {floor:.2f} s CPU; {best / floor:.1f}×) — {printed}"
             )
