@@ -5,18 +5,24 @@ The events themselves, one frozen model per kind, and what each kind means are
 :mod:`~streamrag.engine.trace_file`. Here: the :class:`Recorder` the arms emit into, the
 one serializer of a list of events (:func:`dump_events`), and the readers that turn lines
 back into models (:func:`parse_event`, :func:`read_event`, :func:`read_trace`).
+
+Recording and writing a trace builds no model: the event models (31 classes) are imported
+when an event is validated or read, so a command that only writes a trace (a table
+replay) does not build them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
 from streamrag.engine.clock import Clock
-from streamrag.engine.trace_events import TRACE_EVENT, _Event
+
+if TYPE_CHECKING:
+    from streamrag.engine.trace_events import _Event
 
 
 class Recorder:
@@ -45,6 +51,8 @@ class Recorder:
     def emit(self, kind: str, **fields: Any) -> None:
         event = {"qid": self.qid, "t_us": self._clock_now_us() - self.origin_us, "kind": kind, **fields}
         if self.validate:
+            from streamrag.engine.trace_events import TRACE_EVENT
+
             model = TRACE_EVENT.validate_python(event)
             if list(model.model_dump()) != list(event):
                 raise ValueError(f"event fields out of model order: {list(event)}")
@@ -65,6 +73,8 @@ def dump_events(events: Sequence[dict[str, Any]]) -> bytes:
 
 def parse_event(line: str | bytes) -> _Event:
     """One ``trace.jsonl`` line back to its frozen event model."""
+    from streamrag.engine.trace_events import TRACE_EVENT
+
     return TRACE_EVENT.validate_json(line)
 
 
