@@ -16,10 +16,15 @@ over the whole population (``select.population=all``), with 1 and 2 worker proce
 - *speed-up* = replayed time / wall time of the simulation (target ≥ 10,000×);
 - *events/s* = trace events produced per wall second.
 
+The shell figure is set beside two floors: the command's own imports, and ``python -c
+"import numpy, pandas, pyarrow"`` (issue 42's floor: ``cpu_over_numpy_floor``).
+
 Arms (issue 28): the closed-form replay (the default wherever it applies:
 :mod:`streamrag.simulator.replay.closed_form`) against the event engine (``--engine``), interleaved,
 wall and CPU time, their ``results.csv`` and ``trace.jsonl`` bytes checked identical —
-in process (rows only, rows + trace) and from a shell. ``--memory 1000,10000,100000`` also measures the
+in process (rows only; rows, then the trace replayed for it, as ``simulate`` records a
+closed-form trace when asked; rows and trace from one traced replay, what ``simulate
+--table`` runs per block) and from a shell. ``--memory 1000,10000,100000`` also measures the
 maximum resident set of the shell command (``/usr/bin/time -v``) on tables of those
 sizes, closed form and engine, beside the import floor (``--memory-only``: that alone).
 
@@ -53,12 +58,14 @@ OUT = Path(__file__).resolve().parent / "out"
 def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
     """The in-process arms, interleaved, best wall of ``repeat`` (CPU of that run beside)."""
     from streamrag.simulator.run_output import results_csv
+    from streamrag.simulator.simulate import closed_form_traced
 
     arms = {
         "engine, 1 process": lambda: simulate(questions, rs, engine=True),
         "engine, 2 processes": lambda: simulate(questions, rs, jobs=2, engine=True),
         "closed form (rows)": lambda: simulate(questions, rs),
         "closed form (rows + trace)": lambda: _traced(simulate(questions, rs)),
+        "closed form (traced, one replay)": lambda: _one_replay(closed_form_traced(questions, rs)),
     }
     best: dict[str, tuple[float, float, object]] = {}
     for _ in range(repeat):
@@ -73,6 +80,8 @@ def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
         "results.csv": results_csv(engine.all_rows) == results_csv(closed.all_rows),
         "trace.jsonl": engine.trace_bytes() == closed.trace_bytes(),
     }
+    one = best["closed form (traced, one replay)"][2]
+    same["one replay"] = results_csv(one.all_rows) == results_csv(engine.all_rows) and one.trace_bytes() == engine.trace_bytes()
     if not all(same.values()):
         raise SystemExit(f"closed form and engine differ: {same}")
     out = []
@@ -89,6 +98,15 @@ def _arms(questions, rs, repeat: int) -> tuple[list[dict], dict]:
 def _traced(run):
     run.trace_bytes()
     return run
+
+
+def _one_replay(traced):
+    """What ``simulate --table`` runs per block: rows and trace lines from one traced
+    replay of each question (``closed_form_traced``), as a run to compare."""
+    from streamrag.simulator.simulate import SimulationRun
+
+    outputs, trace = traced
+    return SimulationRun(outputs, [o.row for o in outputs], replay="closed_form", deferred_trace=lambda: iter([trace]))
 
 
 def _shell(n: int, seed: int, repeat: int) -> dict:
@@ -113,6 +131,7 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
         "-c",
         "import streamrag.cli, streamrag.commands.simulate, streamrag.simulator.simulate, streamrag.simulator.questions",
     ]
+    numpy_floor_cmd = [sys.executable, "-c", "import numpy, pandas, pyarrow"]  # issue 42's floor
     with tempfile.TemporaryDirectory(prefix="bench-simulate-") as tmp:
         table = Path(tmp) / "gen.csv"
         subprocess.run([streamrag, "generate", str(table), "--questions", str(n), "--seed", str(seed), "--table"],
@@ -120,7 +139,7 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
         rs = load_scenario("paper_rq3", ["select.population=all"])
         run = simulate(select_for(questions_from_table(table), rs.scenario.selection()), rs)
         cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        walls: dict[str, list[float]] = {"closed_form": [], "engine": [], "import floor": []}
+        walls: dict[str, list[float]] = {"closed_form": [], "engine": [], "import floor": [], "numpy floor": []}
         cpus: dict[str, list[float]] = {arm: [] for arm in walls}
         outputs: dict[str, dict[str, bytes]] = {}
         arms = (("closed_form", []), ("engine", ["--engine"]))
@@ -136,11 +155,12 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
                 outputs[arm] = {name: (out / name).read_bytes() for name in ("results.csv", "trace.jsonl")}
                 assert json.loads((out / "manifest.json").read_text())["replay"] == arm
                 shutil.rmtree(out)
-            t0, c0 = time.perf_counter(), _children_cpu()
-            subprocess.run(floor_cmd, check=True, capture_output=True, env=cached)
-            if i >= 0:
-                walls["import floor"].append(time.perf_counter() - t0)
-                cpus["import floor"].append(_children_cpu() - c0)
+            for floor, cmd in (("import floor", floor_cmd), ("numpy floor", numpy_floor_cmd)):
+                t0, c0 = time.perf_counter(), _children_cpu()
+                subprocess.run(cmd, check=True, capture_output=True, env=cached)
+                if i >= 0:
+                    walls[floor].append(time.perf_counter() - t0)
+                    cpus[floor].append(_children_cpu() - c0)
     if outputs["closed_form"] != outputs["engine"]:
         raise SystemExit("from a shell, the closed form's outputs differ from the engine's")
     replayed_s = run.virtual_us / 1e6
@@ -149,10 +169,11 @@ def _shell(n: int, seed: int, repeat: int) -> dict:
         i = min(range(len(walls[arm])), key=walls[arm].__getitem__)
         return {"wall_s": walls[arm][i], "cpu_s": cpus[arm][i], "speedup": replayed_s / walls[arm][i]}
 
-    arms = {arm: best(arm) for arm in walls if arm != "import floor"}
-    floor = best("import floor")
+    arms = {arm: best(arm) for arm in walls if not arm.endswith("floor")}
+    floor, numpy_floor = best("import floor"), best("numpy floor")
     return {"questions": n, "replayed_s": replayed_s, "import_floor_s": floor["wall_s"], "import_floor_cpu_s": floor["cpu_s"],
-            "identical": True, **arms}  # fmt: skip
+            "numpy_floor_s": numpy_floor["wall_s"], "numpy_floor_cpu_s": numpy_floor["cpu_s"],
+            "cpu_over_numpy_floor": arms["closed_form"]["cpu_s"] / numpy_floor["cpu_s"], "identical": True, **arms}  # fmt: skip
 
 
 def _children_cpu() -> float:
@@ -263,7 +284,8 @@ def main() -> None:
     print(
         f"from a shell: streamrag simulate --table ({shell['questions']} questions with per-prefix evidence, paper_rq3), "
         f"{shell['replayed_s']:.0f} s replayed; import floor {shell['import_floor_s']:.2f} s "
-        f"({shell['import_floor_cpu_s']:.2f} s CPU); outputs identical"
+        f"({shell['import_floor_cpu_s']:.2f} s CPU); floor `import numpy, pandas, pyarrow` {shell['numpy_floor_s']:.2f} s "
+        f"({shell['numpy_floor_cpu_s']:.2f} s CPU; the closed form's CPU {shell['cpu_over_numpy_floor']:.2f}× it); outputs identical"
     )
     for arm in ("closed_form", "engine"):
         a = shell[arm]
@@ -278,10 +300,10 @@ def main() -> None:
     speed, identical = _arms(population, rs, args.repeat)
     print(f"\npaper_rq3 trace-driven, {len(population)} generated questions (table seed {args.seed}), L = 600 ms, all questions")
     print(f"outputs of the closed form and the engine identical: {identical}")
-    print(f"{'arm':>27} {'wall s':>8} {'cpu s':>7} {'speed-up':>10} {'µs/q':>8} {'cpu µs/q':>9}")
+    print(f"{'arm':>32} {'wall s':>8} {'cpu s':>7} {'speed-up':>10} {'µs/q':>8} {'cpu µs/q':>9}")
     for r in speed:
         print(
-            f"{r['arm']:>27} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} {r['speedup']:>9.0f}× "
+            f"{r['arm']:>32} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} {r['speedup']:>9.0f}× "
             f"{r['us_per_question']:>8.1f} {r['cpu_us_per_question']:>9.1f}"
         )
     memory = _memory(sizes, args.seed) if sizes else None
