@@ -96,12 +96,21 @@ def _plan(q: SimQuestion, draws: _Draws) -> QuestionPlan:
     return QuestionPlan(q, *draws)
 
 
+QuestionKey = tuple[str, str, int, tuple[int, ...] | None]
+"""What a plan reads of its question, in :func:`_draw`'s order: the streams' id, the
+question's id, ``n_words`` and ``input_us``."""
+
+
+def question_key(q: SimQuestion, stream_id: str | None = None) -> QuestionKey:
+    """:data:`QuestionKey` of ``q`` drawn on the streams of ``stream_id`` (default its id)."""
+    return (q.interaction_id if stream_id is None else stream_id, q.interaction_id, q.n_words, q.input_us)
+
+
 def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
     """Draw a question's word arrivals and per-prefix latencies (µs), from the random
     streams of ``stream_id`` (default: the question's id; a load run's session id, so
     two sessions asking one question draw independently)."""
-    key = q.interaction_id if stream_id is None else stream_id
-    return _plan(q, _draw(plan_settings(rs), key, q.interaction_id, q.n_words, q.input_us))
+    return _plan(q, _draw(plan_settings(rs), *question_key(q, stream_id)))
 
 
 def _draw(s: PlanSettings, key: str, question_id: str, n: int, input_us: tuple[int, ...] | None) -> _Draws:
@@ -163,20 +172,19 @@ class PlanCache:
 
     def __init__(self, max_settings: int = 4) -> None:
         self.max_settings = max_settings
-        self._plans: OrderedDict[str, dict[tuple[str, str, int, tuple[int, ...] | None], _Draws]] = OrderedDict()
+        self._plans: OrderedDict[str, dict[QuestionKey, _Draws]] = OrderedDict()
 
     def planner(self, rs: ResolvedScenario) -> Planner:
         """``plan_question(q, rs)`` for each question, drawn once per question and settings."""
         settings = plan_settings(rs)
         name = settings_key(settings)
-        kept = self._plans.pop(name, None)
-        kept = {} if kept is None else kept
+        kept = self._plans.pop(name, {})
         self._plans[name] = kept  # the newest last: the oldest settings go first
         while len(self._plans) > self.max_settings:
             self._plans.popitem(last=False)
 
         def plan(q: SimQuestion) -> QuestionPlan:
-            key = (q.interaction_id, q.interaction_id, q.n_words, q.input_us)
+            key = question_key(q)
             draws = kept.get(key)
             if draws is None:
                 draws = kept[key] = _draw(settings, *key)
@@ -190,4 +198,4 @@ def planner(rs: ResolvedScenario, plans: PlanCache | None = None) -> Planner:
     if plans is not None:
         return plans.planner(rs)
     settings = plan_settings(rs)
-    return lambda q: _plan(q, _draw(settings, q.interaction_id, q.interaction_id, q.n_words, q.input_us))
+    return lambda q: _plan(q, _draw(settings, *question_key(q)))
