@@ -298,8 +298,9 @@ def _versus_simulation(args: argparse.Namespace, rs: Any, questions: list[Any], 
     from streamrag.engine.trace import read_trace
     from streamrag.live.fidelity import Twins, compare, fitted, measured_L_ms, write_comparison
     from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures
+    from streamrag.simulator.replay.planning import plan_question
     from streamrag.simulator.run_output import manifest_json, write_run
-    from streamrag.simulator.simulate import plan_question, simulate
+    from streamrag.simulator.simulate import simulate
 
     out = Path(args.out)
     events = [e.model_dump() for e in read_trace(out / "trace.jsonl")]

@@ -49,10 +49,10 @@ from streamrag.base.errors import InputError
 from streamrag.live.session import Turn
 from streamrag.live.words import replayed_question
 from streamrag.pipeline.question import SimQuestion
+from streamrag.simulator.replay.planning import plan_question
 from streamrag.simulator.results import ResultRow
 from streamrag.simulator.run_output import stats
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import plan_question
 
 REPLAY = TableKind(
     "live_replay",

@@ -41,8 +41,9 @@ from streamrag.engine.trace import Recorder
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
 from streamrag.simulator.questions import ANALYZER_EVIDENCE
+from streamrag.simulator.replay.planning import plan_question
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import QuestionOutput, SimulationRun, plan_question, question_output, reflector_model_of
+from streamrag.simulator.simulate import QuestionOutput, SimulationRun, question_output, reflector_model_of
 
 ARMS = ("streaming", "baseline")
 

@@ -13,7 +13,8 @@ Above :mod:`streamrag.pipeline` and :mod:`streamrag.analysis`; below sweeps and 
   (``results.csv``, ``summary.json``, ``manifest.json``);
 - :mod:`~streamrag.simulator.applies` — where each setting applies (refused elsewhere);
 - :mod:`~streamrag.simulator.table_run` — a table replayed as a stream;
-- sub-packages: :mod:`~streamrag.simulator.replay` (the closed form and the trace fold),
+- sub-packages: :mod:`~streamrag.simulator.replay` (question plans, the closed form and the
+  trace fold),
   :mod:`~streamrag.simulator.load` (sessions sharing capacity),
   :mod:`~streamrag.simulator.predict` (analytic answers),
   :mod:`~streamrag.simulator.compare` (runs held against each other) and

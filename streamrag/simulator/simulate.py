@@ -21,11 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.base.errors import ConfigError
-from streamrag.data.human.asr import HypothesesFile
-from streamrag.data.human.hypotheses_file import recorded_speech_us
-from streamrag.engine.cadence import TimingsCadence
-from streamrag.engine.endpoint import EndOfTurn, EndpointTurn
-from streamrag.engine.rng import stream
 from streamrag.engine.trace import dump_events
 from streamrag.pipeline import reflectors
 from streamrag.pipeline.plan import QuestionPlan
@@ -33,6 +28,7 @@ from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.questions import ANALYZER_EVIDENCE, QuestionSet, SkippedQuestion
 from streamrag.simulator.replay.closed import replay
 from streamrag.simulator.replay.closed_form import CLOSED_FORM, ENGINE, engine_reason, replay_events
+from streamrag.simulator.replay.planning import PlanCache, plan_question, planner
 from streamrag.simulator.results import ResultRow, derive_result, skipped_result, tally_result
 from streamrag.simulator.scenario import ResolvedScenario
 
@@ -41,73 +37,16 @@ if TYPE_CHECKING:
     from streamrag.simulator.replay.fold import Tally
 
 
-def plan_question(q: SimQuestion, rs: ResolvedScenario, *, stream_id: str | None = None) -> QuestionPlan:
-    """Draw a question's word arrivals and per-prefix latencies (µs), from the random
-    streams of ``stream_id`` (default: the question's id; a load run's session id, so
-    two sessions asking one question draw independently)."""
-    sc = rs.scenario
-    n = q.n_words
-    key = q.interaction_id if stream_id is None else stream_id
-    if n < 1:
-        raise ConfigError(f"question {q.interaction_id!r}: n_words must be ≥ 1, got {n}")
-    cadence = sc.input
-    if q.input_us is not None:  # recorded ASR hypotheses arrive at their own times
-        word_us = q.input_us
-    else:
-        cadence_rng = stream(sc.seed, key, "cadence") if cadence.needs_rng else None
-        word_us = tuple(cadence.word_times_list_us(n, cadence_rng, question_id=q.interaction_id))
-
-    def draw(stage: str, size: int) -> list[int]:
-        model = getattr(rs.stages, stage)
-        rng = stream(sc.seed, key, f"latency.{stage}") if model.needs_rng else None
-        return model.sample_list_us(rng, size)
-
-    ranking = sc.pipeline.ranking
-    if ranking == "tool":  # a search per word on the tool: its latency, drawn apart from the calls'
-        model = rs.stages.L
-        rank_us = tuple(model.sample_list_us(stream(sc.seed, key, "latency.R") if model.needs_rng else None, n))
-    else:
-        rank_us = (sc.pipeline.local_rank_us,) * n if ranking == "local" else ()
-    end = _end_of_turn(q, rs, word_us, key)
-    g_us, l_us, f_us = tuple(draw("G", n)), tuple(draw("L", n)), draw("F", 1)[0]
-    return QuestionPlan(
-        question=q,
-        word_us=word_us,
-        end_of_turn_us=end.start_us,
-        g_us=g_us,
-        l_us=l_us,
-        f_us=f_us,
-        rank_us=rank_us,
-        endpoint=None if sc.endpoint.kind == "fixed" else EndpointTurn.priced(end, sc.endpoint, g_us, l_us, f_us),
-    )
-
-
-def _end_of_turn(q: SimQuestion, rs: ResolvedScenario, word_us: tuple[int, ...], key: str) -> EndOfTurn:
-    """The endpointer's decision for one question (:mod:`streamrag.engine.endpoint`), its
-    detector's draws on the question's ``endpoint`` stream."""
-    sc = rs.scenario
-    endpoint, cadence = sc.endpoint, sc.input
-    starts = cadence.word_starts_us(q.interaction_id) if isinstance(cadence, TimingsCadence) and q.input_us is None else None
-    speech = None
-    if endpoint.kind != "fixed" and isinstance(sc.data.asr, HypothesesFile):  # spoken: the end of speech from the audio
-        speech = recorded_speech_us(sc.data.asr, q.interaction_id)
-    return endpoint.decide(
-        word_us,
-        starts,
-        word_interval_us=round(1e6 / cadence.delta_wps),
-        fixed_us=cadence.end_of_turn_us,
-        rng=stream(sc.seed, key, "endpoint") if endpoint.needs_rng else None,
-        speech_us=speech,
-    )
-
-
-async def replay_question(clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False) -> list[dict[str, Any]]:
-    """Replay one question on ``clock`` (arriving now); return its trace events."""
+async def replay_question(
+    clock: Clock, q: SimQuestion, rs: ResolvedScenario, *, validate: bool = False, plan: QuestionPlan | None = None
+) -> list[dict[str, Any]]:
+    """Replay one question on ``clock`` (arriving now); return its trace events. ``plan``:
+    its plan under ``rs`` when drawn already (:mod:`~streamrag.simulator.replay.planning`)."""
     from streamrag.engine.trace import Recorder
     from streamrag.pipeline.streaming import simulate_question
 
     sc = rs.scenario
-    plan = plan_question(q, rs)
+    plan = plan_question(q, rs) if plan is None else plan
     rec = Recorder(q.interaction_id, clock, clock.now_us(), validate=validate)
     await simulate_question(clock, plan, sc.trigger.build(q), sc.reflector.build(q), rs.arm_rules, rec)
     return rec.events
@@ -148,21 +87,24 @@ def question_output(q: SimQuestion, events: list[dict[str, Any]], rs: ResolvedSc
     return QuestionOutput(row, dump_events(events), len(events), answer - first_word)
 
 
-def closed_form_outputs(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
+def closed_form_outputs(
+    questions: Sequence[SimQuestion], rs: ResolvedScenario, plans: PlanCache | None = None
+) -> list[QuestionOutput]:
     """The questions' rows by the closed form (:mod:`~streamrag.simulator.replay.closed`),
-    their trace left to :func:`closed_form_trace`."""
-    sc, rules = rs.scenario, rs.arm_rules
+    their trace left to :func:`closed_form_trace`; their plans kept in ``plans`` when given."""
+    sc, rules, plan_of = rs.scenario, rs.arm_rules, planner(rs, plans)
     outputs = []
     for q in questions:
-        plan = plan_question(q, rs)
+        plan = plan_of(q)
         outputs.append(_closed_output(q, plan, replay(plan, sc.trigger.build(q), sc.reflector.build(q), rules), rs))
     return outputs
 
 
-def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> bytes:
+def closed_form_trace(questions: Sequence[SimQuestion], rs: ResolvedScenario, plans: PlanCache | None = None) -> bytes:
     """The trace lines of ``questions``, replayed by the closed form on the arm objects
     (:func:`~streamrag.simulator.replay.closed_form.replay_events`): the engine's, byte for byte."""
-    return b"".join(dump_events(replay_events(plan_question(q, rs), rs)) for q in questions)
+    plan_of = planner(rs, plans)
+    return b"".join(dump_events(replay_events(plan_of(q), rs)) for q in questions)
 
 
 def closed_form_traced(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> tuple[list[QuestionOutput], bytes]:
@@ -186,12 +128,14 @@ def _closed_output(q: SimQuestion, plan: QuestionPlan, tally: Tally, rs: Resolve
     return QuestionOutput(row, b"", 0, tally.streaming_answer_us - plan.word_us[0])  # type: ignore[operator]
 
 
-def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario) -> list[QuestionOutput]:
+def run_chunk(questions: Sequence[SimQuestion], rs: ResolvedScenario, plans: PlanCache | None = None) -> list[QuestionOutput]:
     """Replay questions one after another on one virtual loop (a worker's unit of work)."""
     from streamrag.engine.loop import run_virtual
 
+    plan_of = planner(rs, plans)
+
     async def main(clock: Clock) -> list[QuestionOutput]:
-        return [question_output(q, await replay_question(clock, q, rs), rs) for q in questions]
+        return [question_output(q, await replay_question(clock, q, rs, plan=plan_of(q)), rs) for q in questions]
 
     return run_virtual(main)
 
@@ -292,17 +236,18 @@ def _closed_form(
     source: str,
     jobs: int,
     on_progress: Callable[[int], None] | None,
+    plans: PlanCache | None,
 ) -> SimulationRun:
     outputs = []
     for chunk in _chunks(len(questions), 1):
-        outputs += closed_form_outputs(questions[chunk.start : chunk.stop], rs)
+        outputs += closed_form_outputs(questions[chunk.start : chunk.stop], rs, plans)
         if on_progress:
             on_progress(len(chunk))
 
     def trace() -> Iterator[bytes]:
         chunks = [questions[c.start : c.stop] for c in _chunks(len(questions), max(1, jobs))]
         if jobs <= 1 or len(questions) < 2:
-            yield from (closed_form_trace(chunk, rs) for chunk in chunks)
+            yield from (closed_form_trace(chunk, rs, plans) for chunk in chunks)
             return
         from streamrag.base.system.processes import worker_pool
 
@@ -319,24 +264,28 @@ def simulate(
     jobs: int = 1,
     on_progress: Callable[[int], None] | None = None,
     engine: bool = False,
+    plans: PlanCache | None = None,
 ) -> SimulationRun:
     """Replay every question of the set (skipped entries get their row).
 
     By the closed form when ``rs`` has one (:func:`replay_of`; ``engine=True`` forces
     the event engine): rows in this process, the trace recorded when asked for, on
     ``jobs`` worker processes. On the engine ``jobs > 1`` replays on that many worker
-    processes. ``on_progress(k)`` is called as k more questions finish.
+    processes. ``on_progress(k)`` is called as k more questions finish. ``plans``: the
+    questions' plans are taken from it, and the new ones kept there (in this process:
+    not by worker processes), for the next run with the same plan settings
+    (:class:`~streamrag.simulator.replay.planning.PlanCache`).
     """
     entries = questions.entries if isinstance(questions, QuestionSet) else list(questions)
     source = questions.evidence_source if isinstance(questions, QuestionSet) else ANALYZER_EVIDENCE
     questions = [e for e in entries if isinstance(e, SimQuestion)]
     check_compatible(questions, rs)
     if replay_of(rs, engine=engine) == CLOSED_FORM:
-        return _closed_form(entries, questions, rs, source, jobs, on_progress)
+        return _closed_form(entries, questions, rs, source, jobs, on_progress, plans)
     if jobs <= 1 or len(questions) < 2:
         outputs: list[QuestionOutput] = []
         for chunk in _chunks(len(questions), 1):
-            outputs += run_chunk(questions[chunk.start : chunk.stop], rs)
+            outputs += run_chunk(questions[chunk.start : chunk.stop], rs, plans)
             if on_progress:
                 on_progress(len(chunk))
         return _assemble(entries, outputs, rs, source)

@@ -7,6 +7,11 @@
   prepared input is scattered to every worker once. Workers need streamrag installed and,
   for analyze points, the data file at the same path.
 
+The serial executor and each pool worker keep the question plans of the points they ran
+for the run (:class:`~streamrag.simulator.replay.planning.PlanCache`): the points of a
+frontier, which differ in the trigger only, draw each question's plan once per process,
+not once per point. A Dask task draws its own.
+
 A point's output depends only on its job and input (per-question random streams, see
 :mod:`streamrag.engine.rng`), so every executor gives byte-identical files; the run
 folder orders the sweep table by point, never by completion.
@@ -28,7 +33,7 @@ from streamrag.sweep.point_kinds import PointJob
 from streamrag.sweep.work import PointOutput, execute_point
 
 if TYPE_CHECKING:
-    pass
+    from streamrag.simulator.replay.planning import PlanCache
 
 
 class Executor(Protocol):
@@ -55,22 +60,29 @@ class SerialExecutor:
         return None
 
     def run(self, jobs: Sequence[PointJob], shared: Mapping[str, Any]) -> Generator[PointOutput, None, None]:
+        from streamrag.simulator.replay.planning import PlanCache
+
+        plans = PlanCache()
         for job in jobs:
-            yield execute_point(job, shared.get(job.input_ref) if job.input_ref else None)
+            yield execute_point(job, shared.get(job.input_ref) if job.input_ref else None, plans)
 
 
 # A pool worker's prepared inputs, filled once by the pool initializer (_install) so
-# that points do not ship them again.
+# that points do not ship them again, and the plans of the points it ran.
 _WORKER_SHARED: dict[str, Any] = {}
+_WORKER_PLANS: list[PlanCache] = []
 
 
 def _install(shared: Mapping[str, Any]) -> None:
+    from streamrag.simulator.replay.planning import PlanCache
+
     _WORKER_SHARED.clear()
     _WORKER_SHARED.update(shared)
+    _WORKER_PLANS[:] = [PlanCache()]
 
 
 def _execute_installed(job: PointJob) -> PointOutput:
-    return execute_point(job, _WORKER_SHARED.get(job.input_ref) if job.input_ref else None)
+    return execute_point(job, _WORKER_SHARED.get(job.input_ref) if job.input_ref else None, _WORKER_PLANS[0])
 
 
 class ProcessExecutor:

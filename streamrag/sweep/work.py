@@ -18,10 +18,13 @@ configured RQ2 point's).
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streamrag.base.columns import Dtype
 from streamrag.sweep.point_kinds import PointJob
+
+if TYPE_CHECKING:
+    from streamrag.simulator.replay.planning import PlanCache
 
 
 class PointOutput(NamedTuple):
@@ -119,7 +122,7 @@ def analyze_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     return {"n_skipped": summary["n_skipped"], **flatten(headline(summary["rq1"], summary["rq2"]["point"]))}
 
 
-def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
+def _simulate(job: PointJob, prepared: Any, plans: PlanCache | None) -> tuple[dict[str, bytes], dict[str, Any]]:
     from streamrag.simulator.question_select import select_for
     from streamrag.simulator.run_output import results_csv, summary_json
     from streamrag.simulator.simulate import simulate
@@ -133,7 +136,7 @@ def _simulate(job: PointJob, prepared: Any) -> tuple[dict[str, bytes], dict[str,
     if rs.scenario.load is not None:
         files, metrics = _load(job, selected)
     else:
-        run = simulate(selected, rs, jobs=1)
+        run = simulate(selected, rs, jobs=1, plans=plans)
         summary = summary_json(run, rs, selected.counts)
         files = {"results.csv": results_csv(run.all_rows), "summary.json": summary}
         if job.traces:
@@ -246,13 +249,16 @@ def _analyze(job: PointJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     return files, analyze_metrics(json.loads(files["summary.json"]))
 
 
-def execute_point(job: PointJob, prepared: Any = None) -> PointOutput:
-    """Compute one point (see the module docstring); deterministic in ``job`` and input."""
+def execute_point(job: PointJob, prepared: Any = None, plans: PlanCache | None = None) -> PointOutput:
+    """Compute one point (see the module docstring); deterministic in ``job`` and input.
+    ``plans``: the question plans of the points this process ran before, reused where a
+    point's plan settings are theirs (:class:`~streamrag.simulator.replay.planning.PlanCache`:
+    the same bytes as drawing them anew)."""
     from streamrag.engine.clock import RealClock
 
     clock = RealClock()
     if job.kind == "simulate":
-        files, metrics = _simulate(job, prepared)
+        files, metrics = _simulate(job, prepared, plans)
     elif job.kind == "streamable":
         files, metrics = _streamable(job, prepared)
     else:

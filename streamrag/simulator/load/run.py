@@ -113,7 +113,7 @@ class _LoadedSystems:
     ) -> None:
         import anyio
 
-        from streamrag.simulator.simulate import plan_question
+        from streamrag.simulator.replay.planning import plan_question
 
         self.clock = clock
         self.questions = questions
@@ -305,7 +305,7 @@ class LoadRun:
 def _reference(questions: Sequence[SimQuestion], rs: ResolvedScenario, n: int) -> np.ndarray:
     """Saved (µs) of sessions 0..n−1 replayed alone on unlimited capacity (same draws)."""
     from streamrag.pipeline.streaming import simulate_question
-    from streamrag.simulator.simulate import plan_question
+    from streamrag.simulator.replay.planning import plan_question
 
     sc = rs.scenario
     out = np.zeros(n, dtype=np.int64)
