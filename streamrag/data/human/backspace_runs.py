@@ -58,10 +58,13 @@ class LoggedRun:
     n_deleted: int
     across_space: bool
     retyped_same: bool
-    timing_ms: tuple[float, float, float] | None = None
-    """``(before, within, after)``: the pause before its first backspace, the time from its
-    first backspace to its last, and the pause before typing resumes (NaN when the
-    sentence ends on it); None without press times."""
+    timing_ms: tuple[float, float, float, float] | None = None
+    """``(before, within, after, retype)``: the pause before its first backspace, the time
+    from its first backspace to its last, the pause before typing resumes, and the time
+    from that first key typed again to the key that restores what the run deleted (its
+    ``n_deleted - 1`` intervals after the first; 0 for a one-key run). NaN where the
+    sentence ends first, or, for ``retype``, where another run comes first; None without
+    press times."""
     word: int = 0
     """The word it starts in: the spaces typed before it."""
     word_chars: int = 0
@@ -96,7 +99,9 @@ def logged_runs(chars: str, press_ms: Sequence[float] | None = None) -> list[Log
         if press_ms is not None:
             before = float(press_ms[first] - press_ms[first - 1]) if first else float("nan")
             resume = float(press_ms[i] - press_ms[i - 1]) if i < n else float("nan")
-            timing = (before, float(press_ms[i - 1] - press_ms[first]), resume)
+            retyped = len(after) == len(gone) and "\b" not in after  # the keys typing back what it deleted
+            retype = float(press_ms[i + len(gone) - 1] - press_ms[i]) if retyped else float("nan")
+            timing = (before, float(press_ms[i - 1] - press_ms[first]), resume, retype)
         runs.append(LoggedRun(start_class(word_chars), len(gone), " " in gone, after == gone, timing, word, word_chars))
     return runs
 
@@ -119,7 +124,7 @@ class RunPools:
     """Runs per opportunity (module docstring), per start class."""
     draws: dict[str, np.ndarray]
     """Per start class with runs, its logged ``(n_deleted, retyped_same, before_ms,
-    within_ms, after_ms)`` rows (float; a time NaN where the log has none): a run's reach
+    within_ms, after_ms, retype_ms)`` rows (float; a time NaN where the log has none): a run's reach
     and its timing are drawn together, so a long hesitation keeps the correction it went with."""
     again_rate: float = 0.0
     """Runs per key of a word after its first run (corrections cluster on hard words);
@@ -161,7 +166,7 @@ def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools
     n_later = sum(later_chances.values())
     return RunPools(
         rate,
-        {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 5) for c in START_CLASSES if rows[c]},
+        {c: np.asarray(rows[c], dtype=np.float64).reshape(-1, 6) for c in START_CLASSES if rows[c]},
         min(1.0, again / n_later) if n_later else 0.0,
     )
 
@@ -170,11 +175,12 @@ def run_pools(sentences: Sequence[tuple[str, str, Sequence[float]]]) -> RunPools
 class PlannedRun:
     """A run :func:`plan_runs` placed: at key ``resume`` of the text, ``keys`` are typed
     instead, then deleted, and typing resumes at ``resume``; ``timing_ms`` is the logged
-    run's ``(before, within, after)`` (:class:`LoggedRun`)."""
+    run's ``(before, within, after, retype)`` (:class:`LoggedRun`), ``retype`` scaled to
+    this run's keys when it deletes fewer than the logged one did."""
 
     resume: int
     keys: str
-    timing_ms: tuple[float, float, float] = (float("nan"),) * 3
+    timing_ms: tuple[float, float, float, float] = (float("nan"),) * 4
 
 
 def _placed(text: str, start: int, end: int, same: bool, last_end: int, typo: Any, rng: np.random.Generator) -> PlannedRun:
@@ -191,7 +197,8 @@ def _placed(text: str, start: int, end: int, same: bool, last_end: int, typo: An
 
 
 def _timed(run: PlannedRun, row: np.ndarray) -> PlannedRun:
-    return PlannedRun(run.resume, run.keys, (float(row[2]), float(row[3]), float(row[4])))
+    retype = float(row[5]) * (len(run.keys) - 1) / (row[0] - 1) if row[0] > 1 else 0.0  # over its own keys
+    return PlannedRun(run.resume, run.keys, (float(row[2]), float(row[3]), float(row[4]), retype))
 
 
 def plan_runs(text: str, pools: RunPools, rng: np.random.Generator, typo: Any) -> dict[int, PlannedRun]:

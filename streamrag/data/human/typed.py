@@ -20,15 +20,17 @@ participant becomes a **typist profile**, drawn from their own logged sentences 
   1, 2, 3, 4+ characters into a word) the runs per such key of the shown sentences and
   the logged runs, each with how far back it reached, whether it was retyped unchanged,
   and its own timing (the pause before it, the time between its backspaces, the pause
-  before typing resumed), drawn together.
+  before typing resumed, the time it took to type back what it deleted), drawn together.
 
 Typing question ``q`` (``typed_keys``): at each key, with the rate of its start class, a
 logged run is drawn and placed to end right after that key
 (:func:`~streamrag.data.human.backspace_runs.plan_runs`): the keys it deletes are typed
-first — the first one wrong (a QWERTY neighbour, or a premature space in place of a
+first, at the word's own pace (the clean word time counts them, as the logs' first-typed
+keys) — the first one wrong (a QWERTY neighbour, or a premature space in place of a
 word's last character) unless the logged run was retyped unchanged — then deleted, and
-typing resumes. A run that deletes a space takes back a word already heard, and the
-retyped word revises it, as in the logs. Every interval is one draw from the pools above.
+typing resumes, the keys typed again taking the logged run's own time to retype them. A
+run that deletes a space takes back a word already heard, and the retyped word revises
+it, as in the logs. Every interval is one draw from the pools above.
 
 Which participant types which question is seeded by the question's id (``seed``), so a
 question's keys never depend on the other questions of a run, and under load each
@@ -101,9 +103,9 @@ def clean_word_times(chars: str, times: Sequence[float]) -> list[tuple[str, int,
     """``(where, intervals, ms)`` of the words of a logged sentence, as they would have
     taken typed without their backspace runs: the intervals of the keys that survive, where
     a key retyped after a run takes the interval of the key it replaces (the one first typed
-    at its place) — the run itself (its deleted keys, the backspaces and the pause before
-    typing resumes) is what the model adds back, drawn from the participant's runs. So a
-    word revised, which is often a slow word, is not left out.
+    at its place) — the run itself (the backspaces, the pause before typing resumes and the
+    time to type the deleted keys again) is what the model adds back, drawn from the
+    participant's runs. So a word revised, which is often a slow word, is not left out.
 
     ``where``: ``middle`` (a space before and after it: from the space before to the space
     after, ``intervals`` is its length; ``revised`` when a run deleted one of its keys),
@@ -277,18 +279,19 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
         units[p] for run in planned.values() for p in range(run.resume, min(len(text), run.resume + len(run.keys)))
     )
     clean = _clean_intervals(text, profile, rng, revised, units)
+    again: dict[int, float] = {}  # position → its interval when typed again after a run
     times: list[float] = []
     keys: list[str] = []
     t = 0.0
     for pos in range(len(text)):
         run = planned.get(pos)
         if run is not None:
-            for j, ch in enumerate(run.keys):
-                t += clean[pos] if j == 0 else _interval(profile, keys[-1], ch, rng)
+            n = len(run.keys)
+            for j, ch in enumerate(run.keys):  # first typed at the word's own pace (as its clean time counts them)
+                t += clean[pos + j]
                 times.append(t)
                 keys.append(ch)
-            before, within, after = run.timing_ms  # the logged run's own (NaN: drawn from the pools)
-            n = len(run.keys)
+            before, within, after, retype = run.timing_ms  # the logged run's own (NaN: drawn from the pools)
             for j in range(n):
                 if j == 0:
                     t += before if before == before else _draw(profile.before_run_ms, rng)
@@ -297,11 +300,25 @@ def typed_keys(text: str, profile: TypistProfile, rng: np.random.Generator) -> t
                 times.append(t)
                 keys.append("\b")
             t += after if after == after else _draw(profile.after_run_ms, rng)
+            again.update(_retyped(text, pos, n, retype, clean, profile, rng))
         else:
-            t += clean[pos]
+            t += again.pop(pos, clean[pos])
         times.append(t)
         keys.append(text[pos])
     return times, "".join(keys)
+
+
+def _retyped(
+    text: str, pos: int, n: int, retype_ms: float, clean: list[float], profile: TypistProfile, rng: np.random.Generator
+) -> dict[int, float]:
+    """The intervals of the keys after ``pos`` typed again after a run of ``n`` keys: the
+    logged run's own retyping time spread like the clean intervals there, or, where the
+    log has none (another run came first), key-pair draws."""
+    span = range(pos + 1, min(len(text), pos + n))
+    total = sum(clean[p] for p in span)
+    if retype_ms == retype_ms and total > 0:
+        return {p: retype_ms * clean[p] / total for p in span}
+    return {p: _interval(profile, text[p - 1], text[p], rng) for p in span}
 
 
 def split_participants(ids: Sequence[str], held_out_share: float, seed: int) -> tuple[list[str], list[str]]:

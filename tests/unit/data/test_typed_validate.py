@@ -91,18 +91,43 @@ def test_a_logged_run_keeps_its_timing_and_the_model_types_it_with_its_own() -> 
     # "ab" at 0, 100; ⌫ ⌫ at 700, 800 (a 600 ms pause before the run, 100 ms in it);
     # "cd" at 1,500 (700 ms before typing resumes), 1,600
     (run,) = logged_runs("ab\b\bcd", [0, 100, 700, 800, 1500, 1600])
-    assert run.timing_ms == (600.0, 100.0, 700.0)
+    assert run.timing_ms == (600.0, 100.0, 700.0, 100.0)  # and 100 ms from "c" to "d": the retyping
     (last,) = logged_runs("ab\b", [0, 100, 400])
-    assert last.timing_ms is not None and last.timing_ms[:2] == (300.0, 0.0) and last.timing_ms[2] != last.timing_ms[2]
+    assert last.timing_ms is not None and last.timing_ms[:2] == (300.0, 0.0)
+    assert all(v != v for v in last.timing_ms[2:])  # the sentence ends on it: no resuming, no retyping
     pools = run_pools([("cd", "ab\b\bcd", [0, 100, 700, 800, 1500, 1600])])
-    assert pools.draws["2"].tolist() == [[2.0, 0.0, 600.0, 100.0, 700.0]]  # reach, retyped, and its timing together
+    assert pools.draws["2"].tolist() == [[2.0, 0.0, 600.0, 100.0, 700.0, 100.0]]  # reach, retyped, and its timing together
     planned = plan_runs(
         "cd",
         RunPools({"s": 0.0, "1": 0.0, "2": 1.0, "3": 0.0, "4+": 0.0}, pools.draws),
         np.random.default_rng(0),
         lambda ch, rng: "x",
     )
-    assert [(p.resume, p.keys, p.timing_ms) for p in planned.values()] == [(0, "xd", (600.0, 100.0, 700.0))]
+    assert [(p.resume, p.keys, p.timing_ms) for p in planned.values()] == [(0, "xd", (600.0, 100.0, 700.0, 100.0))]
+
+
+def test_the_keys_typed_again_after_a_run_take_the_logged_runs_own_retyping_time() -> None:
+    # "abcd efgh" typed "abxy⌫⌫cd efgh": a run 4 characters in, 2 back; "c" then "d" typed
+    # again, "d" 3,000 ms after "c" (a long pause inside the retyping) in one sentence and
+    # 200 ms in the other. The profile keeps it with the run; the model's retyped keys take it.
+    from streamrag.data.human.keystrokes import TypedSentence
+    from streamrag.data.human.typed import typed_keys, typist_profile
+
+    chars = "abxy\b\bcd efgh"
+
+    def sentence(retype_ms: int) -> TypedSentence:
+        steps = [0, 100, 100, 100, 600, 100, 700, retype_ms, 100, 100, 100, 100, 100]
+        return TypedSentence("p", "s", "abcd efgh", tuple(int(t) for t in np.cumsum(steps)), chars)
+
+    profile = typist_profile("p", [sentence(3000), sentence(200)])
+    assert profile.runs.draws["4+"][:, 5].tolist() == [3000.0, 200.0]
+    retypes = []
+    for seed in range(40):
+        times, keys = typed_keys("abcd efgh", profile, np.random.default_rng(seed))
+        retypes += [run.timing_ms[3] for run in logged_runs(keys, times) if run.timing_ms is not None]
+    assert len(retypes) > 20  # a run at "d" and at "h", each at the logged rate of 1 in 2
+    assert all(r == pytest.approx(3000.0) or r == pytest.approx(200.0) for r in retypes)  # each run its own logged time
+    assert np.mean(retypes) == pytest.approx(1600.0, rel=0.25)  # the two drawn alike
 
 
 def test_a_words_later_runs_are_counted_against_its_keys_after_its_first() -> None:
