@@ -16,7 +16,8 @@ from streamrag.live.live_run import result_row
 from streamrag.live.session import run_turn
 from streamrag.live.twin import run_twin, timer_lateness_us, turn_measures, twin_plan
 from streamrag.pipeline.tools import DelayedTool
-from streamrag.simulator.simulate import plan_question, simulate
+from streamrag.simulator.replay.planning import plan_question
+from streamrag.simulator.simulate import simulate
 
 
 def _live_on_the_virtual_clock(n: int):

@@ -12,8 +12,8 @@ from streamrag.engine.clock import Clock
 from streamrag.engine.loop import run_virtual
 from streamrag.pipeline.question import SimQuestion
 from streamrag.simulator.predict.optimum import replay_schedule, score
+from streamrag.simulator.replay.planning import plan_question
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import plan_question
 
 
 def brute_force(q: SimQuestion, rs: ResolvedScenario, lam_ms: float, *, max_words: int = 10) -> tuple[float, frozenset[int]]:

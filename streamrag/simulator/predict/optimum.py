@@ -56,9 +56,9 @@ from streamrag.engine.loop import run_virtual
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.question import SimQuestion
 from streamrag.pipeline.streaming import QuestionPlan, simulate_question
+from streamrag.simulator.replay.planning import plan_question
 from streamrag.simulator.results import ResultRow, derive_result
 from streamrag.simulator.scenario import ResolvedScenario
-from streamrag.simulator.simulate import plan_question
 
 
 class ScheduleTrigger:

@@ -7,8 +7,9 @@ from _simhelpers import table_q
 
 from streamrag.engine.cadence import JitteredCadence, UniformCadence
 from streamrag.engine.rng import stream
+from streamrag.simulator.replay.planning import plan_question
 from streamrag.simulator.scenario import scenario_from_dict
-from streamrag.simulator.simulate import plan_question, run_chunk
+from streamrag.simulator.simulate import run_chunk
 
 
 def test_uniform_word_times_are_exact_microseconds_without_drift():

@@ -14,7 +14,7 @@ from streamrag.engine.clock import Clock, Priority, RealClock, VirtualClock
 from streamrag.engine.loop import run_real, run_virtual
 from streamrag.engine.trace import Recorder
 from streamrag.pipeline.streaming import simulate_question
-from streamrag.simulator.simulate import plan_question
+from streamrag.simulator.replay.planning import plan_question
 
 
 def test_same_instant_order_is_time_then_priority_then_registration():
