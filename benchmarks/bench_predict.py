@@ -7,7 +7,7 @@ load) and ``load`` with both latency profiles (all 1,371 questions, both break-e
 Measured per command: CPU seconds of the child (user + sys, best of ``--repeat`` runs)
 and its wall seconds, beside the floor every command pays, ``python -c "import numpy,
 pandas, pyarrow"``, run interleaved with the commands in every repeat; and the printed answer. Issue 44's goal: ≤ 2 s of CPU per command.
-For each load case also the load model's own floor (``benchmarks/predict_floor.py``: start,
+For each load case also the load model's own floor (``benchmarks/_predict_floor.py``: start,
 import, read the table, replay every question's nominal timeline at the model's grid of
 waits), interleaved too: what no run of this design can go below.
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load_average, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
-FLOOR = Path(__file__).resolve().parent / "predict_floor.py"
+FLOOR = Path(__file__).resolve().parent / "_predict_floor.py"
 CASES = {
     "paper_rq3": ["--scenario", "paper_rq3"],
     "load": ["--scenario", "load"],

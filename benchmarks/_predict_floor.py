@@ -4,7 +4,7 @@ timeline through the streaming arm's machine at the model's grid of waits
 (:data:`streamrag.simulator.predict.load._WAIT_GRID_MS`, plus the unloaded timeline).
 
 Run by ``bench_predict.py`` as a child process, beside ``streamrag predict``:
-``python benchmarks/predict_floor.py TABLE.csv [--set KEY=VALUE ...]`` (scenario ``load``).
+``python benchmarks/_predict_floor.py TABLE.csv [--set KEY=VALUE ...]`` (scenario ``load``).
 Prints the replays it made.
 """
 
