@@ -29,6 +29,7 @@ PEERS: dict[str, list[str]] = {
     "bench_global": ["bm25s (numba backend)", "rank_bm25"],
     "bench_global_analyze": ["the numpy kernel (without the fast extra)"],
     "dense": ["BM25 on the same data"],
+    "bench_load_simpy": ["a same-shape SimPy model fed streamrag's inputs (benchmarks/_load_simpy_peer.py)"],
 }
 """The peer each benchmark runs beside streamrag, by record name (others: none, or in its numbers)."""
 CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "crag"))
