@@ -34,6 +34,11 @@ PEERS: dict[str, list[str]] = {
 """The peer each benchmark runs beside streamrag, by record name (others: none, or in its numbers)."""
 CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "crag"))
 
+# The commands a benchmark runs are timed as a user's install runs them: modules' bytecode
+# cached (Python's default, and what ``pip install`` precompiles). An environment that sets
+# PYTHONDONTWRITEBYTECODE makes every child compile streamrag from source on every start.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def load_average() -> float | None:
     """The 1-minute load average (this machine is shared: every result says what it ran beside)."""
