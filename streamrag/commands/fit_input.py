@@ -58,6 +58,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true", help="with --validate: exit 1 when a statistic falls outside the logs' CI")
     p.add_argument("--seed", type=int, default=0, help="split, typing and bootstrap seed (default 0)")
     p.add_argument(
+        "--typings",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --validate: the model types each sentence K times, so its value is its expectation, not one draw's (default 1)",
+    )
+    p.add_argument(
         "--skip-bad",
         action="store_true",
         help="skip malformed or implausible keystroke rows (and sentences with implausible gaps) instead of failing; "
@@ -84,13 +91,20 @@ def _check(args: argparse.Namespace) -> None:
     if args.keystrokes is None and args.hypotheses is None:
         raise ConfigError("give --keystrokes DIR, --hypotheses FILE or both")
     if args.validate is None:
-        for flag, given in (("--split-participants", args.split_participants), ("--strict", args.strict)):
+        given_typings = args.typings != 1
+        for flag, given in (
+            ("--split-participants", args.split_participants),
+            ("--strict", args.strict),
+            ("--typings", given_typings),
+        ):
             if given:
                 raise ConfigError(f"{flag} applies with --validate DIR2 only")
         args.held_out_share = 0.2 if args.held_out_share is None else args.held_out_share
         if not 0.0 < args.held_out_share < 1.0:
             raise ConfigError(f"--held-out-share: {args.held_out_share:g} is outside (0, 1)")
         return
+    if args.typings < 1:
+        raise ConfigError(f"--typings: the model types each sentence at least once, got {args.typings}")
     if args.keystrokes is None:
         raise ConfigError("--validate DIR2 needs --keystrokes DIR: the logs to fit the typed model on")
     if args.held_out_share is not None:
@@ -132,7 +146,7 @@ def _typed(args: argparse.Namespace) -> dict:
     else:
         val_logs = read_keystrokes(args.validate, on_error=on_error)
         fit, val = sorted(logs.participants), sorted(val_logs.participants)
-    result = validate(logs, fit, val_logs, val, seed=args.seed)
+    result = validate(logs, fit, val_logs, val, seed=args.seed, typings=args.typings)
     typed |= {
         "n_fit_participants": len(fit),
         "fit": bootstrap(logged_sessions(logs, fit), fitted, seed=args.seed),

@@ -9,6 +9,12 @@ typed again by one of them (drawn by the sentence's id and the seed, as
 both: a participant's logged and model sentences are drawn together). A statistic is
 *inside* when the model's value lies in the logs' CI.
 
+The model's value is one draw of its typing; a statistic of the gaps' tail (``cv``) moves
+with it by about the width of the logs' CI. ``typings = k`` types each sentence k times
+(typing ``i > 0`` on its own stream; the first is the single typing's), all of a
+participant's typings resampled with them, so the model's value tells its expectation
+rather than one draw's luck.
+
 A participant in both sets would check the model on people it was fitted to: refused,
 naming them (:func:`check_disjoint`). One folder is split by :func:`split_half`.
 """
@@ -71,10 +77,19 @@ def statistics(sessions: Sequence[SessionStats]) -> dict[str, float]:
 
 
 def validate(
-    fit_logs: KeystrokeLogs, fit_ids: Sequence[str], val_logs: KeystrokeLogs, val_ids: Sequence[str], *, seed: int = 0
+    fit_logs: KeystrokeLogs,
+    fit_ids: Sequence[str],
+    val_logs: KeystrokeLogs,
+    val_ids: Sequence[str],
+    *,
+    seed: int = 0,
+    typings: int = 1,
 ) -> dict[str, Any]:
     """The statistics of the validation logs and of the model fitted on ``fit_ids``
-    typing their sentences, with CIs, and whether each is inside (module docstring)."""
+    typing their sentences ``typings`` times each, with CIs, and whether each is inside
+    (module docstring)."""
+    if typings < 1:
+        raise InputError(f"--typings: the model types each sentence at least once, got {typings}")
     check_disjoint(fit_logs.root, fit_ids, val_logs.root, val_ids)
     pool = typists_of(fit_logs, fit_ids)
     logged: list[list[SessionStats]] = []
@@ -85,10 +100,12 @@ def validate(
             got = keyed_stats(s.press_ms, s.chars)
             if got is None or not s.sentence.split():
                 continue
-            typed = keyed_stats(*type_keys(s.sentence, pool, question_rng(seed, f"{pid}/{s.section}")))
-            assert typed is not None  # the keys end on the sentence, which has a word
             mine[0].append(got)
-            mine[1].append(typed)
+            for i in range(typings):  # typing 0 on the sentence's own stream, as a single typing
+                stream = f"{pid}/{s.section}" + (f"/{i}" if i else "")
+                typed = keyed_stats(*type_keys(s.sentence, pool, question_rng(seed, stream)))
+                assert typed is not None  # the keys end on the sentence, which has a word
+                mine[1].append(typed)
         if mine[0]:
             logged.append(mine[0])
             model.append(mine[1])
@@ -107,6 +124,7 @@ def validate(
         "n_validate_participants": len(logged),
         "n_validate_sentences": sum(len(g) for g in logged),
         "seed": seed,
+        "typings": typings,
         "statistics": rows,
         "outside": [name for name, row in rows.items() if row["inside"] is False],
     }

@@ -184,6 +184,25 @@ def test_validate_reports_every_statistic_for_logs_and_model_with_cis(tmp_path: 
     assert again == 0 and out_again.read_bytes() == out.read_bytes()  # seeded: same bytes
 
 
+def test_more_typings_keep_the_first_and_narrow_the_models_ci(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fit = _write_logs(tmp_path / "fit", [str(p) for p in range(101, 113)], 0.3)
+    val = _write_logs(tmp_path / "val", [str(p) for p in range(201, 213)], 0.3, seed=1)
+    once = json.loads(_validate(tmp_path / "once", fit, val)[1].read_text())["validate"]
+    many = json.loads(_validate(tmp_path / "many", fit, val, "--typings", "6")[1].read_text())["validate"]
+    assert (once["typings"], many["typings"]) == (1, 6)
+    assert many["n_validate_sentences"] == once["n_validate_sentences"]  # the logs' side is the same
+    for name in STATISTICS:
+        assert many["statistics"][name]["logs"] == once["statistics"][name]["logs"]
+    width = {k: r["model"]["hi"] - r["model"]["lo"] for k, r in once["statistics"].items()}
+    narrower = [k for k, r in many["statistics"].items() if r["model"]["hi"] - r["model"]["lo"] < width[k]]
+    assert len(narrower) >= len(STATISTICS) - 2, narrower  # six draws per sentence: the model's own noise shrinks
+    capsys.readouterr()
+    assert _validate(tmp_path / "zero", fit, val, "--typings", "0")[0] == 1
+    assert "--typings" in _error_line(capsys)
+    assert main(["fit-input", "--keystrokes", str(fit), "--typings", "3", "--out", str(tmp_path / "o.json")]) == 1
+    assert "--typings applies with --validate" in _error_line(capsys)
+
+
 def test_strict_exits_1_naming_what_falls_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fit = _write_logs(tmp_path / "fit", [str(p) for p in range(101, 113)], 0.0)
     val = _write_logs(tmp_path / "val", [str(p) for p in range(201, 213)], 1.0, seed=1)
