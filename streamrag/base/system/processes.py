@@ -68,7 +68,11 @@ def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, 
 
 class WorkerPool(ProcessPoolExecutor):
     """A process pool whose ``with`` block, left by an interrupt (or a generator closed
-    early), ends its workers at once instead of waiting for their work (:meth:`abort`)."""
+    early by one), ends its workers at once instead of waiting for their work
+    (:meth:`abort`). Left by an error — a generator closed early because its consumer
+    failed among them — it drops the queued work and lets the work in hand finish: a
+    worker terminated while it writes its result leaves part of a message in the pipe,
+    and the pool's reader waits for the rest for ever."""
 
     def abort(self) -> None:
         """End every worker now (SIGTERM: they die quietly) and drop the queued work."""
@@ -78,11 +82,20 @@ class WorkerPool(ProcessPoolExecutor):
         self.shutdown(wait=True, cancel_futures=True)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool | None:
-        if exc_type is not None and not issubclass(exc_type, Exception):  # KeyboardInterrupt, GeneratorExit
+        if exc_type is not None and _interrupted(exc):  # KeyboardInterrupt, SystemExit, or a close they caused
             self.abort()
             return None
         self.shutdown(wait=True, cancel_futures=exc_type is not None)
         return None
+
+
+def _interrupted(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an interrupt: not an error, nor a generator's close (GeneratorExit)
+    that an error caused (its context), nor a plain early close."""
+    if isinstance(exc, GeneratorExit):
+        cause = exc.__context__
+        return cause is not None and not isinstance(cause, Exception | GeneratorExit)
+    return exc is not None and not isinstance(exc, Exception)
 
 
 def worker_pool(

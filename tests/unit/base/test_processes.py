@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from streamrag.base.system.processes import all_workers_started, worker_pool
 
 
@@ -104,3 +106,37 @@ def test_a_hung_test_fails_with_its_stack_instead_of_holding_the_run(tmp_path) -
         timeout=300,
     )
     assert done.returncode != 0 and "Timeout" in done.stdout and "test_hung.py" in done.stdout
+
+
+def test_a_generator_closed_by_an_error_is_not_an_interrupt_and_one_closed_by_an_interrupt_is() -> None:
+    # A worker terminated while writing its result leaves part of a message in the pool's
+    # pipe; so only an interrupt ends the workers at once, an error lets the work in hand finish.
+    from contextlib import closing
+
+    from streamrag.base.system.processes import _interrupted
+
+    seen: list[bool] = []
+
+    def items():
+        try:
+            yield 1
+            yield 2
+        except BaseException as exc:
+            seen.append(_interrupted(exc))
+            raise
+
+    def consume(raised: type[BaseException]) -> None:
+        gen = items()
+        with closing(gen):
+            for _ in gen:
+                raise raised()
+
+    for raised, interrupt in ((ValueError, False), (KeyboardInterrupt, True)):
+        with pytest.raises(raised):
+            consume(raised)
+        assert seen.pop() is interrupt
+    gen = items()
+    next(gen)
+    gen.close()  # a plain early close
+    assert seen.pop() is False
+    assert _interrupted(KeyboardInterrupt()) and _interrupted(SystemExit()) and not _interrupted(OSError())
