@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,17 @@ CRAG_DIR = Path(os.environ.get("STREAMRAG_CRAG_DIR", Path(__file__).resolve().pa
 # cached (Python's default, and what ``pip install`` precompiles). An environment that sets
 # PYTHONDONTWRITEBYTECODE makes every child compile streamrag from source on every start.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+def run_child(cmd: list[str]) -> tuple[float, float, str]:
+    """Run ``cmd`` to its end: (CPU s of it and the processes it waited for — user + sys,
+    ``getrusage(RUSAGE_CHILDREN)`` deltas —, its wall s, its stdout stripped)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, done.stdout.strip()
 
 
 def load_average() -> float | None:

@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_average, save
+from _common import load_average, run_child, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
 BAR_CPU_S = 180.0
@@ -55,16 +52,6 @@ HEADLINE = (
     "at_load.answer_ms_difference.median",
 )
 """The recommended row's columns kept per G/F end (``advice.csv``'s names)."""
-
-
-def _cpu(cmd: list[str]) -> tuple[float, float]:
-    """(CPU s of the child and the processes it waited for, its wall s)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
 def _answer(folder: Path) -> dict[str, Any]:
@@ -100,11 +87,11 @@ def main() -> int:
         measured: dict[str, list[tuple[float, float]]] = {name: [] for name in ("floor", *CASES)}
         answers: dict[str, dict[str, Any]] = {}
         for i in range(args.repeat):  # the arms interleaved: floor, then each case, every repeat
-            measured["floor"].append(_cpu(floor_cmd))
+            measured["floor"].append(run_child(floor_cmd))
             for name, source in CASES.items():
                 out = Path(tmp) / f"{name}-{i}"  # fresh: advise reuses the finished points of a folder
                 cmd = [str(STREAMRAG), "advise", *SITUATION, "--input", source, "--out", str(out), "--jobs", str(args.jobs)]
-                measured[name].append(_cpu(cmd))
+                measured[name].append(run_child(cmd))
                 answers[name] = _answer(out)
                 print(f"{name} run {i + 1}: {measured[name][-1][0]:.1f} s CPU, {measured[name][-1][1]:.1f} s wall", flush=True)
     floor = min(cpu for cpu, _ in measured["floor"])

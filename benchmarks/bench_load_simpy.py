@@ -29,33 +29,21 @@ import argparse
 import csv
 import importlib.util
 import json
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_average, save
+from _common import load_average, run_child, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
 PEER = Path(__file__).resolve().parent / "_load_simpy_peer.py"
 ARMS = ("floor", "streamrag", "streamrag_untraced", "simpy")
-
-
-def _run(cmd: list[str]) -> tuple[float, float, str]:
-    """(CPU s of the child, its wall s, its stdout)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, done.stdout.strip()
 
 
 def _sessions_csv(path: Path) -> dict[str, np.ndarray]:
@@ -123,7 +111,7 @@ def _measure(table: Path, n: int, repeat: int, tmp: Path) -> dict[str, Any]:
             if r and arm.startswith("streamrag"):
                 shutil.rmtree(out if arm == "streamrag" else untraced)
             loads.append(load_average())
-            measured[arm].append(_run(cmds[arm]))
+            measured[arm].append(run_child(cmds[arm]))
     if (out / "sessions.csv").read_bytes() != (untraced / "sessions.csv").read_bytes():
         raise SystemExit("bench_load_simpy: the untraced run's sessions.csv differs: not the same events")
     peers = [json.loads(stdout) for _, _, stdout in measured["simpy"]]

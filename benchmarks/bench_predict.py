@@ -18,15 +18,13 @@ Writes ``benchmarks/out/bench_predict.json``.
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_average, save
+from _common import load_average, run_child, save
 
 STREAMRAG = Path(sys.executable).with_name("streamrag")
 FLOOR = Path(__file__).resolve().parent / "_predict_floor.py"
@@ -35,16 +33,6 @@ CASES = {
     "load": ["--scenario", "load"],
     "load_arora2025": ["--scenario", "load", "--set", "latency.profile=arora2025"],
 }
-
-
-def _cpu(cmd: list[str]) -> tuple[float, float, str]:
-    """(CPU s of the child, its wall s, its stdout)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, done.stdout.strip()
 
 
 def main() -> int:
@@ -69,7 +57,7 @@ def main() -> int:
         measured: dict[str, list[tuple[float, float, str]]] = {name: [] for name in cmds}
         for _ in range(args.repeat):  # the arms interleaved: floor, then each case, every repeat
             for name, cmd in cmds.items():
-                measured[name].append(_cpu(cmd))
+                measured[name].append(run_child(cmd))
         floor = min(cpu for cpu, _, _ in measured["floor"])
         result["floor_cpu_s"] = floor
         result["floor_wall_s"] = min(wall for _, wall, _ in measured["floor"])
